@@ -1,0 +1,221 @@
+/*
+ * The process framework shared by mcvmd and its children: the process
+ * table, the common command-line flags, and imsg channels on libevent.
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "msg.h"
+#include "proc.h"
+#include "proto.h"
+
+const struct proc_desc proc_table[PROC_MAX] = {
+	[PROC_PARENT] =	{ PROC_PARENT,	"mcvmd",	"mcvmd" },
+	[PROC_FRONTD] =	{ PROC_FRONTD,	"frontd",	"mcvm-frontd" },
+	[PROC_NETD] =	{ PROC_NETD,	"netd",		"mcvm-netd" },
+	[PROC_STORED] =	{ PROC_STORED,	"stored",	"mcvm-stored" },
+};
+
+/*
+ * Parses the flags every daemon shares.  Returns 0, or -1 after printing
+ * the usage line when the command line is wrong.
+ */
+int
+proc_getopt(int argc, char **argv, struct proc_opts *o, const char *usage)
+{
+	int	 ch;
+
+	memset(o, 0, sizeof(*o));
+	o->conffile = MCVM_CONF_DEFAULT;
+	opterr = 0;
+	while ((ch = getopt(argc, argv, "D:df:nSv")) != -1) {
+		switch (ch) {
+		case 'D':
+			if (o->ndefines == sizeof(o->defines) /
+			    sizeof(o->defines[0])) {
+				fprintf(stderr, "too many -D macros\n");
+				return -1;
+			}
+			if (strchr(optarg, '=') == NULL ||
+			    optarg[0] == '=') {
+				fprintf(stderr, "-D %s: expected name=value\n",
+				    optarg);
+				return -1;
+			}
+			o->defines[o->ndefines++] = optarg;
+			break;
+		case 'd':
+			o->foreground = 1;
+			break;
+		case 'f':
+			o->conffile = optarg;
+			break;
+		case 'n':
+			o->noaction = 1;
+			break;
+		case 'S':
+			o->sandbox_debug = 1;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		default:
+			if (optopt == 'D' || optopt == 'f')
+				fprintf(stderr, "option -%c needs an argument\n",
+				    optopt);
+			else
+				fprintf(stderr, "unknown option -%c\n", optopt);
+			fprintf(stderr, "usage: %s\n", usage);
+			return -1;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "unexpected argument: %s\nusage: %s\n",
+		    argv[optind], usage);
+		return -1;
+	}
+	return 0;
+}
+
+/* Defines the -D macros; they override assignments in the file. */
+int
+proc_apply_defines(const struct proc_opts *o)
+{
+	size_t	 i;
+
+	for (i = 0; i < o->ndefines; i++) {
+		if (config_define(o->defines[i]) == -1) {
+			log_warnx("cannot define macro %s", o->defines[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+imsgev_init(struct imsgev *iev, int fd, const char *peer,
+    void (*handler)(int, short, void *), void *data)
+{
+	if (imsgbuf_init(&iev->ibuf, fd) == -1)
+		return -1;
+	iev->handler = handler;
+	iev->data = data;
+	iev->peer = peer;
+	iev->events = 0;
+	imsgev_add(iev);
+	return 0;
+}
+
+/* (Re)arms the channel's event: always readable, writable when queued. */
+void
+imsgev_add(struct imsgev *iev)
+{
+	short	 events = EV_READ;
+
+	if (iev->ibuf.wqlen > 0)
+		events |= EV_WRITE;
+	if (iev->events != 0 && events == iev->events)
+		return;
+	if (iev->events != 0)
+		event_del(&iev->ev);
+	iev->events = events;
+	event_set(&iev->ev, iev->ibuf.fd, events, iev->handler, iev);
+	event_add(&iev->ev, NULL);
+}
+
+/* Stops the channel and frees its buffers; the caller closes the fd. */
+void
+imsgev_clear(struct imsgev *iev)
+{
+	if (iev->events != 0)
+		event_del(&iev->ev);
+	iev->events = 0;
+	imsgbuf_clear(&iev->ibuf);
+}
+
+int
+imsgev_compose(struct imsgev *iev, uint32_t type, uint32_t peerid,
+    uint32_t pid, int fd, const void *data, size_t len)
+{
+	if (imsg_compose(&iev->ibuf, type, peerid, pid, fd, data, len) == -1)
+		return -1;
+	imsgev_add(iev);
+	return 0;
+}
+
+int
+imsgev_close(struct imsgev *iev, struct ibuf *b)
+{
+	if (imsg_close(&iev->ibuf, b) == -1)
+		return -1;
+	imsgev_add(iev);
+	return 0;
+}
+
+/*
+ * The common part of every channel handler: flush on EV_WRITE, fill the
+ * read buffer on EV_READ.  Returns 0 when messages may be waiting, or -1
+ * when the peer is gone or broken (errno says which: 0 for EOF).
+ */
+int
+imsgev_read(struct imsgev *iev, short event)
+{
+	ssize_t	 n;
+
+	if (event & EV_WRITE) {
+		if (imsgbuf_write(&iev->ibuf) == -1) {
+			if (errno == EPIPE || errno == ECONNRESET)
+				errno = 0;
+			return -1;
+		}
+	}
+	if (event & EV_READ) {
+		n = imsgbuf_read(&iev->ibuf);
+		if (n == 0) {
+			errno = 0;
+			return -1;
+		}
+		if (n == -1 && errno != EAGAIN) {
+			if (errno == ECONNRESET)
+				errno = 0;
+			return -1;
+		}
+	}
+	imsgev_add(iev);
+	return 0;
+}
+
+/* A child refuses to run unless mcvmd gave it a socket on its fixed fd. */
+void
+proc_child_check_socket(void)
+{
+	struct stat	 st;
+	int		 type;
+	socklen_t	 len = sizeof(type);
+
+	if (fstat(PROC_PARENT_SOCK_FILENO, &st) == -1 || !S_ISSOCK(st.st_mode) ||
+	    getsockopt(PROC_PARENT_SOCK_FILENO, SOL_SOCKET, SO_TYPE, &type,
+	    &len) == -1 || type != SOCK_STREAM)
+		fatalx("no socket on fd %d: this program is started by mcvmd",
+		    PROC_PARENT_SOCK_FILENO);
+}
+
+void
+proc_child_hello(struct imsgev *iev)
+{
+	struct ibuf	*b;
+
+	if ((b = imsg_create(&iev->ibuf, IMSG_HELLO, 0, getpid(), 8)) == NULL)
+		fatal("%s", __func__);
+	m_add_u32(b, MCVM_PROTO_VERSION);
+	if (imsgev_close(iev, b) == -1)
+		fatal("%s", __func__);
+}
