@@ -676,6 +676,20 @@ lpush(const char *s)
 }
 
 static int
+next_is_assign(void)
+{
+	int	 c, spaces = 0, assign;
+
+	while ((c = lgetc()) == ' ')
+		spaces++;
+	assign = c == '=';
+	lungetc(c);
+	while (spaces-- > 0)
+		lungetc(' ');
+	return assign;
+}
+
+static int
 allowed_in_word(int c)
 {
 	return isalnum(c) || (c != EOF && strchr("-_./:[]@+,%~", c) != NULL);
@@ -803,7 +817,9 @@ top:
 			return NUMBER;
 		}
 	}
-	if ((token = lookup(buf)) == STRING) {
+	/* A word before '=' names a macro, even if it is a keyword. */
+	token = next_is_assign() ? STRING : lookup(buf);
+	if (token == STRING) {
 		if ((yylval.v.string = strdup(buf)) == NULL)
 			fatal("%s", __func__);
 	}

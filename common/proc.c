@@ -6,9 +6,12 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -36,8 +39,11 @@ proc_getopt(int argc, char **argv, struct proc_opts *o, const char *usage)
 	memset(o, 0, sizeof(*o));
 	o->conffile = MCVM_CONF_DEFAULT;
 	opterr = 0;
-	while ((ch = getopt(argc, argv, "D:df:nSv")) != -1) {
+	while ((ch = getopt(argc, argv, "D:df:hnSv")) != -1) {
 		switch (ch) {
+		case 'h':
+			printf("usage: %s\n", usage);
+			exit(0);
 		case 'D':
 			if (o->ndefines == sizeof(o->defines) /
 			    sizeof(o->defines[0])) {
@@ -191,6 +197,65 @@ imsgev_read(struct imsgev *iev, short event)
 	}
 	imsgev_add(iev);
 	return 0;
+}
+
+/*
+ * The start every child shares: flags, logging, macros, config, and the
+ * check that mcvmd started it.  Exits on any error (or after -n).
+ */
+void
+proc_child_setup(int argc, char **argv, const char *name, const char *usage,
+    struct proc_opts *opts, struct mcvm_config *conf)
+{
+	if (proc_getopt(argc, argv, opts, usage) == -1)
+		exit(1);
+	log_init(opts->foreground || opts->noaction, LOG_DAEMON);
+	log_procinit(name);
+	log_setverbose(opts->verbose);
+	config_defaults(conf);
+	if (proc_apply_defines(opts) == -1 ||
+	    config_parse(opts->conffile, conf) == -1)
+		exit(1);
+	if (opts->noaction) {
+		fprintf(stderr, "configuration OK\n");
+		exit(0);
+	}
+	proc_child_check_socket();
+	if (fcntl(PROC_PARENT_SOCK_FILENO, F_SETFD, FD_CLOEXEC) == -1 ||
+	    fcntl(PROC_PARENT_SOCK_FILENO, F_SETFL, O_NONBLOCK) == -1)
+		fatal("%s: fcntl", __func__);
+	/* libevent's base must exist before the sandbox is loaded. */
+	event_init();
+}
+
+static void
+proc_child_sig(int sig, short event, void *arg)
+{
+	log_debug("signal %d, exiting", sig);
+	exit(0);
+}
+
+/*
+ * Arms the channel to mcvmd and the exit signals, says hello, and runs the
+ * event loop.  Called after privdrop and the sandbox.
+ */
+void
+proc_child_run(struct imsgev *iev, void (*dispatch)(int, short, void *))
+{
+	static struct event	 ev_term, ev_int;
+
+	signal_set(&ev_term, SIGTERM, proc_child_sig, NULL);
+	signal_set(&ev_int, SIGINT, proc_child_sig, NULL);
+	signal_add(&ev_term, NULL);
+	signal_add(&ev_int, NULL);
+	(void)signal(SIGPIPE, SIG_IGN);
+	(void)signal(SIGHUP, SIG_IGN);
+	if (imsgev_init(iev, PROC_PARENT_SOCK_FILENO, "mcvmd", dispatch,
+	    NULL) == -1)
+		fatal("%s", __func__);
+	proc_child_hello(iev);
+	event_dispatch();
+	fatalx("event loop ended");
 }
 
 /* A child refuses to run unless mcvmd gave it a socket on its fixed fd. */

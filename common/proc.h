@@ -60,7 +60,11 @@ int	 imsgev_compose(struct imsgev *, uint32_t, uint32_t, uint32_t, int,
 int	 imsgev_close(struct imsgev *, struct ibuf *);
 int	 imsgev_read(struct imsgev *, short);
 
+struct mcvm_config;
+void	 proc_child_setup(int, char **, const char *, const char *,
+	    struct proc_opts *, struct mcvm_config *);
 void	 proc_child_check_socket(void);
+void	 proc_child_run(struct imsgev *, void (*)(int, short, void *));
 void	 proc_child_hello(struct imsgev *);
 
 #endif

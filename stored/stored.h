@@ -1,0 +1,6 @@
+#ifndef MCVM_STORED_H
+#define MCVM_STORED_H
+
+void	 stored_sandbox(int);
+
+#endif

@@ -1,0 +1,50 @@
+/*
+ * mcvmd's side of frontd: authentication and tool calls.  frontd is inside
+ * the suite, so a malformed message from it is fatal here.
+ */
+#include <string.h>
+
+#include "log.h"
+#include "mcvmd.h"
+#include "msg.h"
+
+static void
+front_auth(struct imsgev *iev, struct imsg *imsg)
+{
+	struct mreader	 r;
+	struct ws_auth	 auth;
+	struct ibuf	*b;
+	uint8_t		 hash[TOKEN_HASH_LEN];
+
+	m_init(&r, imsg);
+	if (m_get_bytes_exact(&r, hash, sizeof(hash)) == -1 ||
+	    m_end(&r) == -1)
+		fatalx("frontd: malformed %s", imsg_type_name(imsg->hdr.type));
+	if (state_token_auth(hash, &auth) == -1) {
+		/* A database error denies; it never grants. */
+		auth.status = AUTH_UNKNOWN;
+		auth.name[0] = '\0';
+	}
+	if (auth.status != AUTH_OK)
+		auth.name[0] = '\0';
+	if ((b = imsg_create(&iev->ibuf, IMSG_FRONT_AUTH_RESULT,
+	    imsg->hdr.peerid, 0, 64)) == NULL)
+		fatal("%s", __func__);
+	m_add_u32(b, auth.status);
+	m_add_str(b, auth.name);
+	if (imsgev_close(iev, b) == -1)
+		fatal("%s", __func__);
+}
+
+void
+front_imsg(struct imsgev *iev, struct imsg *imsg)
+{
+	switch (imsg->hdr.type) {
+	case IMSG_FRONT_AUTH:
+		front_auth(iev, imsg);
+		break;
+	default:
+		fatalx("frontd: unexpected %s",
+		    imsg_type_name(imsg->hdr.type));
+	}
+}

@@ -1,0 +1,450 @@
+/*
+ * mcvmd: the root parent.  It reads the config, owns state.db, serves the
+ * control socket, and fork+execs frontd, netd and stored, each with its end
+ * of a socketpair on PROC_PARENT_SOCK_FILENO.  A crashed child is restarted
+ * with a rate limit; past it, mcvmd stops the suite and exits non-zero.
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <libgen.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "mcvmd.h"
+#include "msg.h"
+
+#define MCVMD_USAGE	"mcvmd [-dhnSv] [-D macro=value] [-f file]"
+#define CHILD_ARGV_MAX	(8 + 2 * 32)
+
+struct mcvmd	*env;
+
+static struct event	 ev_sigterm, ev_sigint, ev_sigchld, ev_sighup;
+
+static void	 child_start(struct child *);
+static void	 child_dispatch(int, short, void *);
+static void	 mcvmd_shutdown(int);
+
+struct child *
+child_by_id(enum proc_id id)
+{
+	return &env->children[id];
+}
+
+static struct child *
+child_by_pid(pid_t pid)
+{
+	int	 id;
+
+	for (id = PROC_PARENT + 1; id < PROC_MAX; id++)
+		if (env->children[id].pid == pid)
+			return &env->children[id];
+	return NULL;
+}
+
+/* Children are executed from the directory mcvmd itself runs from. */
+static void
+mcvmd_bindir(void)
+{
+	char	 self[PATH_MAX];
+	ssize_t	 n;
+
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) == -1)
+		fatal("readlink /proc/self/exe");
+	self[n] = '\0';
+	(void)snprintf(env->bindir, sizeof(env->bindir), "%s", dirname(self));
+}
+
+/* Creates path (and missing parents, 0755) as a root-owned directory. */
+static void
+mcvmd_mkdir(const char *path, mode_t mode)
+{
+	struct stat	 st;
+	char		 parent[PATH_MAX], *p;
+
+	(void)snprintf(parent, sizeof(parent), "%s", path);
+	for (p = parent + 1; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		if (mkdir(parent, 0755) == -1 && errno != EEXIST)
+			fatal("mkdir %s", parent);
+		*p = '/';
+	}
+	if (mkdir(path, mode) == -1 && errno != EEXIST)
+		fatal("mkdir %s", path);
+	if (lstat(path, &st) == -1)
+		fatal("%s", path);
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0)
+		fatalx("%s must be a directory owned by root", path);
+	if ((st.st_mode & 07777) != mode && chmod(path, mode) == -1)
+		fatal("chmod %s", path);
+}
+
+/* Users named in the config must exist before anything starts. */
+static int
+mcvmd_check_users(const struct mcvm_config *conf)
+{
+	const char	*users[] = { conf->frontd_user, conf->stored_user };
+	struct passwd	*pw;
+	size_t		 i;
+	int		 bad = 0;
+
+	for (i = 0; i < sizeof(users) / sizeof(users[0]); i++) {
+		if ((pw = getpwnam(users[i])) == NULL) {
+			log_warnx("user %s does not exist (make install, or "
+			    "etc/mcvm-users.sh, creates it)", users[i]);
+			bad = 1;
+		} else if (pw->pw_uid == 0) {
+			log_warnx("user %s must not be root", users[i]);
+			bad = 1;
+		}
+	}
+	if (conf->control_group[0] != '\0' &&
+	    getgrnam(conf->control_group) == NULL) {
+		log_warnx("control group %s does not exist",
+		    conf->control_group);
+		bad = 1;
+	}
+	return bad ? -1 : 0;
+}
+
+static void
+child_path(const struct child *c, char *path, size_t size)
+{
+	int	 n;
+
+	n = snprintf(path, size, "%s/%s", env->bindir, c->desc->binary);
+	if (n < 0 || (size_t)n >= size)
+		fatalx("%s: path too long", c->desc->binary);
+}
+
+static void
+child_start(struct child *c)
+{
+	char		 path[PATH_MAX], *argv[CHILD_ARGV_MAX];
+	char *const	 envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+	int		 sp[2], argc = 0, i;
+	size_t		 d;
+	pid_t		 pid;
+
+	child_path(c, path, sizeof(path));
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)
+		fatal("%s: socketpair", __func__);
+
+	argv[argc++] = (char *)c->desc->binary;
+	argv[argc++] = "-f";
+	argv[argc++] = env->conf.conffile;
+	for (d = 0; d < env->opts.ndefines; d++) {
+		argv[argc++] = "-D";
+		argv[argc++] = (char *)env->opts.defines[d];
+	}
+	if (env->opts.foreground)
+		argv[argc++] = "-d";
+	for (i = 0; i < env->opts.verbose && i < 2; i++)
+		argv[argc++] = "-v";
+	if (env->opts.sandbox_debug)
+		argv[argc++] = "-S";
+	argv[argc] = NULL;
+
+	switch (pid = fork()) {
+	case -1:
+		fatal("%s: fork", __func__);
+	case 0:
+		if (dup2(sp[1], PROC_PARENT_SOCK_FILENO) == -1)
+			_exit(127);
+		if (close_range(PROC_PARENT_SOCK_FILENO + 1, ~0U, 0) == -1)
+			_exit(127);
+		execve(path, argv, envp);
+		_exit(127);
+	}
+	close(sp[1]);
+	if (fcntl(sp[0], F_SETFL, O_NONBLOCK) == -1)
+		fatal("%s: fcntl", __func__);
+	c->pid = pid;
+	c->state = CHILD_STARTING;
+	if (imsgev_init(&c->iev, sp[0], c->desc->title, child_dispatch,
+	    c) == -1)
+		fatal("%s", __func__);
+	c->iev_live = 1;
+	log_debug("started %s, pid %d", c->desc->title, (int)pid);
+}
+
+static void
+child_channel_close(struct child *c)
+{
+	int	 fd;
+
+	if (!c->iev_live)
+		return;
+	fd = c->iev.ibuf.fd;
+	imsgev_clear(&c->iev);
+	close(fd);
+	c->iev_live = 0;
+}
+
+/*
+ * A child died.  Restart it unless it died too often within the window, in
+ * which case the suite cannot be trusted to run and mcvmd stops it.
+ */
+static void
+child_exited(struct child *c, int status)
+{
+	time_t	 now = time(NULL);
+	size_t	 i, recent = 0;
+
+	if (WIFSIGNALED(status))
+		log_warnx("%s (pid %d) killed by signal %d", c->desc->title,
+		    (int)c->pid, WTERMSIG(status));
+	else
+		log_warnx("%s (pid %d) exited with status %d", c->desc->title,
+		    (int)c->pid, WEXITSTATUS(status));
+	child_channel_close(c);
+	c->pid = 0;
+	c->state = CHILD_DOWN;
+	if (env->shutting_down)
+		return;
+
+	for (i = 0; i < CHILD_RESTART_MAX; i++)
+		if (c->restart_times[i] != 0 &&
+		    now - c->restart_times[i] < CHILD_RESTART_WINDOW)
+			recent++;
+	if (recent >= CHILD_RESTART_MAX) {
+		log_warnx("%s died %d times within %d s; stopping the suite",
+		    c->desc->title, CHILD_RESTART_MAX, CHILD_RESTART_WINDOW);
+		mcvmd_shutdown(1);
+	}
+	c->restart_times[c->restarts % CHILD_RESTART_MAX] = now;
+	c->restarts++;
+	log_warnx("restarting %s (restart %u)", c->desc->title, c->restarts);
+	child_start(c);
+}
+
+static void
+child_hello(struct child *c, struct imsg *imsg)
+{
+	struct mreader	 r;
+	uint32_t	 version;
+
+	m_init(&r, imsg);
+	if (m_get_u32(&r, &version) == -1 || m_end(&r) == -1)
+		fatalx("%s: malformed IMSG_HELLO", c->desc->title);
+	if (version != MCVM_PROTO_VERSION)
+		fatalx("%s speaks protocol %u, mcvmd %u: mixed installation",
+		    c->desc->title, version, MCVM_PROTO_VERSION);
+	if (c->state != CHILD_STARTING)
+		fatalx("%s: second IMSG_HELLO", c->desc->title);
+	c->state = CHILD_RUNNING;
+	log_info("%s running, pid %d", c->desc->title, (int)c->pid);
+}
+
+/*
+ * Everything a child sends.  The child is part of the suite: a message it
+ * should not send means it is broken or compromised, and mcvmd stops.
+ */
+static void
+child_dispatch(int fd, short event, void *arg)
+{
+	struct imsgev	*iev = arg;
+	struct child	*c = iev->data;
+	struct imsg	 imsg;
+	int		 n;
+
+	if (imsgev_read(iev, event) == -1) {
+		if (errno != 0)
+			log_warn("%s: channel", c->desc->title);
+		/* The reaper restarts it; make sure it does die. */
+		child_channel_close(c);
+		if (c->pid > 0)
+			(void)kill(c->pid, SIGKILL);
+		return;
+	}
+	for (;;) {
+		if ((n = imsg_get(&iev->ibuf, &imsg)) == -1)
+			fatalx("%s: bad framing", c->desc->title);
+		if (n == 0)
+			break;
+		log_debug("%s: %s", c->desc->title,
+		    imsg_type_name(imsg.hdr.type));
+		if (imsg.hdr.type == IMSG_HELLO)
+			child_hello(c, &imsg);
+		else if (c->state != CHILD_RUNNING)
+			fatalx("%s: %s before IMSG_HELLO", c->desc->title,
+			    imsg_type_name(imsg.hdr.type));
+		else if (c->desc->id == PROC_FRONTD)
+			front_imsg(iev, &imsg);
+		else
+			fatalx("%s: unexpected %s", c->desc->title,
+			    imsg_type_name(imsg.hdr.type));
+		imsg_free(&imsg);
+		if (!c->iev_live)
+			return;
+	}
+}
+
+static void
+mcvmd_reap(void)
+{
+	struct child	*c;
+	pid_t		 pid;
+	int		 status;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if ((c = child_by_pid(pid)) != NULL)
+			child_exited(c, status);
+	}
+}
+
+/*
+ * Stops every child: SIGTERM, a grace period, then SIGKILL.  Removes the
+ * control socket and the empty chroot directory, and exits.
+ */
+static void
+mcvmd_shutdown(int code)
+{
+	struct child	*c;
+	struct timespec	 ts = { 0, 50 * 1000 * 1000 };
+	int		 id, alive, status, tries;
+	pid_t		 pid;
+
+	env->shutting_down = 1;
+	for (id = PROC_PARENT + 1; id < PROC_MAX; id++) {
+		c = child_by_id(id);
+		if (c->pid > 0)
+			(void)kill(c->pid, SIGTERM);
+	}
+	for (tries = 0; tries < CHILD_STOP_TIMEOUT * 20; tries++) {
+		alive = 0;
+		for (id = PROC_PARENT + 1; id < PROC_MAX; id++) {
+			c = child_by_id(id);
+			if (c->pid <= 0)
+				continue;
+			pid = waitpid(c->pid, &status, WNOHANG);
+			if (pid == c->pid || (pid == -1 && errno == ECHILD))
+				c->pid = 0;
+			else
+				alive++;
+		}
+		if (alive == 0)
+			break;
+		(void)nanosleep(&ts, NULL);
+	}
+	for (id = PROC_PARENT + 1; id < PROC_MAX; id++) {
+		c = child_by_id(id);
+		if (c->pid > 0) {
+			log_warnx("%s did not stop; killing it",
+			    c->desc->title);
+			(void)kill(c->pid, SIGKILL);
+			(void)waitpid(c->pid, &status, 0);
+			c->pid = 0;
+		}
+		child_channel_close(c);
+	}
+	control_cleanup(&env->conf);
+	state_close();
+	(void)rmdir(env->emptydir);
+	log_info("stopped");
+	exit(code);
+}
+
+static void
+mcvmd_sig(int sig, short event, void *arg)
+{
+	switch (sig) {
+	case SIGTERM:
+	case SIGINT:
+		log_info("received signal %d, stopping", sig);
+		mcvmd_shutdown(0);
+		break;
+	case SIGCHLD:
+		mcvmd_reap();
+		break;
+	case SIGHUP:
+		log_info("SIGHUP: configuration reload is not supported; "
+		    "restart mcvmd");
+		break;
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	static struct mcvmd	 mcvmd;
+	char			 path[PATH_MAX];
+	int			 id;
+
+	env = &mcvmd;
+	if (proc_getopt(argc, argv, &env->opts, MCVMD_USAGE) == -1)
+		exit(1);
+	log_init(1, LOG_DAEMON);
+	log_procinit("mcvmd");
+	log_setverbose(env->opts.verbose);
+
+	config_defaults(&env->conf);
+	if (proc_apply_defines(&env->opts) == -1 ||
+	    config_parse(env->opts.conffile, &env->conf) == -1)
+		exit(1);
+	if (mcvmd_check_users(&env->conf) == -1)
+		exit(1);
+	if (env->opts.noaction) {
+		fprintf(stderr, "configuration OK\n");
+		exit(0);
+	}
+	if (geteuid() != 0)
+		fatalx("need root privileges");
+
+	mcvmd_bindir();
+	for (id = PROC_PARENT + 1; id < PROC_MAX; id++) {
+		env->children[id].desc = &proc_table[id];
+		child_path(&env->children[id], path, sizeof(path));
+		if (access(path, X_OK) == -1)
+			fatal("%s", path);
+	}
+	mcvmd_mkdir(env->conf.rundir, 0755);
+	mcvmd_mkdir(env->conf.statedir, 0711);
+	if (snprintf(env->emptydir, sizeof(env->emptydir), "%s/%s",
+	    env->conf.rundir, MCVM_EMPTY_DIR) >= (int)sizeof(env->emptydir))
+		fatalx("run directory path too long");
+	mcvmd_mkdir(env->emptydir, 0555);
+
+	if (state_open(env->conf.statedir) == -1)
+		fatalx("cannot open the state database");
+	if (control_init(&env->conf) == -1)
+		fatalx("cannot create the control socket");
+
+	if (!env->opts.foreground) {
+		if (daemon(0, 0) == -1)
+			fatal("daemon");
+		log_init(0, LOG_DAEMON);
+	}
+	log_info("starting (schema %d, protocol %d)", state_schema_version(),
+	    MCVM_PROTO_VERSION);
+
+	event_init();
+	signal_set(&ev_sigterm, SIGTERM, mcvmd_sig, NULL);
+	signal_set(&ev_sigint, SIGINT, mcvmd_sig, NULL);
+	signal_set(&ev_sigchld, SIGCHLD, mcvmd_sig, NULL);
+	signal_set(&ev_sighup, SIGHUP, mcvmd_sig, NULL);
+	signal_add(&ev_sigterm, NULL);
+	signal_add(&ev_sigint, NULL);
+	signal_add(&ev_sigchld, NULL);
+	signal_add(&ev_sighup, NULL);
+	(void)signal(SIGPIPE, SIG_IGN);
+
+	for (id = PROC_PARENT + 1; id < PROC_MAX; id++)
+		child_start(&env->children[id]);
+	control_listen();
+
+	event_dispatch();
+	mcvmd_shutdown(1);
+	return 1;
+}

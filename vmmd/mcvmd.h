@@ -1,0 +1,85 @@
+/*
+ * mcvmd: the root parent and controller.
+ */
+#ifndef MCVMD_H
+#define MCVMD_H
+
+#include <sys/types.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "proc.h"
+#include "proto.h"
+#include "validate.h"
+
+#define CHILD_RESTART_MAX	5	/* restarts within the window ... */
+#define CHILD_RESTART_WINDOW	60	/* ... seconds, before giving up */
+#define CHILD_STOP_TIMEOUT	5	/* seconds between SIGTERM and SIGKILL */
+#define CONTROL_MAX_CLIENTS	16
+
+enum child_state {
+	CHILD_DOWN = 0,
+	CHILD_STARTING,		/* forked, no HELLO yet */
+	CHILD_RUNNING,
+};
+
+struct child {
+	const struct proc_desc	*desc;
+	pid_t			 pid;
+	enum child_state	 state;
+	struct imsgev		 iev;
+	int			 iev_live;
+	unsigned int		 restarts;
+	time_t			 restart_times[CHILD_RESTART_MAX];
+};
+
+struct mcvmd {
+	struct mcvm_config	 conf;
+	struct proc_opts	 opts;
+	char			 bindir[PATH_MAX];
+	char			 emptydir[PATH_MAX];
+	struct child		 children[PROC_MAX];
+	int			 shutting_down;
+};
+
+extern struct mcvmd	*env;
+
+/* mcvmd.c */
+struct child	*child_by_id(enum proc_id);
+
+/* control.c */
+int	 control_init(const struct mcvm_config *);
+void	 control_listen(void);
+void	 control_cleanup(const struct mcvm_config *);
+
+/* state.c */
+struct ws_auth {
+	enum auth_status status;
+	int64_t		 id;
+	char		 name[WS_NAME_MAX + 1];
+	uint32_t	 flags;
+};
+
+struct ws_entry {
+	char		 name[WS_NAME_MAX + 1];
+	uint32_t	 flags;
+	int64_t		 created;
+	int64_t		 revoked;	/* 0 = live */
+	uint32_t	 live_tokens;
+	int64_t		 next_expiry;	/* 0 = none */
+};
+
+int	 state_open(const char *);
+void	 state_close(void);
+int	 state_schema_version(void);
+int	 state_token_auth(const uint8_t [TOKEN_HASH_LEN], struct ws_auth *);
+int	 state_token_issue(const char *, const uint8_t [TOKEN_HASH_LEN],
+	    uint64_t, uint32_t, int, uid_t, char *, size_t);
+int	 state_ws_revoke(const char *, uid_t, char *, size_t);
+int	 state_ws_list(int (*)(const struct ws_entry *, void *), void *);
+int	 state_audit(const char *, const char *, const char *);
+
+/* front.c */
+void	 front_imsg(struct imsgev *, struct imsg *);
+
+#endif

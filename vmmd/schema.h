@@ -1,0 +1,11 @@
+#ifndef MCVMD_SCHEMA_H
+#define MCVMD_SCHEMA_H
+
+#include <sqlite3.h>
+
+#define SCHEMA_VERSION	2
+
+int	 schema_version(sqlite3 *);
+int	 schema_migrate(sqlite3 *, int);
+
+#endif

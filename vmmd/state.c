@@ -1,0 +1,338 @@
+/*
+ * state.db: mcvmd's durable state.  Only mcvmd opens it.  WAL journal,
+ * synchronous=FULL: a transition that returned has reached the disk.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "log.h"
+#include "mcvmd.h"
+#include "schema.h"
+
+#define STATE_DB		"state.db"
+#define STATE_BUSY_TIMEOUT_MS	5000
+
+static sqlite3	*db;
+
+int
+state_open(const char *statedir)
+{
+	char	 path[PATH_MAX];
+	mode_t	 old;
+	int	 n, rc;
+
+	n = snprintf(path, sizeof(path), "%s/%s", statedir, STATE_DB);
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		log_warnx("state: path too long");
+		return -1;
+	}
+	old = umask(077);
+	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW |
+	    SQLITE_OPEN_FULLMUTEX, NULL);
+	umask(old);
+	if (rc != SQLITE_OK) {
+		log_warnx("state: %s: %s", path, db != NULL ?
+		    sqlite3_errmsg(db) : sqlite3_errstr(rc));
+		state_close();
+		return -1;
+	}
+	(void)sqlite3_busy_timeout(db, STATE_BUSY_TIMEOUT_MS);
+	if (sqlite3_exec(db, "PRAGMA journal_mode = WAL;"
+	    "PRAGMA synchronous = FULL;"
+	    "PRAGMA foreign_keys = ON;"
+	    "PRAGMA secure_delete = ON;", NULL, NULL, NULL) != SQLITE_OK ||
+	    schema_migrate(db, SCHEMA_VERSION) == -1) {
+		log_warnx("state: %s: %s", path, sqlite3_errmsg(db));
+		state_close();
+		return -1;
+	}
+	return 0;
+}
+
+void
+state_close(void)
+{
+	if (db != NULL)
+		(void)sqlite3_close(db);
+	db = NULL;
+}
+
+int
+state_schema_version(void)
+{
+	return schema_version(db);
+}
+
+static sqlite3_stmt *
+state_prepare(const char *sql)
+{
+	sqlite3_stmt	*st;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		log_warnx("state: %s", sqlite3_errmsg(db));
+		return NULL;
+	}
+	return st;
+}
+
+static int
+state_exec(const char *sql)
+{
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+		log_warnx("state: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+/* One statement with text and integer parameters, no result rows. */
+static int
+state_run(const char *sql, const char *t1, int64_t i1, int64_t i2)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = state_prepare(sql)) == NULL)
+		return -1;
+	if (t1 != NULL)
+		(void)sqlite3_bind_text(st, 1, t1, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_int64(st, 2, i1);
+	(void)sqlite3_bind_int64(st, 3, i2);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		log_warnx("state: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+/* Never records a secret: callers pass names, ids and counts. */
+int
+state_audit(const char *actor, const char *action, const char *detail)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = state_prepare("INSERT INTO audit (time, actor, action, "
+	    "detail) VALUES (?1, ?2, ?3, ?4)")) == NULL)
+		return -1;
+	(void)sqlite3_bind_int64(st, 1, (int64_t)time(NULL));
+	(void)sqlite3_bind_text(st, 2, actor, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_text(st, 3, action, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_text(st, 4, detail, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/*
+ * Resolves a token hash to its workspace.  Returns 0 with out->status set,
+ * or -1 on a database error.
+ */
+int
+state_token_auth(const uint8_t hash[TOKEN_HASH_LEN], struct ws_auth *out)
+{
+	sqlite3_stmt	*st;
+	int64_t		 now = (int64_t)time(NULL), expires;
+	int		 rc;
+
+	memset(out, 0, sizeof(*out));
+	out->status = AUTH_UNKNOWN;
+	if ((st = state_prepare("SELECT t.expires, t.revoked, w.id, w.name, "
+	    "w.flags, w.revoked FROM tokens t JOIN workspaces w "
+	    "ON w.id = t.workspace_id WHERE t.hash = ?1")) == NULL)
+		return -1;
+	(void)sqlite3_bind_blob(st, 1, hash, TOKEN_HASH_LEN, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		expires = sqlite3_column_int64(st, 0);
+		if (sqlite3_column_int64(st, 1) != 0 ||
+		    sqlite3_column_int64(st, 5) != 0)
+			out->status = AUTH_REVOKED;
+		else if (expires != 0 && expires <= now)
+			out->status = AUTH_EXPIRED;
+		else
+			out->status = AUTH_OK;
+		out->id = sqlite3_column_int64(st, 2);
+		(void)snprintf(out->name, sizeof(out->name), "%s",
+		    (const char *)sqlite3_column_text(st, 3));
+		out->flags = (uint32_t)sqlite3_column_int64(st, 4);
+		rc = SQLITE_DONE;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		log_warnx("state: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+/* Looks a workspace up by name: 1 found, 0 not found, -1 error. */
+static int
+state_ws_find(const char *name, int64_t *id, uint32_t *flags,
+    int64_t *revoked)
+{
+	sqlite3_stmt	*st;
+	int		 rc, found = 0;
+
+	if ((st = state_prepare("SELECT id, flags, revoked FROM workspaces "
+	    "WHERE name = ?1")) == NULL)
+		return -1;
+	(void)sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*id = sqlite3_column_int64(st, 0);
+		*flags = (uint32_t)sqlite3_column_int64(st, 1);
+		*revoked = sqlite3_column_int64(st, 2);
+		found = 1;
+		rc = SQLITE_DONE;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? found : -1;
+}
+
+/*
+ * Records a new token for a workspace, creating the workspace with flags
+ * if it is new.  An existing workspace keeps its policy; with rotate, its
+ * live tokens are revoked in the same transaction.  A revoked workspace
+ * gets no new token.  msg receives what to tell the operator.
+ */
+int
+state_token_issue(const char *ws, const uint8_t hash[TOKEN_HASH_LEN],
+    uint64_t ttl, uint32_t flags, int rotate, uid_t actor, char *msg,
+    size_t msglen)
+{
+	sqlite3_stmt	*st;
+	char		 who[32], detail[160];
+	int64_t		 now = (int64_t)time(NULL), id = 0, revoked = 0;
+	uint32_t	 have = 0;
+	int		 found, rc;
+
+	if (state_exec("BEGIN IMMEDIATE;") == -1)
+		return -1;
+	if ((found = state_ws_find(ws, &id, &have, &revoked)) == -1)
+		goto fail;
+	if (found && revoked != 0) {
+		(void)snprintf(msg, msglen, "workspace %s is revoked", ws);
+		(void)state_exec("ROLLBACK;");
+		return 1;
+	}
+	if (!found) {
+		if (state_run("INSERT INTO workspaces (name, flags, created) "
+		    "VALUES (?1, ?2, ?3)", ws, flags, now) == -1)
+			goto fail;
+		id = sqlite3_last_insert_rowid(db);
+		have = flags;
+	} else if (rotate && state_run("UPDATE tokens SET revoked = ?3 "
+	    "WHERE workspace_id = ?2 AND revoked = 0", NULL, id, now) == -1)
+		goto fail;
+	if ((st = state_prepare("INSERT INTO tokens (workspace_id, hash, "
+	    "created, expires) VALUES (?1, ?2, ?3, ?4)")) == NULL)
+		goto fail;
+	(void)sqlite3_bind_int64(st, 1, id);
+	(void)sqlite3_bind_blob(st, 2, hash, TOKEN_HASH_LEN, SQLITE_STATIC);
+	(void)sqlite3_bind_int64(st, 3, now);
+	(void)sqlite3_bind_int64(st, 4, ttl > 0 ? now + (int64_t)ttl : 0);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		log_warnx("state: %s", sqlite3_errmsg(db));
+		goto fail;
+	}
+	(void)snprintf(who, sizeof(who), "uid %u", (unsigned int)actor);
+	(void)snprintf(detail, sizeof(detail), "workspace %s%s%s", ws,
+	    found ? "" : " (new)", ttl > 0 ? " with expiry" : "");
+	if (state_audit(who, rotate ? "token-rotate" : "token-issue",
+	    detail) == -1 || state_exec("COMMIT;") == -1)
+		goto fail;
+	(void)snprintf(msg, msglen, "%s workspace %s; network %s%s",
+	    found ? (rotate ? "rotated the token of" : "new token for") :
+	    "created", ws, (have & WS_ALLOW_NETWORK) ? "allowed" : "off",
+	    found && !rotate ? "; older tokens stay valid" : "");
+	if (found && (flags & ~have) != 0)
+		(void)snprintf(msg + strlen(msg), msglen - strlen(msg),
+		    "; the workspace keeps its policy: use a new workspace "
+		    "for wider permissions");
+	return 0;
+fail:
+	(void)state_exec("ROLLBACK;");
+	return -1;
+}
+
+/* Revokes a workspace and every token of it.  1 = refused (msg says). */
+int
+state_ws_revoke(const char *ws, uid_t actor, char *msg, size_t msglen)
+{
+	char		 who[32], detail[128];
+	int64_t		 id = 0, revoked = 0, now = (int64_t)time(NULL);
+	uint32_t	 flags;
+	int		 found;
+
+	if (state_exec("BEGIN IMMEDIATE;") == -1)
+		return -1;
+	if ((found = state_ws_find(ws, &id, &flags, &revoked)) == -1)
+		goto fail;
+	if (!found || revoked != 0) {
+		(void)snprintf(msg, msglen, "workspace %s %s", ws,
+		    found ? "is already revoked" : "does not exist");
+		(void)state_exec("ROLLBACK;");
+		return 1;
+	}
+	(void)snprintf(who, sizeof(who), "uid %u", (unsigned int)actor);
+	(void)snprintf(detail, sizeof(detail), "workspace %s", ws);
+	if (state_run("UPDATE workspaces SET revoked = ?3 WHERE id = ?2",
+	    NULL, id, now) == -1 ||
+	    state_run("UPDATE tokens SET revoked = ?3 WHERE workspace_id = ?2 "
+	    "AND revoked = 0", NULL, id, now) == -1 ||
+	    state_audit(who, "workspace-revoke", detail) == -1 ||
+	    state_exec("COMMIT;") == -1)
+		goto fail;
+	(void)snprintf(msg, msglen, "revoked workspace %s and its tokens", ws);
+	return 0;
+fail:
+	(void)state_exec("ROLLBACK;");
+	return -1;
+}
+
+int
+state_ws_list(int (*cb)(const struct ws_entry *, void *), void *arg)
+{
+	sqlite3_stmt	*st;
+	struct ws_entry	 e;
+	int64_t		 now = (int64_t)time(NULL);
+	int		 rc;
+
+	if ((st = state_prepare("SELECT w.name, w.flags, w.created, "
+	    "w.revoked, (SELECT count(*) FROM tokens t WHERE "
+	    "t.workspace_id = w.id AND t.revoked = 0 AND (t.expires = 0 OR "
+	    "t.expires > ?1)), (SELECT min(t.expires) FROM tokens t WHERE "
+	    "t.workspace_id = w.id AND t.revoked = 0 AND t.expires > ?1) "
+	    "FROM workspaces w ORDER BY w.name")) == NULL)
+		return -1;
+	(void)sqlite3_bind_int64(st, 1, now);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		memset(&e, 0, sizeof(e));
+		(void)snprintf(e.name, sizeof(e.name), "%s",
+		    (const char *)sqlite3_column_text(st, 0));
+		e.flags = (uint32_t)sqlite3_column_int64(st, 1);
+		e.created = sqlite3_column_int64(st, 2);
+		e.revoked = sqlite3_column_int64(st, 3);
+		e.live_tokens = (uint32_t)sqlite3_column_int64(st, 4);
+		e.next_expiry = sqlite3_column_int64(st, 5);
+		if (cb(&e, arg) == -1) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
