@@ -551,9 +551,11 @@ yyerror(const char *fmt, ...)
 	va_start(ap, fmt);
 	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	(void)snprintf(lasterror, sizeof(lasterror), "%s:%d: %s", file.name,
-	    yylval.lineno, msg);
-	log_warnx("%s", lasterror);
+	/* Keep the first error: later ones often follow from it. */
+	if (lasterror[0] == '\0')
+		(void)snprintf(lasterror, sizeof(lasterror), "%s:%d: %s",
+		    file.name, yylval.lineno, msg);
+	log_warnx("%s:%d: %s", file.name, yylval.lineno, msg);
 }
 
 static int

@@ -1,6 +1,10 @@
 # The criterion unit tests: every tests/unit/*.c, plus sources other
 # modules list in UNIT_EXTRA_SRCS (code outside libmcvm that is tested).
 TESTPROGS += unit-tests
-unit-tests_SRCS = $(wildcard tests/unit/*.c) $(UNIT_EXTRA_SRCS)
+unit-tests_SRCS = $(sort $(wildcard tests/unit/*.c) $(UNIT_EXTRA_SRCS) \
+	$(wildcard frontd/sandbox.c))
 unit-tests_PKGS := criterion libevent sqlite3 libseccomp libcap-ng libcrypto
+unit-tests_LDLIBS :=
 UNIT_SUITES += unit
+
+$(OBJ)/tests/unit/%.o: EXTRA_CFLAGS := -Ivmmd -Inetd -Istored -Ifrontd

@@ -1,0 +1,298 @@
+/*
+ * The config grammar: a complete good file, defaults, macros and -D, and
+ * bad files reported with their line numbers.
+ */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+
+#define CONF_DIR	"tests/unit/conf"
+
+static struct mcvm_config	 conf;
+static char			 tmp[] = "/tmp/mcvm-conf-XXXXXX";
+
+/* Parses text written to a temporary file. */
+static int
+parse_text(const char *text)
+{
+	FILE	*fp;
+	int	 fd, rc;
+
+	strcpy(tmp, "/tmp/mcvm-conf-XXXXXX");
+	cr_assert_neq(fd = mkstemp(tmp), -1);
+	cr_assert_not_null(fp = fdopen(fd, "w"));
+	fputs(text, fp);
+	fclose(fp);
+	config_defaults(&conf);
+	rc = config_parse(tmp, &conf);
+	unlink(tmp);
+	return rc;
+}
+
+/* The error must name the file and this line. */
+static void
+assert_error_line(int line, const char *needle)
+{
+	char	 want[64];
+
+	(void)snprintf(want, sizeof(want), ":%d: ", line);
+	cr_assert_not_null(strstr(config_lasterror(), want),
+	    "error \"%s\" lacks %s", config_lasterror(), want);
+	cr_assert_not_null(strstr(config_lasterror(), needle),
+	    "error \"%s\" lacks \"%s\"", config_lasterror(), needle);
+	cr_assert_eq(strncmp(config_lasterror(), tmp, strlen(tmp)), 0);
+}
+
+Test(config, good_file)
+{
+	char	 a[INET6_ADDRSTRLEN];
+
+	config_defaults(&conf);
+	cr_assert_eq(config_parse(CONF_DIR "/good.conf", &conf), 0,
+	    "%s", config_lasterror());
+	cr_assert_str_eq(conf.statedir, "/var/lib/mcvm-test");
+	cr_assert_str_eq(conf.rundir, "/run/mcvm-test");
+	cr_assert_str_eq(conf.control_sock, "/run/mcvm-test/ctl.sock");
+	cr_assert_str_eq(conf.control_group, "wheel");
+	cr_assert_eq(conf.accel, ACCEL_TCG);
+	cr_assert_eq(conf.vm_uid_first, 300000);
+	cr_assert_eq(conf.vm_uid_last, 300999);
+	cr_assert_eq(conf.nlisten, 3);
+	cr_assert_str_eq(conf.listen[0].text, "127.0.0.1:8090");
+	cr_assert_eq(conf.listen[1].ss.ss_family, AF_INET6);
+	cr_assert(conf.listen[2].is_unix);
+	cr_assert_eq(conf.body_limit, 2 << 20);
+	cr_assert_eq(conf.header_limit, 32 << 10);
+	cr_assert_eq(conf.max_connections, 64);
+	cr_assert_eq(conf.idle_timeout, 15);
+	cr_assert_eq(conf.request_timeout, 20);
+	cr_assert_eq(conf.rate, 10);
+	cr_assert_eq(conf.rate_burst, 30);
+	cr_assert_eq(conf.nallow_host, 1);
+	cr_assert_str_eq(conf.allow_origin[0], "http://localhost:8090");
+	cr_assert_str_eq(conf.uplink, "eth0");
+	cr_assert_eq(conf.pool.prefixlen, 16);
+	cr_assert_str_eq(inet_ntop(AF_INET, conf.resolver.addr, a,
+	    sizeof(a)), "203.0.113.53");
+	cr_assert_eq(conf.nblocked, 2);
+	cr_assert_eq(conf.blocked[1].family, AF_INET6);
+	cr_assert_eq(conf.nforward_bind, 1);
+	cr_assert_eq(conf.host_limits.max_vms, 8);
+	cr_assert_eq(conf.host_limits.max_memory, 8ULL << 30);
+	cr_assert_eq(conf.ws_limits.max_storage, 20ULL << 30);
+	cr_assert_eq(conf.vm_memory, 1ULL << 30);
+	cr_assert_eq(conf.vm_vcpus, 2);
+	cr_assert_eq(conf.vm_idle_seconds, 600);
+	cr_assert_eq(conf.vm_idle_mode, IDLE_PAUSE);
+	cr_assert_eq(conf.nimages, 1);
+	cr_assert_str_eq(conf.images[0].name, "debian");
+	cr_assert_str_eq(conf.images[0].disk, "/srv/img/root.ext4");
+	/* Digests are stored in lower case. */
+	cr_assert_eq(conf.images[0].kernel_sha256[0], 'a');
+}
+
+Test(config, shipped_examples_parse)
+{
+	config_defaults(&conf);
+	cr_assert_eq(config_parse("etc/mcvm.conf", &conf), 0, "%s",
+	    config_lasterror());
+	config_clear_macros();
+	config_defaults(&conf);
+	cr_assert_eq(config_parse("etc/mcvm.dev.conf", &conf), 0, "%s",
+	    config_lasterror());
+}
+
+Test(config, empty_file_gets_defaults)
+{
+	cr_assert_eq(parse_text(""), 0);
+	cr_assert_str_eq(conf.statedir, MCVM_STATEDIR_DEFAULT);
+	cr_assert_str_eq(conf.control_sock, MCVM_RUNDIR_DEFAULT "/"
+	    MCVM_CONTROL_SOCK);
+	cr_assert_eq(conf.nlisten, 1);
+	cr_assert_str_eq(conf.listen[0].text, LISTEN_DEFAULT);
+	cr_assert_str_eq(conf.frontd_user, FRONTD_USER_DEFAULT);
+	cr_assert_eq(conf.vm_memory, VM_MEMORY_DEFAULT);
+	cr_assert_eq(conf.accel, ACCEL_AUTO);
+}
+
+Test(config, comments_and_continuations)
+{
+	cr_assert_eq(parse_text("# comment\n\nstate \\\n directory "
+	    "\"/a\" # trailing\n"), 0, "%s", config_lasterror());
+	cr_assert_str_eq(conf.statedir, "/a");
+}
+
+/* -D wins over the file's own assignment; the file's is the default. */
+Test(config, define_overrides_file)
+{
+	cr_assert_eq(config_define("dir=/from/cmdline"), 0);
+	cr_assert_eq(parse_text("dir = \"/from/file\"\nstate directory "
+	    "$dir\n"), 0);
+	cr_assert_str_eq(conf.statedir, "/from/cmdline");
+	config_clear_macros();
+	cr_assert_eq(parse_text("dir = \"/from/file\"\nstate directory "
+	    "$dir\n"), 0);
+	cr_assert_str_eq(conf.statedir, "/from/file");
+}
+
+/* Keywords may name macros: the dev config uses listen = ... */
+Test(config, keyword_as_macro_name)
+{
+	cr_assert_eq(parse_text("listen = \"127.0.0.1:9\"\n"
+	    "frontd {\n listen on $listen\n}\n"), 0, "%s",
+	    config_lasterror());
+	cr_assert_str_eq(conf.listen[0].text, "127.0.0.1:9");
+}
+
+Test(config, define_rejects_bad_names)
+{
+	cr_assert_eq(config_define("=x"), -1);
+	cr_assert_eq(config_define("noequals"), -1);
+	cr_assert_eq(config_define("bad-name=x"), -1);
+}
+
+Test(config, undefined_macro)
+{
+	cr_assert_eq(parse_text("\n\nstate directory $nope\n"), -1);
+	assert_error_line(3, "macro 'nope' not defined");
+}
+
+Test(config, syntax_error_line)
+{
+	cr_assert_eq(parse_text("accel auto\n\n\naccel warp\n"), -1);
+	assert_error_line(4, "syntax error");
+}
+
+Test(config, relative_path)
+{
+	cr_assert_eq(parse_text("accel kvm\nstate directory \"rel\"\n"), -1);
+	assert_error_line(2, "absolute path");
+}
+
+Test(config, bad_listen_address)
+{
+	cr_assert_eq(parse_text("frontd {\n\tlisten on \"localhost:80\"\n}\n"),
+	    -1);
+	assert_error_line(2, "invalid listen address");
+}
+
+Test(config, bad_size)
+{
+	cr_assert_eq(parse_text("frontd {\n body limit 12Q\n}\n"), -1);
+	assert_error_line(2, "invalid size");
+}
+
+Test(config, size_out_of_range)
+{
+	cr_assert_eq(parse_text("vm defaults {\n\n memory 64K\n}\n"), -1);
+	assert_error_line(3, "vm memory must be");
+}
+
+Test(config, bad_uid_range)
+{
+	cr_assert_eq(parse_text("vm uids 5000 to 4000\n"), -1);
+	assert_error_line(1, "vm uids");
+}
+
+Test(config, bad_cidr_host_bits)
+{
+	cr_assert_eq(parse_text("netd {\n block \"10.0.0.1/8\"\n}\n"), -1);
+	assert_error_line(2, "cannot block");
+}
+
+Test(config, bad_sha256)
+{
+	cr_assert_eq(parse_text("image \"x\" {\n kernel \"/k\" sha256 \"abc\"\n"
+	    "}\n"), -1);
+	assert_error_line(2, "sha256");
+}
+
+Test(config, image_needs_kernel_and_disk)
+{
+	cr_assert_eq(parse_text("image \"x\" {\n}\n"), -1);
+	cr_assert_not_null(strstr(config_lasterror(), "needs a kernel"));
+}
+
+Test(config, duplicate_image)
+{
+	cr_assert_eq(parse_text(
+	    "image \"x\" {\n kernel \"/k\" sha256 \"" \
+	    "0000000000000000000000000000000000000000000000000000000000000000"
+	    "\"\n disk \"/d\" sha256 \""
+	    "0000000000000000000000000000000000000000000000000000000000000000"
+	    "\"\n}\nimage \"x\" {\n}\n"), -1);
+	assert_error_line(5, "defined twice");
+}
+
+Test(config, unterminated_string)
+{
+	cr_assert_eq(parse_text("accel auto\nstate directory \"/abc\n"), -1);
+	assert_error_line(2, "unterminated");
+}
+
+Test(config, bad_character)
+{
+	cr_assert_eq(parse_text("accel auto\naccel ;tcg\n"), -1);
+	assert_error_line(2, "unexpected character");
+}
+
+Test(config, negative_number)
+{
+	cr_assert_eq(parse_text("frontd {\n connections -5\n}\n"), -1);
+	assert_error_line(2, "negative");
+}
+
+Test(config, same_user_twice)
+{
+	cr_assert_eq(parse_text("frontd {\n user \"x\"\n}\n"
+	    "stored {\n user \"x\"\n}\n"), -1);
+	cr_assert_not_null(strstr(config_lasterror(), "different users"));
+}
+
+Test(config, missing_file)
+{
+	config_defaults(&conf);
+	cr_assert_eq(config_parse("/nonexistent/mcvm.conf", &conf), -1);
+	cr_assert_not_null(strstr(config_lasterror(), "No such file"));
+}
+
+Test(config, size_parse)
+{
+	uint64_t	 v;
+
+	cr_assert_eq(size_parse("512", &v), 0);
+	cr_assert_eq(v, 512);
+	cr_assert_eq(size_parse("4k", &v), 0);
+	cr_assert_eq(v, 4096);
+	cr_assert_eq(size_parse("2GB", &v), 0);
+	cr_assert_eq(v, 2ULL << 30);
+	cr_assert_eq(size_parse("1T", &v), 0);
+	cr_assert_eq(size_parse("", &v), -1);
+	cr_assert_eq(size_parse("M", &v), -1);
+	cr_assert_eq(size_parse("5X", &v), -1);
+	cr_assert_eq(size_parse("5MBB", &v), -1);
+	cr_assert_eq(size_parse("99999999999999999999", &v), -1);
+	cr_assert_eq(size_parse("17179869184G", &v), -1);
+}
+
+Test(config, listen_addr_parse)
+{
+	struct listen_addr	 la;
+
+	cr_assert_eq(listen_addr_parse("127.0.0.1:8090", &la), 0);
+	cr_assert_eq(listen_addr_parse("[::1]:1", &la), 0);
+	cr_assert_eq(listen_addr_parse("/run/x.sock", &la), 0);
+	cr_assert(la.is_unix);
+	cr_assert_eq(listen_addr_parse("127.0.0.1", &la), -1);
+	cr_assert_eq(listen_addr_parse("127.0.0.1:0", &la), -1);
+	cr_assert_eq(listen_addr_parse("127.0.0.1:65536", &la), -1);
+	cr_assert_eq(listen_addr_parse("::1:80", &la), -1);
+	cr_assert_eq(listen_addr_parse("[::1:80", &la), -1);
+	cr_assert_eq(listen_addr_parse(":80", &la), -1);
+	cr_assert_eq(listen_addr_parse("host:80", &la), -1);
+}
