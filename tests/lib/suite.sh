@@ -1,0 +1,99 @@
+# Starts and stops a private mcvm suite for a test: its own state and run
+# directories under a fresh temp dir, its own loopback port, etc/
+# mcvm.dev.conf from the build tree.  Source it from the repository root.
+#
+#	suite_start [mcvmd args...]	sets SUITE_DIR SUITE_PID SUITE_PORT
+#					SUITE_URL SUITE_SOCK MCVMCTL
+#	suite_token WS FILE [args]	issues a token into FILE
+#	suite_child_pid NAME		pid of frontd, netd or stored
+#	suite_wait_running		until every child reports running
+#	suite_stop			SIGTERM, wait, then clean up
+
+SUITE_BUILD=${SUITE_BUILD:-build}
+SUITE_TIMEOUT=${SUITE_TIMEOUT:-20}
+
+suite_free_port() {
+	_p=$(( 20000 + $$ % 20000 ))
+	while ss -Htln "sport = :$_p" | grep -q .; do
+		_p=$((_p + 1))
+	done
+	echo "$_p"
+}
+
+suite_status() {
+	$MCVMCTL status 2>/dev/null
+}
+
+suite_child_pid() {
+	suite_status | awk -v n="$1" '$1 == n { print $3 }'
+}
+
+suite_wait_running() {
+	_i=0
+	while [ $_i -lt $((SUITE_TIMEOUT * 10)) ]; do
+		if suite_status >/dev/null; then
+			return 0
+		fi
+		if ! kill -0 "$SUITE_PID" 2>/dev/null; then
+			echo "mcvmd exited; its log:" >&2
+			cat "$SUITE_DIR/mcvmd.log" >&2
+			return 1
+		fi
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	echo "suite did not come up; its log:" >&2
+	cat "$SUITE_DIR/mcvmd.log" >&2
+	return 1
+}
+
+suite_start() {
+	SUITE_DIR=$(mktemp -d /tmp/mcvm-test.XXXXXX)
+	chmod 0755 "$SUITE_DIR"
+	SUITE_PORT=$(suite_free_port)
+	SUITE_URL="http://127.0.0.1:$SUITE_PORT"
+	SUITE_SOCK="$SUITE_DIR/run/control.sock"
+	MCVMCTL="$SUITE_BUILD/mcvmctl -s $SUITE_SOCK"
+	"$SUITE_BUILD/mcvmd" -d -f etc/mcvm.dev.conf \
+	    -D statedir="$SUITE_DIR/state" -D rundir="$SUITE_DIR/run" \
+	    -D listen="127.0.0.1:$SUITE_PORT" "$@" \
+	    >"$SUITE_DIR/mcvmd.log" 2>&1 &
+	SUITE_PID=$!
+	suite_wait_running
+}
+
+suite_token() {
+	_ws=$1
+	_file=$2
+	shift 2
+	$MCVMCTL issue-token --workspace "$_ws" --output "$_file" "$@" \
+	    >/dev/null
+}
+
+# Stops the suite and removes its directory.  Returns non-zero if mcvmd
+# had to be killed or anything of it was left behind.
+suite_stop() {
+	_rc=0
+	if kill -0 "$SUITE_PID" 2>/dev/null; then
+		kill -TERM "$SUITE_PID"
+		_i=0
+		while kill -0 "$SUITE_PID" 2>/dev/null &&
+		    [ $_i -lt $((SUITE_TIMEOUT * 10)) ]; do
+			sleep 0.1
+			_i=$((_i + 1))
+		done
+		if kill -0 "$SUITE_PID" 2>/dev/null; then
+			echo "mcvmd did not stop; killing it" >&2
+			kill -KILL "$SUITE_PID"
+			_rc=1
+		fi
+	fi
+	wait "$SUITE_PID" 2>/dev/null
+	for _p in $(pgrep -f -- "$SUITE_DIR/"); do
+		echo "left behind: $(tr '\0' ' ' </proc/$_p/cmdline)" >&2
+		kill -KILL "$_p"
+		_rc=1
+	done
+	rm -rf "$SUITE_DIR"
+	return $_rc
+}
