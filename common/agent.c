@@ -1,0 +1,673 @@
+/*
+ * Codec for the guest agent protocol (agent_proto.h), shared by
+ * mcvm-guestd and the host.  Pure functions over byte buffers: no
+ * allocation, no I/O, libc only, so that the guest links it statically
+ * and the fuzzer can drive the decoder directly.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "agent_proto.h"
+
+struct awriter {
+	uint8_t		*p;
+	size_t		 len;
+	size_t		 cap;
+	int		 err;
+};
+
+struct areader {
+	const uint8_t	*p;
+	size_t		 left;
+	int		 err;
+};
+
+static void
+put_le(uint8_t *p, uint64_t v, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t
+get_le(const uint8_t *p, size_t n)
+{
+	uint64_t v = 0;
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static void
+w_raw(struct awriter *w, const void *data, size_t n)
+{
+	if (w->err)
+		return;
+	if (n > w->cap - w->len || w->len + n > AGENT_FRAME_MAX) {
+		w->err = EMSGSIZE;
+		return;
+	}
+	if (n > 0)
+		memcpy(w->p + w->len, data, n);
+	w->len += n;
+}
+
+static void
+w_int(struct awriter *w, uint64_t v, size_t n)
+{
+	uint8_t	 b[8];
+
+	put_le(b, v, n);
+	w_raw(w, b, n);
+}
+
+#define w_u8(w, v)	w_int((w), (uint8_t)(v), 1)
+#define w_u32(w, v)	w_int((w), (uint32_t)(v), 4)
+#define w_u64(w, v)	w_int((w), (uint64_t)(v), 8)
+
+static void
+w_bytes(struct awriter *w, const void *data, size_t n, size_t max)
+{
+	if (n > max || (n > 0 && data == NULL)) {
+		w->err = EINVAL;
+		return;
+	}
+	w_u32(w, n);
+	w_raw(w, data, n);
+}
+
+static void
+w_str(struct awriter *w, const char *s, size_t max)
+{
+	size_t	 n;
+
+	if (s == NULL) {
+		w->err = EINVAL;
+		return;
+	}
+	n = strnlen(s, max);
+	if (n >= max) {
+		w->err = EINVAL;
+		return;
+	}
+	w_bytes(w, s, n + 1, max);
+}
+
+static void
+w_check(struct awriter *w, int ok)
+{
+	if (!ok && !w->err)
+		w->err = EINVAL;
+}
+
+static const uint8_t *
+r_raw(struct areader *r, size_t n)
+{
+	const uint8_t	*p;
+
+	if (r->err || n > r->left) {
+		r->err = 1;
+		return NULL;
+	}
+	p = r->p;
+	r->p += n;
+	r->left -= n;
+	return p;
+}
+
+static uint64_t
+r_int(struct areader *r, size_t n)
+{
+	const uint8_t	*p;
+
+	if ((p = r_raw(r, n)) == NULL)
+		return 0;
+	return get_le(p, n);
+}
+
+#define r_u8(r)		((uint8_t)r_int((r), 1))
+#define r_u32(r)	((uint32_t)r_int((r), 4))
+#define r_u64(r)	(r_int((r), 8))
+
+static const uint8_t *
+r_bytes(struct areader *r, uint32_t *lenp, size_t max)
+{
+	uint32_t	 n;
+	const uint8_t	*p;
+
+	*lenp = 0;
+	n = r_u32(r);
+	if (r->err)
+		return NULL;
+	if (n > max) {
+		r->err = 1;
+		return NULL;
+	}
+	if ((p = r_raw(r, n)) == NULL)
+		return NULL;
+	*lenp = n;
+	return p;
+}
+
+static const char *
+r_str(struct areader *r, size_t max)
+{
+	const uint8_t	*p;
+	uint32_t	 n;
+
+	if ((p = r_bytes(r, &n, max)) == NULL)
+		return "";
+	if (n == 0 || p[n - 1] != '\0' || memchr(p, '\0', n - 1) != NULL) {
+		r->err = 1;
+		return "";
+	}
+	return (const char *)p;
+}
+
+static void
+r_check(struct areader *r, int ok)
+{
+	if (!ok)
+		r->err = 1;
+}
+
+void
+agent_hdr_put(uint8_t *p, uint16_t type, uint32_t id, uint32_t len)
+{
+	put_le(p, AGENT_MAGIC, 4);
+	put_le(p + 4, type, 2);
+	put_le(p + 6, 0, 2);
+	put_le(p + 8, id, 4);
+	put_le(p + 12, len, 4);
+}
+
+/*
+ * Looks at the start of a byte stream.  Returns 0 if more bytes are needed
+ * for a whole frame, the frame's length once it is all there, or -1 if the
+ * header is malformed (wrong magic, reserved bits, oversized payload);
+ * the header is filled in as soon as it is complete and valid.
+ */
+int
+agent_frame_check(const uint8_t *p, size_t n, struct agent_hdr *hdr)
+{
+	size_t	 i, m;
+
+	/* Reject a wrong magic as early as its first byte. */
+	m = n < 4 ? n : 4;
+	for (i = 0; i < m; i++)
+		if (p[i] != (uint8_t)(AGENT_MAGIC >> (8 * i)))
+			return -1;
+	if (n < AGENT_HDR_LEN)
+		return 0;
+	if (get_le(p + 6, 2) != 0)
+		return -1;
+	hdr->type = (uint16_t)get_le(p + 4, 2);
+	hdr->id = (uint32_t)get_le(p + 8, 4);
+	hdr->len = (uint32_t)get_le(p + 12, 4);
+	if (hdr->len > AGENT_PAYLOAD_MAX)
+		return -1;
+	if (n < AGENT_HDR_LEN + (size_t)hdr->len)
+		return 0;
+	return AGENT_HDR_LEN + (int)hdr->len;
+}
+
+static int
+status_counts_ok(const struct agent_job_status *st)
+{
+	return st->out_retained <= st->out_total &&
+	    st->err_retained <= st->err_total &&
+	    st->out_retained <= AGENT_JOB_RETAIN_MAX &&
+	    st->err_retained <= AGENT_JOB_RETAIN_MAX &&
+	    st->out_retained + st->err_retained <= AGENT_JOB_RETAIN_MAX;
+}
+
+static void
+w_status(struct awriter *w, const struct agent_job_status *st)
+{
+	w_check(w, st->state >= AGENT_JOB_RUNNING &&
+	    st->state < AGENT_JOB_STATE_MAX && st->truncated <= 1 &&
+	    st->out_eof <= 1 && st->err_eof <= 1 && status_counts_ok(st));
+	w_u32(w, st->job);
+	w_u8(w, st->state);
+	w_u8(w, st->truncated);
+	w_u8(w, st->out_eof);
+	w_u8(w, st->err_eof);
+	w_u32(w, (uint32_t)st->exit_code);
+	w_u32(w, (uint32_t)st->signal);
+	w_u64(w, st->out_total);
+	w_u64(w, st->err_total);
+	w_u64(w, st->out_retained);
+	w_u64(w, st->err_retained);
+	w_u64(w, st->runtime_ms);
+}
+
+static void
+r_status(struct areader *r, struct agent_job_status *st)
+{
+	st->job = r_u32(r);
+	st->state = r_u8(r);
+	st->truncated = r_u8(r);
+	st->out_eof = r_u8(r);
+	st->err_eof = r_u8(r);
+	st->exit_code = (int32_t)r_u32(r);
+	st->signal = (int32_t)r_u32(r);
+	st->out_total = r_u64(r);
+	st->err_total = r_u64(r);
+	st->out_retained = r_u64(r);
+	st->err_retained = r_u64(r);
+	st->runtime_ms = r_u64(r);
+	r_check(r, st->state >= AGENT_JOB_RUNNING &&
+	    st->state < AGENT_JOB_STATE_MAX && st->truncated <= 1 &&
+	    st->out_eof <= 1 && st->err_eof <= 1 &&
+	    status_counts_ok(st));
+}
+
+static void
+encode_payload(struct awriter *w, const struct agent_msg *m)
+{
+	uint32_t	 i, total;
+
+	switch (m->type) {
+	case AGENT_HELLO:
+		w_u32(w, m->u.hello.version);
+		break;
+	case AGENT_REPLY | AGENT_HELLO:
+		w_u32(w, m->u.hello.version);
+		w_str(w, m->u.hello.agent_version, AGENT_INFO_STR_MAX);
+		break;
+	case AGENT_PING:
+	case AGENT_REPLY | AGENT_PING:
+	case AGENT_INFO:
+	case AGENT_FREEZE:
+	case AGENT_THAW:
+	case AGENT_REPLY | AGENT_THAW:
+	case AGENT_REPLY | AGENT_SET_TIME:
+	case AGENT_POWEROFF:
+	case AGENT_REPLY | AGENT_POWEROFF:
+		break;
+	case AGENT_REPLY | AGENT_INFO:
+		w_str(w, m->u.info.os, AGENT_INFO_STR_MAX);
+		w_str(w, m->u.info.kernel, AGENT_INFO_STR_MAX);
+		w_str(w, m->u.info.agent_version, AGENT_INFO_STR_MAX);
+		w_u64(w, m->u.info.uptime_ms);
+		w_u32(w, m->u.info.jobs_active);
+		w_u32(w, m->u.info.jobs_total);
+		w_u32(w, m->u.info.jobs_active_max);
+		w_u32(w, m->u.info.jobs_total_max);
+		w_check(w, m->u.info.frozen <= 1);
+		w_u8(w, m->u.info.frozen);
+		break;
+	case AGENT_EXEC:
+		w_check(w, (m->u.exec.flags & ~AGENT_EXEC_FLAGS) == 0 &&
+		    m->u.exec.timeout_ms <= AGENT_TIMEOUT_MAX_MS &&
+		    m->u.exec.argc >= 1 && m->u.exec.argc <= AGENT_ARGC_MAX &&
+		    m->u.exec.envc <= AGENT_ENVC_MAX &&
+		    (!(m->u.exec.flags & AGENT_EXEC_SHELL) ||
+		    m->u.exec.argc == 1));
+		if (w->err)
+			break;
+		w_u32(w, m->u.exec.flags);
+		w_u32(w, m->u.exec.timeout_ms);
+		w_str(w, m->u.exec.cwd, AGENT_PATH_MAX);
+		total = 0;
+		w_u32(w, m->u.exec.argc);
+		for (i = 0; i < m->u.exec.argc && !w->err; i++) {
+			w_str(w, m->u.exec.argv[i], AGENT_ARG_MAX);
+			total += strlen(m->u.exec.argv[i]) + 1;
+		}
+		w_u32(w, m->u.exec.envc);
+		for (i = 0; i < m->u.exec.envc && !w->err; i++) {
+			w_str(w, m->u.exec.env[i], AGENT_ARG_MAX);
+			total += strlen(m->u.exec.env[i]) + 1;
+		}
+		w_check(w, total <= AGENT_ARGS_TOTAL_MAX);
+		w_bytes(w, m->u.exec.stdin_data, m->u.exec.stdin_len,
+		    AGENT_STDIN_MAX);
+		break;
+	case AGENT_REPLY | AGENT_EXEC:
+	case AGENT_JOB_STATUS:
+	case AGENT_JOB_CANCEL:
+		w_u32(w, m->u.job.job);
+		break;
+	case AGENT_JOB_READ:
+		w_check(w, m->u.job_read.out_max <= AGENT_PAGE_MAX &&
+		    m->u.job_read.err_max <= AGENT_PAGE_MAX);
+		w_u32(w, m->u.job_read.job);
+		w_u64(w, m->u.job_read.out_cursor);
+		w_u64(w, m->u.job_read.err_cursor);
+		w_u32(w, m->u.job_read.out_max);
+		w_u32(w, m->u.job_read.err_max);
+		break;
+	case AGENT_REPLY | AGENT_JOB_STATUS:
+	case AGENT_REPLY | AGENT_JOB_CANCEL:
+		w_status(w, &m->u.status.st);
+		break;
+	case AGENT_REPLY | AGENT_JOB_READ:
+		w_status(w, &m->u.output.st);
+		w_u64(w, m->u.output.out_cursor);
+		w_bytes(w, m->u.output.out, m->u.output.out_len,
+		    AGENT_PAGE_MAX);
+		w_u64(w, m->u.output.err_cursor);
+		w_bytes(w, m->u.output.err, m->u.output.err_len,
+		    AGENT_PAGE_MAX);
+		break;
+	case AGENT_FILE_READ:
+		w_check(w, m->u.file_read.length <= AGENT_FILE_CHUNK_MAX);
+		w_str(w, m->u.file_read.path, AGENT_PATH_MAX);
+		w_u64(w, m->u.file_read.offset);
+		w_u32(w, m->u.file_read.length);
+		break;
+	case AGENT_REPLY | AGENT_FILE_READ:
+		w_check(w, m->u.file_data.eof <= 1);
+		w_u64(w, m->u.file_data.offset);
+		w_u64(w, m->u.file_data.size);
+		w_u8(w, m->u.file_data.eof);
+		w_bytes(w, m->u.file_data.data, m->u.file_data.len,
+		    AGENT_FILE_CHUNK_MAX);
+		break;
+	case AGENT_FILE_WRITE:
+		w_check(w, (m->u.file_write.flags & ~AGENT_WRITE_FLAGS) == 0 &&
+		    m->u.file_write.mode <= 07777);
+		w_str(w, m->u.file_write.path, AGENT_PATH_MAX);
+		w_u32(w, m->u.file_write.flags);
+		w_u64(w, m->u.file_write.offset);
+		w_u32(w, m->u.file_write.mode);
+		w_bytes(w, m->u.file_write.data, m->u.file_write.len,
+		    AGENT_FILE_CHUNK_MAX);
+		break;
+	case AGENT_REPLY | AGENT_FILE_WRITE:
+		w_check(w, m->u.file_written.written <= AGENT_FILE_CHUNK_MAX);
+		w_u64(w, m->u.file_written.size);
+		w_u32(w, m->u.file_written.written);
+		break;
+	case AGENT_REPLY | AGENT_FREEZE:
+		w_u32(w, m->u.frozen.jobs_frozen);
+		break;
+	case AGENT_SET_TIME:
+		w_check(w, m->u.set_time.sec >= 0 &&
+		    m->u.set_time.nsec < 1000000000U);
+		w_u64(w, (uint64_t)m->u.set_time.sec);
+		w_u32(w, m->u.set_time.nsec);
+		break;
+	case AGENT_ERROR:
+		w_check(w, m->u.error.code >= AGENT_ERR_PROTO &&
+		    m->u.error.code < AGENT_ERR_MAX);
+		w_u32(w, m->u.error.code);
+		w_u32(w, (uint32_t)m->u.error.sys_errno);
+		w_str(w, m->u.error.message, AGENT_ERRMSG_MAX);
+		break;
+	default:
+		w->err = EINVAL;
+		break;
+	}
+}
+
+int
+agent_encode(const struct agent_msg *m, uint8_t *buf, size_t cap)
+{
+	struct awriter	 w;
+
+	if (cap < AGENT_HDR_LEN) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	w.p = buf;
+	w.len = AGENT_HDR_LEN;
+	w.cap = cap;
+	w.err = 0;
+	encode_payload(&w, m);
+	if (w.err == 0 && w.len - AGENT_HDR_LEN > AGENT_PAYLOAD_MAX)
+		w.err = EMSGSIZE;
+	if (w.err) {
+		errno = w.err;
+		return -1;
+	}
+	agent_hdr_put(buf, m->type, m->id, (uint32_t)(w.len - AGENT_HDR_LEN));
+	return (int)w.len;
+}
+
+int
+agent_decode(const struct agent_hdr *hdr, const uint8_t *payload,
+    struct agent_msg *m)
+{
+	struct areader	 r;
+	uint32_t	 i, total;
+
+	memset(m, 0, sizeof(*m));
+	m->type = hdr->type;
+	m->id = hdr->id;
+	r.p = payload;
+	r.left = hdr->len;
+	r.err = 0;
+
+	switch (hdr->type) {
+	case AGENT_HELLO:
+		m->u.hello.version = r_u32(&r);
+		break;
+	case AGENT_REPLY | AGENT_HELLO:
+		m->u.hello.version = r_u32(&r);
+		m->u.hello.agent_version = r_str(&r, AGENT_INFO_STR_MAX);
+		break;
+	case AGENT_PING:
+	case AGENT_REPLY | AGENT_PING:
+	case AGENT_INFO:
+	case AGENT_FREEZE:
+	case AGENT_THAW:
+	case AGENT_REPLY | AGENT_THAW:
+	case AGENT_REPLY | AGENT_SET_TIME:
+	case AGENT_POWEROFF:
+	case AGENT_REPLY | AGENT_POWEROFF:
+		break;
+	case AGENT_REPLY | AGENT_INFO:
+		m->u.info.os = r_str(&r, AGENT_INFO_STR_MAX);
+		m->u.info.kernel = r_str(&r, AGENT_INFO_STR_MAX);
+		m->u.info.agent_version = r_str(&r, AGENT_INFO_STR_MAX);
+		m->u.info.uptime_ms = r_u64(&r);
+		m->u.info.jobs_active = r_u32(&r);
+		m->u.info.jobs_total = r_u32(&r);
+		m->u.info.jobs_active_max = r_u32(&r);
+		m->u.info.jobs_total_max = r_u32(&r);
+		m->u.info.frozen = r_u8(&r);
+		r_check(&r, m->u.info.frozen <= 1);
+		break;
+	case AGENT_EXEC:
+		m->u.exec.flags = r_u32(&r);
+		m->u.exec.timeout_ms = r_u32(&r);
+		r_check(&r, (m->u.exec.flags & ~AGENT_EXEC_FLAGS) == 0 &&
+		    m->u.exec.timeout_ms <= AGENT_TIMEOUT_MAX_MS);
+		m->u.exec.cwd = r_str(&r, AGENT_PATH_MAX);
+		m->u.exec.argc = r_u32(&r);
+		r_check(&r, m->u.exec.argc >= 1 &&
+		    m->u.exec.argc <= AGENT_ARGC_MAX &&
+		    (!(m->u.exec.flags & AGENT_EXEC_SHELL) ||
+		    m->u.exec.argc == 1));
+		total = 0;
+		for (i = 0; i < m->u.exec.argc && !r.err; i++) {
+			m->u.exec.argv[i] = r_str(&r, AGENT_ARG_MAX);
+			total += strlen(m->u.exec.argv[i]) + 1;
+		}
+		m->u.exec.envc = r_u32(&r);
+		r_check(&r, m->u.exec.envc <= AGENT_ENVC_MAX);
+		for (i = 0; i < m->u.exec.envc && !r.err; i++) {
+			m->u.exec.env[i] = r_str(&r, AGENT_ARG_MAX);
+			total += strlen(m->u.exec.env[i]) + 1;
+		}
+		r_check(&r, total <= AGENT_ARGS_TOTAL_MAX);
+		m->u.exec.stdin_data = r_bytes(&r, &m->u.exec.stdin_len,
+		    AGENT_STDIN_MAX);
+		break;
+	case AGENT_REPLY | AGENT_EXEC:
+	case AGENT_JOB_STATUS:
+	case AGENT_JOB_CANCEL:
+		m->u.job.job = r_u32(&r);
+		break;
+	case AGENT_JOB_READ:
+		m->u.job_read.job = r_u32(&r);
+		m->u.job_read.out_cursor = r_u64(&r);
+		m->u.job_read.err_cursor = r_u64(&r);
+		m->u.job_read.out_max = r_u32(&r);
+		m->u.job_read.err_max = r_u32(&r);
+		r_check(&r, m->u.job_read.out_max <= AGENT_PAGE_MAX &&
+		    m->u.job_read.err_max <= AGENT_PAGE_MAX);
+		break;
+	case AGENT_REPLY | AGENT_JOB_STATUS:
+	case AGENT_REPLY | AGENT_JOB_CANCEL:
+		r_status(&r, &m->u.status.st);
+		break;
+	case AGENT_REPLY | AGENT_JOB_READ:
+		r_status(&r, &m->u.output.st);
+		m->u.output.out_cursor = r_u64(&r);
+		m->u.output.out = r_bytes(&r, &m->u.output.out_len,
+		    AGENT_PAGE_MAX);
+		m->u.output.err_cursor = r_u64(&r);
+		m->u.output.err = r_bytes(&r, &m->u.output.err_len,
+		    AGENT_PAGE_MAX);
+		/* What is returned lies within what is retained. */
+		r_check(&r, m->u.output.out_cursor <= UINT64_MAX -
+		    m->u.output.out_len && m->u.output.out_cursor +
+		    m->u.output.out_len <= m->u.output.st.out_retained &&
+		    m->u.output.err_cursor <= UINT64_MAX -
+		    m->u.output.err_len && m->u.output.err_cursor +
+		    m->u.output.err_len <= m->u.output.st.err_retained);
+		break;
+	case AGENT_FILE_READ:
+		m->u.file_read.path = r_str(&r, AGENT_PATH_MAX);
+		m->u.file_read.offset = r_u64(&r);
+		m->u.file_read.length = r_u32(&r);
+		r_check(&r, m->u.file_read.length <= AGENT_FILE_CHUNK_MAX);
+		break;
+	case AGENT_REPLY | AGENT_FILE_READ:
+		m->u.file_data.offset = r_u64(&r);
+		m->u.file_data.size = r_u64(&r);
+		m->u.file_data.eof = r_u8(&r);
+		m->u.file_data.data = r_bytes(&r, &m->u.file_data.len,
+		    AGENT_FILE_CHUNK_MAX);
+		r_check(&r, m->u.file_data.eof <= 1);
+		break;
+	case AGENT_FILE_WRITE:
+		m->u.file_write.path = r_str(&r, AGENT_PATH_MAX);
+		m->u.file_write.flags = r_u32(&r);
+		m->u.file_write.offset = r_u64(&r);
+		m->u.file_write.mode = r_u32(&r);
+		m->u.file_write.data = r_bytes(&r, &m->u.file_write.len,
+		    AGENT_FILE_CHUNK_MAX);
+		r_check(&r, (m->u.file_write.flags & ~AGENT_WRITE_FLAGS) == 0 &&
+		    m->u.file_write.mode <= 07777);
+		break;
+	case AGENT_REPLY | AGENT_FILE_WRITE:
+		m->u.file_written.size = r_u64(&r);
+		m->u.file_written.written = r_u32(&r);
+		r_check(&r, m->u.file_written.written <= AGENT_FILE_CHUNK_MAX);
+		break;
+	case AGENT_REPLY | AGENT_FREEZE:
+		m->u.frozen.jobs_frozen = r_u32(&r);
+		break;
+	case AGENT_SET_TIME:
+		m->u.set_time.sec = (int64_t)r_u64(&r);
+		m->u.set_time.nsec = r_u32(&r);
+		r_check(&r, m->u.set_time.sec >= 0 &&
+		    m->u.set_time.nsec < 1000000000U);
+		break;
+	case AGENT_ERROR:
+		m->u.error.code = r_u32(&r);
+		m->u.error.sys_errno = (int32_t)r_u32(&r);
+		m->u.error.message = r_str(&r, AGENT_ERRMSG_MAX);
+		r_check(&r, m->u.error.code >= AGENT_ERR_PROTO &&
+		    m->u.error.code < AGENT_ERR_MAX);
+		break;
+	default:
+		errno = ENOTSUP;
+		return -1;
+	}
+	if (r.err || r.left != 0) {
+		errno = EBADMSG;
+		return -1;
+	}
+	return 0;
+}
+
+int
+agent_page_final(const struct agent_job_status *st, int stream,
+    uint64_t cursor, uint32_t len)
+{
+	uint64_t	 retained, total;
+	int		 eof;
+
+	retained = stream == 0 ? st->out_retained : st->err_retained;
+	total = stream == 0 ? st->out_total : st->err_total;
+	eof = stream == 0 ? st->out_eof : st->err_eof;
+	if (cursor > retained || retained - cursor != len)
+		return 0;
+	return eof || total > retained;
+}
+
+static const char *const agent_type_names[AGENT_TYPE_MAX] = {
+	[AGENT_HELLO] = "hello",
+	[AGENT_PING] = "ping",
+	[AGENT_INFO] = "info",
+	[AGENT_EXEC] = "exec",
+	[AGENT_JOB_STATUS] = "job_status",
+	[AGENT_JOB_READ] = "job_read",
+	[AGENT_JOB_CANCEL] = "job_cancel",
+	[AGENT_FILE_READ] = "file_read",
+	[AGENT_FILE_WRITE] = "file_write",
+	[AGENT_FREEZE] = "freeze",
+	[AGENT_THAW] = "thaw",
+	[AGENT_SET_TIME] = "set_time",
+	[AGENT_POWEROFF] = "poweroff",
+};
+
+const char *
+agent_type_name(uint16_t type)
+{
+	uint16_t	 base = type & ~AGENT_REPLY;
+
+	if (type == AGENT_ERROR)
+		return "error";
+	if (base == 0 || base >= AGENT_TYPE_MAX)
+		return "unknown";
+	return agent_type_names[base];
+}
+
+static const char *const agent_err_names[AGENT_ERR_MAX] = {
+	[AGENT_ERR_PROTO] = "protocol error",
+	[AGENT_ERR_VERSION] = "unsupported protocol version",
+	[AGENT_ERR_HANDSHAKE] = "no handshake",
+	[AGENT_ERR_UNKNOWN] = "unknown request",
+	[AGENT_ERR_INVAL] = "invalid argument",
+	[AGENT_ERR_NOJOB] = "no such job",
+	[AGENT_ERR_LIMIT] = "job limit reached",
+	[AGENT_ERR_PATH] = "path refused",
+	[AGENT_ERR_NOENT] = "no such file or directory",
+	[AGENT_ERR_IO] = "i/o error",
+	[AGENT_ERR_STATE] = "wrong state",
+};
+
+const char *
+agent_err_name(uint32_t code)
+{
+	if (code == 0 || code >= AGENT_ERR_MAX)
+		return "unknown error";
+	return agent_err_names[code];
+}
+
+static const char *const agent_job_state_names[AGENT_JOB_STATE_MAX] = {
+	[AGENT_JOB_RUNNING] = "running",
+	[AGENT_JOB_COMPLETED] = "completed",
+	[AGENT_JOB_CANCELLED] = "cancelled",
+	[AGENT_JOB_TIMED_OUT] = "timed_out",
+	[AGENT_JOB_FAILED] = "failed",
+};
+
+const char *
+agent_job_state_name(uint8_t state)
+{
+	if (state == 0 || state >= AGENT_JOB_STATE_MAX)
+		return "unknown";
+	return agent_job_state_names[state];
+}

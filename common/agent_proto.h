@@ -1,0 +1,307 @@
+/*
+ * The guest agent protocol, spoken over the virtio-serial port
+ * org.mcvm.agent.0 between the VM monitor (host) and mcvm-guestd (guest).
+ *
+ * Every integer is little-endian, defined byte for byte; nothing is ever
+ * cast from or to a struct on the wire.  A frame is a 16-byte header
+ * followed by its payload:
+ *
+ *	u32 magic	AGENT_MAGIC ("MCVA")
+ *	u16 type	enum agent_type; replies have AGENT_REPLY set
+ *	u16 reserved	must be 0
+ *	u32 id		request id, echoed in the reply
+ *	u32 length	payload bytes, at most AGENT_PAYLOAD_MAX
+ *
+ * Payload fields are, in order, one of:
+ *	u8, u32, i32, u64, i64	1, 4, 4, 8, 8 bytes
+ *	str			u32 length (terminating NUL included), the
+ *				bytes; the NUL is the last byte and the only
+ *				one, and length is bounded per field
+ *	bytes			u32 length, the bytes, bounded per field
+ * and a payload must be consumed exactly: trailing bytes are an error.
+ *
+ * The host opens a session with AGENT_HELLO carrying the version it
+ * speaks; the agent answers with its own and serves other requests only
+ * after that.  A new HELLO restarts the session (after the host reconnects
+ * or a snapshot is restored); jobs survive.  Every request gets exactly
+ * one reply with the same id: AGENT_REPLY|type, or AGENT_ERROR.  A
+ * request of a type the agent does not know is answered with
+ * AGENT_ERR_UNKNOWN.  A malformed frame costs the connection: the agent
+ * answers with AGENT_ERR_PROTO and discards input until the next HELLO.
+ *
+ * Message payloads (requests →, replies ←):
+ *
+ * HELLO	→ u32 version
+ *		← u32 version, str agent_version
+ * PING		→ (empty)			← (empty)
+ * INFO		→ (empty)
+ *		← str os, str kernel, str agent_version, u64 uptime_ms,
+ *		  u32 jobs_active, u32 jobs_total, u32 jobs_active_max,
+ *		  u32 jobs_total_max, u8 frozen
+ * EXEC		→ u32 flags (AGENT_EXEC_*), u32 timeout_ms (0: none),
+ *		  str cwd (relative to /workspace, "" for itself),
+ *		  u32 argc, str argv[argc], u32 envc, str env[envc],
+ *		  bytes stdin
+ *		  with AGENT_EXEC_SHELL, argc is 1 and argv[0] is the command
+ *		  given to /bin/sh -c
+ *		← u32 job
+ * JOB_STATUS	→ u32 job			← status
+ * JOB_READ	→ u32 job, u64 out_cursor, u64 err_cursor, u32 out_max,
+ *		  u32 err_max
+ *		← status, u64 out_cursor, bytes out, u64 err_cursor,
+ *		  bytes err
+ * JOB_CANCEL	→ u32 job			← status
+ * FILE_READ	→ str path, u64 offset, u32 length
+ *		← u64 offset, u64 size, u8 eof, bytes data
+ * FILE_WRITE	→ str path, u32 flags (AGENT_WRITE_*), u64 offset,
+ *		  u32 mode (permission bits, 0: 0644), bytes data
+ *		← u64 size, u32 written
+ * FREEZE	→ (empty)			← u32 jobs_frozen
+ * THAW		→ (empty)			← (empty)
+ * SET_TIME	→ i64 sec, u32 nsec		← (empty)
+ * POWEROFF	→ (empty)			← (empty), then the guest stops
+ * ERROR	← u32 code (AGENT_ERR_*), i32 errno, str message
+ *
+ * status is: u32 job, u8 state (AGENT_JOB_*), u8 truncated,
+ *	u8 out_eof, u8 err_eof, i32 exit_code, i32 signal,
+ *	u64 out_total, u64 err_total, u64 out_retained, u64 err_retained,
+ *	u64 runtime_ms
+ * *_total counts every byte the job wrote to the stream; *_retained the
+ * bytes kept (the first ones, at most AGENT_JOB_RETAIN_MAX across both
+ * streams); *_eof is set once the stream is closed and fully drained.
+ */
+#ifndef MCVM_AGENT_PROTO_H
+#define MCVM_AGENT_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define AGENT_PORT_NAME		"org.mcvm.agent.0"
+#define AGENT_PROTO_VERSION	1
+#define AGENT_MAGIC		0x4156434dU	/* "MCVA" */
+#define AGENT_HDR_LEN		16
+
+/* Bounds on every length in the protocol. */
+#define AGENT_FILE_CHUNK_MAX	(128 * 1024)	/* bytes per file call */
+#define AGENT_PAGE_MAX		(16 * 1024)	/* bytes per stream per read */
+#define AGENT_STDIN_MAX		(64 * 1024)
+#define AGENT_PAYLOAD_MAX	(AGENT_FILE_CHUNK_MAX + 8192)
+#define AGENT_FRAME_MAX		(AGENT_HDR_LEN + AGENT_PAYLOAD_MAX)
+#define AGENT_PATH_MAX		4096		/* with the NUL */
+#define AGENT_ARG_MAX		(32 * 1024)	/* one argv/env string */
+#define AGENT_ARGC_MAX		256
+#define AGENT_ENVC_MAX		128
+#define AGENT_ARGS_TOTAL_MAX	(64 * 1024)	/* all argv and env bytes */
+#define AGENT_INFO_STR_MAX	256
+#define AGENT_ERRMSG_MAX	256
+#define AGENT_TIMEOUT_MAX_MS	(7U * 24 * 3600 * 1000)
+
+/* Limits the agent enforces; the host can rely on them. */
+#define AGENT_JOB_RETAIN_MAX	(256 * 1024)	/* per job, both streams */
+#define AGENT_JOBS_ACTIVE_MAX	4
+#define AGENT_JOBS_TOTAL_MAX	256
+#define AGENT_WORKSPACE		"/workspace"
+#define AGENT_JOB_UID		1000
+#define AGENT_JOB_GID		1000
+
+#define AGENT_REPLY		0x8000
+
+enum agent_type {
+	AGENT_HELLO = 1,
+	AGENT_PING,
+	AGENT_INFO,
+	AGENT_EXEC,
+	AGENT_JOB_STATUS,
+	AGENT_JOB_READ,
+	AGENT_JOB_CANCEL,
+	AGENT_FILE_READ,
+	AGENT_FILE_WRITE,
+	AGENT_FREEZE,
+	AGENT_THAW,
+	AGENT_SET_TIME,
+	AGENT_POWEROFF,
+	AGENT_TYPE_MAX,				/* not a type */
+	AGENT_ERROR = AGENT_REPLY,		/* reply to anything */
+};
+
+enum agent_err {
+	AGENT_ERR_PROTO = 1,	/* malformed frame or payload */
+	AGENT_ERR_VERSION,	/* HELLO with a version we do not speak */
+	AGENT_ERR_HANDSHAKE,	/* request before HELLO */
+	AGENT_ERR_UNKNOWN,	/* unknown message type */
+	AGENT_ERR_INVAL,	/* a value out of range */
+	AGENT_ERR_NOJOB,	/* no such job */
+	AGENT_ERR_LIMIT,	/* too many jobs */
+	AGENT_ERR_PATH,		/* path escapes /workspace or has a symlink */
+	AGENT_ERR_NOENT,	/* no such file or directory */
+	AGENT_ERR_IO,		/* system call failed; errno says which */
+	AGENT_ERR_STATE,	/* not possible in the current state */
+	AGENT_ERR_MAX,		/* not a code */
+};
+
+enum agent_job_state {
+	AGENT_JOB_RUNNING = 1,
+	AGENT_JOB_COMPLETED,	/* exited; exit_code or signal set */
+	AGENT_JOB_CANCELLED,
+	AGENT_JOB_TIMED_OUT,
+	AGENT_JOB_FAILED,	/* could not be started */
+	AGENT_JOB_STATE_MAX,	/* not a state */
+};
+
+#define AGENT_EXEC_SHELL	0x1	/* argv[0] is a /bin/sh -c command */
+#define AGENT_EXEC_FLAGS	AGENT_EXEC_SHELL
+
+#define AGENT_WRITE_APPEND	0x1	/* append; not atomic */
+#define AGENT_WRITE_AT_OFFSET	0x2	/* patch at offset, keep the rest */
+#define AGENT_WRITE_MKDIRS	0x4	/* create missing parent dirs */
+#define AGENT_WRITE_FLAGS	(AGENT_WRITE_APPEND | AGENT_WRITE_AT_OFFSET | \
+	AGENT_WRITE_MKDIRS)
+
+struct agent_hdr {
+	uint16_t	 type;
+	uint32_t	 id;
+	uint32_t	 len;
+};
+
+struct agent_job_status {
+	uint32_t	 job;
+	uint8_t		 state;
+	uint8_t		 truncated;
+	uint8_t		 out_eof;
+	uint8_t		 err_eof;
+	int32_t		 exit_code;
+	int32_t		 signal;
+	uint64_t	 out_total;
+	uint64_t	 err_total;
+	uint64_t	 out_retained;
+	uint64_t	 err_retained;
+	uint64_t	 runtime_ms;
+};
+
+/*
+ * A decoded message.  Strings and byte ranges point into the payload they
+ * were decoded from; strings are NUL-terminated there.
+ */
+struct agent_msg {
+	uint16_t	 type;
+	uint32_t	 id;
+	union {
+		struct {
+			uint32_t	 version;
+			const char	*agent_version;	/* reply */
+		} hello;
+		struct {
+			const char	*os;
+			const char	*kernel;
+			const char	*agent_version;
+			uint64_t	 uptime_ms;
+			uint32_t	 jobs_active;
+			uint32_t	 jobs_total;
+			uint32_t	 jobs_active_max;
+			uint32_t	 jobs_total_max;
+			uint8_t		 frozen;
+		} info;
+		struct {
+			uint32_t	 flags;
+			uint32_t	 timeout_ms;
+			const char	*cwd;
+			uint32_t	 argc;
+			const char	*argv[AGENT_ARGC_MAX];
+			uint32_t	 envc;
+			const char	*env[AGENT_ENVC_MAX];
+			const uint8_t	*stdin_data;
+			uint32_t	 stdin_len;
+		} exec;
+		struct {
+			uint32_t	 job;
+		} job;		/* EXEC reply, JOB_STATUS, JOB_CANCEL */
+		struct {
+			uint32_t	 job;
+			uint64_t	 out_cursor;
+			uint64_t	 err_cursor;
+			uint32_t	 out_max;
+			uint32_t	 err_max;
+		} job_read;
+		struct {
+			struct agent_job_status st;
+		} status;	/* JOB_STATUS and JOB_CANCEL replies */
+		struct {
+			struct agent_job_status st;
+			uint64_t	 out_cursor;
+			const uint8_t	*out;
+			uint32_t	 out_len;
+			uint64_t	 err_cursor;
+			const uint8_t	*err;
+			uint32_t	 err_len;
+		} output;	/* JOB_READ reply */
+		struct {
+			const char	*path;
+			uint64_t	 offset;
+			uint32_t	 length;
+		} file_read;
+		struct {
+			uint64_t	 offset;
+			uint64_t	 size;
+			uint8_t		 eof;
+			const uint8_t	*data;
+			uint32_t	 len;
+		} file_data;	/* FILE_READ reply */
+		struct {
+			const char	*path;
+			uint32_t	 flags;
+			uint64_t	 offset;
+			uint32_t	 mode;
+			const uint8_t	*data;
+			uint32_t	 len;
+		} file_write;
+		struct {
+			uint64_t	 size;
+			uint32_t	 written;
+		} file_written;	/* FILE_WRITE reply */
+		struct {
+			uint32_t	 jobs_frozen;
+		} frozen;	/* FREEZE reply */
+		struct {
+			int64_t		 sec;
+			uint32_t	 nsec;
+		} set_time;
+		struct {
+			uint32_t	 code;
+			int32_t		 sys_errno;
+			const char	*message;
+		} error;
+	} u;
+};
+
+/* Frame header. */
+void	 agent_hdr_put(uint8_t *, uint16_t, uint32_t, uint32_t);
+int	 agent_frame_check(const uint8_t *, size_t, struct agent_hdr *);
+
+/*
+ * Encodes msg as one frame into buf (at most AGENT_FRAME_MAX bytes).
+ * Returns the frame length, or -1 with errno EINVAL or EMSGSIZE if a
+ * value is out of bounds.
+ */
+int	 agent_encode(const struct agent_msg *, uint8_t *, size_t);
+
+/*
+ * Decodes the payload of a frame whose header was checked.  Returns 0, or
+ * -1 with errno EBADMSG (malformed payload) or ENOTSUP (unknown type).
+ */
+int	 agent_decode(const struct agent_hdr *, const uint8_t *,
+	    struct agent_msg *);
+
+/*
+ * Whether a page of a stream, read at cursor, ends where the stream ends
+ * for good (closed and drained, or cut at the retention limit), so that a
+ * text decoder must not wait for the rest of a character.  stream is 0
+ * for stdout, 1 for stderr.
+ */
+int	 agent_page_final(const struct agent_job_status *, int, uint64_t,
+	    uint32_t);
+
+const char	*agent_type_name(uint16_t);
+const char	*agent_err_name(uint32_t);
+const char	*agent_job_state_name(uint8_t);
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * UTF-8 decoding of byte pages from a guest stream, for text output.
+ * Pure functions; no allocation.
+ */
+#ifndef MCVM_UTF8_H
+#define MCVM_UTF8_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Worst case output: every input byte replaced by U+FFFD (3 bytes). */
+#define UTF8_DECODED_MAX(n)	((n) * 3)
+
+/*
+ * Decodes in[0..len) into out, which has room for UTF8_DECODED_MAX(len)
+ * bytes (no NUL is added; NUL bytes in the input are kept).  Invalid
+ * bytes become U+FFFD (one per maximal invalid subpart) and set *errors.
+ * An incomplete character at the end of the input is left unconsumed
+ * unless final is set (the stream ends there: EOF or the retention
+ * limit), in which case it too becomes U+FFFD.  Returns the number of
+ * input bytes consumed; *outlen is set to the output length.
+ */
+size_t	 utf8_decode(const uint8_t *, size_t, int, char *, size_t *, int *);
+
+#endif

@@ -1,0 +1,207 @@
+#!/bin/sh
+# Builds the mcvm guest image from Debian packages only, without Docker:
+#
+#	vmlinuz		the Debian cloud kernel
+#	initrd.img	busybox-static and the kernel's virtio modules
+#	rootfs.ext4	a Debian root filesystem (mmdebstrap) with mcvm-guestd
+#	manifest	SHA-256 of each of the above (sha256sum format)
+#
+# usage: build.sh OUTDIR CACHEDIR GUESTD_BINARY
+#
+# Downloads (kernel and busybox packages, the mmdebstrap tarball) are kept
+# in CACHEDIR and reused while their inputs stay the same.  Must run as
+# root (mmdebstrap's root mode, file ownership inside the image).
+#
+# Environment: MCVM_MIRROR overrides the Debian mirror (by default the
+# first one in the host's apt sources); MCVM_SUITE the suite (bookworm).
+set -eu
+
+RECIPE_VERSION=1
+SUITE=${MCVM_SUITE:-bookworm}
+PACKAGES="bash,python3,git,gcc,make,libc6-dev,nodejs,ca-certificates,coreutils"
+# The modules the guest needs; their dependencies are added in order.
+MODULES="virtio_pci virtio_mmio virtio_console virtio_blk virtio_net virtio-rng"
+# Free space left in the root filesystem beyond its contents.
+ROOTFS_SLACK_MIB=512
+GUEST_UID=1000
+# Fixed identity and time so that equal inputs give equal images.
+FS_UUID=6d637660-0000-4000-8000-000000000001
+FS_HASH_SEED=6d637660-0000-4000-8000-000000000002
+EPOCH=1700000000
+
+[ $# -eq 3 ] || { echo "usage: $0 outdir cachedir guestd" >&2; exit 2; }
+out=$1
+cache=$2
+guestd=$3
+[ "$(id -u)" -eq 0 ] || { echo "$0: must run as root" >&2; exit 1; }
+[ -x "$guestd" ] || { echo "$0: $guestd: not executable" >&2; exit 1; }
+
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$out" "$cache/debs"
+out=$(cd "$out" && pwd)
+cache=$(cd "$cache" && pwd)
+guestd=$(cd "$(dirname "$guestd")" && pwd)/$(basename "$guestd")
+
+log() { echo "image: $*" >&2; }
+
+# The host's Debian mirror, from deb822 or one-line sources.
+host_mirror() {
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -r "$f" ] || continue
+		awk '/^URIs:/ { u = $2 } /^Suites:/ && u != "" &&
+		    / '"$SUITE"'( |$)/ && u !~ /security/ { print u; exit }' "$f"
+	done | head -n 1
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -r "$f" ] || continue
+		awk '$1 == "deb" && $0 ~ / '"$SUITE"' / && $0 !~ /security/ {
+		    for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) {
+		    print $i; exit } }' "$f"
+	done | head -n 1
+}
+MIRROR=${MCVM_MIRROR:-$(host_mirror | head -n 1)}
+[ -n "$MIRROR" ] || { echo "$0: no Debian mirror found" >&2; exit 1; }
+
+# fetch PKG: the cached .deb of PKG's candidate version, downloaded once.
+fetch() {
+	ver=$(apt-cache policy "$1" | awk '/Candidate:/ { print $2 }')
+	[ -n "$ver" ] && [ "$ver" != "(none)" ] ||
+	    { echo "$0: no candidate for $1 (apt-get update?)" >&2; exit 1; }
+	qver=$(echo "$ver" | sed 's/:/%3a/')
+	deb="$cache/debs/${1}_${qver}_amd64.deb"
+	if [ ! -s "$deb" ]; then
+		log "downloading $1 $ver"
+		(cd "$cache/debs" && apt-get -q download "$1=$ver" \
+		    >/dev/null 2>&1) ||
+		    (cd "$cache/debs" && apt-get -q download "$1=$ver")
+	fi
+	[ -s "$deb" ] || { echo "$0: $deb missing" >&2; exit 1; }
+	echo "$deb"
+}
+
+# unpack DEB: its contents, extracted once next to it.
+unpack() {
+	dir="${1%.deb}.d"
+	if [ ! -d "$dir" ]; then
+		rm -rf "$dir.tmp"
+		dpkg-deb -x "$1" "$dir.tmp"
+		mv "$dir.tmp" "$dir"
+	fi
+	echo "$dir"
+}
+
+# --- kernel
+kpkg=$(apt-cache depends linux-image-cloud-amd64 |
+    awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+[ -n "$kpkg" ] || { echo "$0: cannot resolve the cloud kernel" >&2; exit 1; }
+kdir=$(unpack "$(fetch "$kpkg")")
+kver=${kpkg#linux-image-}
+moddir="$kdir/lib/modules/$kver"
+[ -d "$moddir" ] || { echo "$0: $moddir missing" >&2; exit 1; }
+
+# --- initramfs
+bbdir=$(unpack "$(fetch busybox-static)")
+stage="$cache/initrd.stage"
+rm -rf "$stage"
+mkdir -p "$stage/bin" "$stage/lib/modules" "$stage/dev" "$stage/proc" \
+    "$stage/sys" "$stage/newroot"
+cp "$bbdir/bin/busybox" "$stage/bin/busybox"
+for a in sh mount umount insmod switch_root mkdir sleep cat echo mknod; do
+	ln -s busybox "$stage/bin/$a"
+done
+
+modpath() {
+	f=$(find "$moddir/kernel" -name "$1.ko" -o -name "$1.ko.xz" \
+	    -o -name "$1.ko.zst" | head -n 1)
+	echo "$f"
+}
+moddeps() {
+	tr '\0' '\n' < "$(modpath "$1")" |
+	    sed -n 's/^depends=//p' | tr ',' ' '
+}
+builtin() {
+	grep -q "/$1.ko\$" "$moddir/modules.builtin" 2>/dev/null
+}
+# Depth-first: each module after its dependencies, once.
+order=""
+visit() {
+	case " $order " in *" $1 "*) return ;; esac
+	if builtin "$1"; then return; fi
+	[ -n "$(modpath "$1")" ] ||
+	    { echo "$0: module $1 not found" >&2; exit 1; }
+	for d in $(moddeps "$1"); do visit "$d"; done
+	order="$order $1"
+}
+for m in $MODULES; do visit "$m"; done
+for m in $order; do
+	f=$(modpath "$m")
+	case "$f" in
+	*.ko) cp "$f" "$stage/lib/modules/$m.ko" ;;
+	*) echo "$0: compressed module $f unsupported" >&2; exit 1 ;;
+	esac
+done
+echo "$order" | tr ' ' '\n' | sed '/^$/d' > "$stage/lib/modules/order"
+cp "$here/init" "$stage/init"
+chmod 0755 "$stage/init"
+find "$stage" -exec touch -h -d "@$EPOCH" {} +
+(cd "$stage" && find . | LC_ALL=C sort |
+    cpio --quiet --reproducible -o -H newc -R 0:0) | gzip -n -9 \
+    > "$out/initrd.img.tmp"
+mv "$out/initrd.img.tmp" "$out/initrd.img"
+cp "$kdir/boot/vmlinuz-$kver" "$out/vmlinuz.tmp"
+mv "$out/vmlinuz.tmp" "$out/vmlinuz"
+log "kernel $kver, modules:$order"
+
+# --- root filesystem tarball, cached by its inputs
+key=$(printf '%s\n' "$RECIPE_VERSION" "$MIRROR" "$SUITE" "$PACKAGES" |
+    sha256sum | cut -c1-16)
+tarball="$cache/rootfs-$SUITE-$key.tar"
+if [ ! -s "$tarball" ]; then
+	log "mmdebstrap $SUITE from $MIRROR (cached as $(basename "$tarball"))"
+	rm -f "$tarball.tmp"
+	mmdebstrap --quiet --variant=minbase --include="$PACKAGES" \
+	    --dpkgopt='path-exclude=/usr/share/man/*' \
+	    --dpkgopt='path-exclude=/usr/share/doc/*' \
+	    --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+	    --dpkgopt='path-exclude=/usr/share/info/*' \
+	    --dpkgopt='path-exclude=/usr/share/locale/*' \
+	    --dpkgopt='path-include=/usr/share/locale/locale.alias' \
+	    --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin' \
+	    --format=tar "$SUITE" "$tarball.tmp" "$MIRROR"
+	mv "$tarball.tmp" "$tarball"
+fi
+
+# --- root filesystem image
+root="$cache/rootfs.stage"
+rm -rf "$root"
+mkdir -p "$root"
+tar -C "$root" -xpf "$tarball"
+echo "user:x:$GUEST_UID:$GUEST_UID:mcvm user:/workspace:/bin/bash" \
+    >> "$root/etc/passwd"
+echo "user:x:$GUEST_UID:" >> "$root/etc/group"
+echo "user:*:19000:0:99999:7:::" >> "$root/etc/shadow"
+mkdir -p "$root/workspace"
+chown "$GUEST_UID:$GUEST_UID" "$root/workspace"
+chmod 0755 "$root/workspace"
+install -m 0755 "$guestd" "$root/sbin/mcvm-guestd"
+echo mcvm > "$root/etc/hostname"
+printf '127.0.0.1\tlocalhost\n127.0.1.1\tmcvm\n::1\tlocalhost\n' \
+    > "$root/etc/hosts"
+: > "$root/etc/machine-id"
+printf 'mcvm guest image recipe %s, kernel %s\n' "$RECIPE_VERSION" "$kver" \
+    > "$root/etc/mcvm-image"
+find "$root" -newermt "@$EPOCH" -exec touch -h -d "@$EPOCH" {} + 2>/dev/null ||
+    true
+used=$(du -sm "$root" | cut -f1)
+size=$((used + used / 4 + ROOTFS_SLACK_MIB))
+rm -f "$out/rootfs.ext4.tmp"
+E2FSPROGS_FAKE_TIME=$EPOCH mkfs.ext4 -q -F -L mcvmroot -U "$FS_UUID" \
+    -E "hash_seed=$FS_HASH_SEED,root_owner=0:0" -m 0 -I 256 \
+    -d "$root" "$out/rootfs.ext4.tmp" "${size}M" >/dev/null
+mv "$out/rootfs.ext4.tmp" "$out/rootfs.ext4"
+rm -rf "$root" "$stage"
+log "rootfs ${size} MiB (${used} MiB used)"
+
+(cd "$out" && sha256sum vmlinuz initrd.img rootfs.ext4) > "$out/manifest.tmp"
+mv "$out/manifest.tmp" "$out/manifest"
+log "manifest:"
+cat "$out/manifest" >&2

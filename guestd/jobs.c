@@ -1,0 +1,741 @@
+/*
+ * Jobs: commands run as the workspace user, each in its own cgroup under
+ * GUESTD_JOBS_CGROUP so that cancel and timeout reach every descendant,
+ * including those that called setsid.  stdout and stderr are drained
+ * independently into the job's retained output; the command never
+ * blocks on them.
+ *
+ * Times are CLOCK_MONOTONIC milliseconds.  While the jobs are frozen
+ * their clocks stop: a job's active time excludes frozen time, and its
+ * timeout is measured in active time.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "guestd.h"
+#include "wsfile.h"
+
+#define JOB_STDIN	2		/* pollfd kind after the two streams */
+#define JOB_ENV_BASE	8		/* entries of the default environment */
+#define JOB_CGROUP_LEN	128
+
+struct job {
+	uint32_t	 id;
+	uint8_t		 state;
+	pid_t		 pid;		/* main process; 0 once reaped */
+	int		 fd[OUT_NSTREAMS];	/* -1 after EOF */
+	int		 in_fd;		/* -1 once stdin is written */
+	uint8_t		*in_data;
+	size_t		 in_len;
+	size_t		 in_off;
+	struct outbuf	 out;
+	int32_t		 exit_code;
+	int32_t		 signal;
+	uint64_t	 start;
+	uint64_t	 end;
+	uint64_t	 frozen_ms;	/* frozen time while running */
+	uint32_t	 timeout_ms;	/* 0: none */
+	char		 cgroup[JOB_CGROUP_LEN];
+	int		 cgroup_live;
+};
+
+static struct job	*jobs[AGENT_JOBS_TOTAL_MAX];
+static uint32_t		 njobs;
+static int		 frozen;
+static uint64_t		 frozen_since;
+
+static const char *const job_env_base[JOB_ENV_BASE] = {
+	"PATH=/usr/local/bin:/usr/bin:/bin",
+	"HOME=" AGENT_WORKSPACE,
+	"USER=user",
+	"LOGNAME=user",
+	"SHELL=/bin/bash",
+	"LANG=C.UTF-8",
+	"TERM=dumb",
+	NULL,
+};
+
+static int
+write_file(const char *path, const char *s)
+{
+	int	 fd, serrno;
+	ssize_t	 n;
+
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = write(fd, s, strlen(s));
+	serrno = errno;
+	close(fd);
+	errno = serrno;
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+int
+jobs_init(void)
+{
+	if (mkdir(GUESTD_JOBS_CGROUP, 0755) == -1 && errno != EEXIST) {
+		glog("mkdir %s: %s", GUESTD_JOBS_CGROUP, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+struct job *
+job_find(uint32_t id)
+{
+	if (id == 0 || id > njobs)
+		return NULL;
+	return jobs[id - 1];
+}
+
+uint32_t
+jobs_active(void)
+{
+	uint32_t	 i, n = 0;
+
+	for (i = 0; i < njobs; i++)
+		if (jobs[i]->state == AGENT_JOB_RUNNING)
+			n++;
+	return n;
+}
+
+uint32_t
+jobs_total(void)
+{
+	return njobs;
+}
+
+int
+jobs_frozen(void)
+{
+	return frozen;
+}
+
+static uint64_t
+job_active_ms(const struct job *j, uint64_t now)
+{
+	uint64_t	 end = j->state == AGENT_JOB_RUNNING ? now : j->end;
+	uint64_t	 spent = j->frozen_ms;
+
+	if (frozen && j->state == AGENT_JOB_RUNNING)
+		spent += now - (frozen_since > j->start ? frozen_since :
+		    j->start);
+	if (end < j->start + spent)
+		return 0;
+	return end - j->start - spent;
+}
+
+/* Every process in the job's cgroup gets SIGKILL. */
+static void
+job_kill(struct job *j)
+{
+	char	 path[JOB_CGROUP_LEN + 32], buf[4096], *p, *nl;
+	FILE	*f;
+	pid_t	 pid;
+
+	if (j->pid > 0)
+		kill(j->pid, SIGKILL);
+	if (!j->cgroup_live)
+		return;
+	snprintf(path, sizeof(path), "%s/cgroup.kill", j->cgroup);
+	if (write_file(path, "1") == 0)
+		return;
+	/* No cgroup.kill (before Linux 5.14): freeze, kill each, thaw. */
+	snprintf(path, sizeof(path), "%s/cgroup.freeze", j->cgroup);
+	(void)write_file(path, "1");
+	snprintf(path, sizeof(path), "%s/cgroup.procs", j->cgroup);
+	if ((f = fopen(path, "re")) != NULL) {
+		while (fgets(buf, sizeof(buf), f) != NULL) {
+			for (p = buf; *p != '\0'; p = nl + 1) {
+				pid = (pid_t)strtol(p, &nl, 10);
+				if (pid > 1)
+					kill(pid, SIGKILL);
+				if (*nl == '\0')
+					break;
+			}
+		}
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.freeze", j->cgroup);
+	(void)write_file(path, "0");
+}
+
+static void
+job_cgroup_remove(struct job *j)
+{
+	if (j->cgroup_live && rmdir(j->cgroup) == 0)
+		j->cgroup_live = 0;
+}
+
+static void
+job_close_fds(struct job *j)
+{
+	int	 i;
+
+	for (i = 0; i < OUT_NSTREAMS; i++) {
+		if (j->fd[i] != -1)
+			close(j->fd[i]);
+		j->fd[i] = -1;
+		j->out.s[i].eof = 1;
+	}
+	if (j->in_fd != -1)
+		close(j->in_fd);
+	j->in_fd = -1;
+}
+
+/* Reads what is in a stream pipe now; closes it at EOF. */
+static void
+job_drain(struct job *j, int stream, int until_empty)
+{
+	static uint8_t	 buf[GUESTD_READ_CHUNK];
+	ssize_t		 n;
+
+	while (j->fd[stream] != -1) {
+		n = read(j->fd[stream], buf, sizeof(buf));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			close(j->fd[stream]);
+			j->fd[stream] = -1;
+			j->out.s[stream].eof = 1;
+			return;
+		}
+		outbuf_append(&j->out, stream, buf, (size_t)n);
+		if (!until_empty)
+			return;
+	}
+}
+
+static void
+job_feed(struct job *j)
+{
+	ssize_t	 n;
+
+	while (j->in_fd != -1 && j->in_off < j->in_len) {
+		n = write(j->in_fd, j->in_data + j->in_off,
+		    j->in_len - j->in_off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			return;
+		if (n == -1)
+			break;		/* EPIPE: the command did not want it */
+		j->in_off += (size_t)n;
+	}
+	if (j->in_fd != -1)
+		close(j->in_fd);
+	j->in_fd = -1;
+	free(j->in_data);
+	j->in_data = NULL;
+}
+
+/*
+ * In the child: join the job's cgroup, take the pipes as 0-2, become the
+ * workspace user and run the command.  On failure, the errno goes back
+ * through the status pipe.
+ */
+static void __attribute__((noreturn))
+job_child(struct job *j, int pin, int pout, int perr, int cwdfd, int status,
+    char **argv, char **envp)
+{
+	char		 path[JOB_CGROUP_LEN + 32];
+	sigset_t	 mask;
+	int		 err, sig;
+
+	sigemptyset(&mask);
+	sigprocmask(SIG_SETMASK, &mask, NULL);
+	for (sig = 1; sig < NSIG; sig++)
+		(void)signal(sig, SIG_DFL);
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", j->cgroup);
+	if (write_file(path, "0") == -1)
+		goto fail;
+	if (setsid() == -1)
+		goto fail;
+	if (dup2(pin, 0) == -1 || dup2(pout, 1) == -1 || dup2(perr, 2) == -1)
+		goto fail;
+	if (fchdir(cwdfd) == -1)
+		goto fail;
+	/* Everything else, the status pipe included, closes on exec. */
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
+		goto fail;
+	if (setgroups(0, NULL) == -1 ||
+	    setresgid(AGENT_JOB_GID, AGENT_JOB_GID, AGENT_JOB_GID) == -1 ||
+	    setresuid(AGENT_JOB_UID, AGENT_JOB_UID, AGENT_JOB_UID) == -1)
+		goto fail;
+	environ = envp;
+	execvp(argv[0], argv);
+fail:
+	err = errno;
+	if (write(status, &err, sizeof(err)) == -1)
+		_exit(126);
+	_exit(127);
+}
+
+static int
+env_valid(const char *s)
+{
+	const char	*eq = strchr(s, '=');
+
+	return eq != NULL && eq != s;
+}
+
+/*
+ * Builds the environment: the defaults, each replaced or extended by the
+ * request's NAME=VALUE entries.
+ */
+static char **
+job_env(const struct agent_msg *m)
+{
+	char		**env;
+	size_t		 n = 0, i, k, len;
+
+	env = calloc(JOB_ENV_BASE + m->u.exec.envc + 1, sizeof(*env));
+	if (env == NULL)
+		return NULL;
+	for (i = 0; job_env_base[i] != NULL; i++)
+		env[n++] = (char *)job_env_base[i];
+	for (i = 0; i < m->u.exec.envc; i++) {
+		len = strchr(m->u.exec.env[i], '=') - m->u.exec.env[i] + 1;
+		for (k = 0; k < n; k++)
+			if (strncmp(env[k], m->u.exec.env[i], len) == 0)
+				break;
+		env[k] = (char *)m->u.exec.env[i];
+		if (k == n)
+			n++;
+	}
+	env[n] = NULL;
+	return env;
+}
+
+static struct job *
+job_new(uint32_t timeout_ms)
+{
+	struct job	*j;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL)
+		return NULL;
+	j->id = njobs + 1;
+	j->state = AGENT_JOB_RUNNING;
+	j->fd[0] = j->fd[1] = j->in_fd = -1;
+	j->timeout_ms = timeout_ms;
+	j->start = now_ms();
+	outbuf_init(&j->out, AGENT_JOB_RETAIN_MAX);
+	snprintf(j->cgroup, sizeof(j->cgroup), "%s/job-%u",
+	    GUESTD_JOBS_CGROUP, j->id);
+	return j;
+}
+
+/* A job that could not start: its reason goes to its stderr. */
+static void
+job_failed(struct job *j, const char *what, int err)
+{
+	char	 msg[GUESTD_LOG_MAX];
+	int	 n;
+
+	n = snprintf(msg, sizeof(msg), "mcvm: %s: %s\n", what, strerror(err));
+	if (n > 0)
+		outbuf_append(&j->out, OUT_STDERR, (const uint8_t *)msg,
+		    (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+	job_close_fds(j);
+	free(j->in_data);
+	j->in_data = NULL;
+	j->state = AGENT_JOB_FAILED;
+	j->exit_code = 127;
+	j->end = now_ms();
+}
+
+/*
+ * Starts the command of an EXEC request.  Returns 0 and the job id (the
+ * job may be in state failed if the command could not be executed), or an
+ * AGENT_ERR_* code with a message when no job was created.
+ */
+int
+job_start(const struct agent_msg *m, uint32_t *idp, char *err, size_t errlen)
+{
+	struct job	*j;
+	const char	*cwd;
+	char		*shargv[4], **argv = NULL, **envp = NULL, cpid[32];
+	char		 path[JOB_CGROUP_LEN + 32];
+	int		 pin[2] = { -1, -1 }, pout[2] = { -1, -1 };
+	int		 perr[2] = { -1, -1 }, pst[2] = { -1, -1 };
+	int		 cwdfd = -1, child_err, code;
+	uint32_t	 i;
+	ssize_t		 n;
+	pid_t		 pid;
+
+	if (frozen) {
+		snprintf(err, errlen, "jobs are frozen; thaw first");
+		return AGENT_ERR_STATE;
+	}
+	if (jobs_active() >= AGENT_JOBS_ACTIVE_MAX) {
+		snprintf(err, errlen, "%d jobs are already running, the most "
+		    "allowed at once", AGENT_JOBS_ACTIVE_MAX);
+		return AGENT_ERR_LIMIT;
+	}
+	if (njobs >= AGENT_JOBS_TOTAL_MAX) {
+		snprintf(err, errlen, "this VM has run %d jobs, the most it "
+		    "allows", AGENT_JOBS_TOTAL_MAX);
+		return AGENT_ERR_LIMIT;
+	}
+	for (i = 0; i < m->u.exec.envc; i++)
+		if (!env_valid(m->u.exec.env[i])) {
+			snprintf(err, errlen, "environment entry %u is not "
+			    "NAME=VALUE", i);
+			return AGENT_ERR_INVAL;
+		}
+	if (!(m->u.exec.flags & AGENT_EXEC_SHELL) && m->u.exec.argv[0][0] ==
+	    '\0') {
+		snprintf(err, errlen, "empty command");
+		return AGENT_ERR_INVAL;
+	}
+	cwd = m->u.exec.cwd[0] == '\0' ? "." :
+	    ws_relpath(m->u.exec.cwd, AGENT_WORKSPACE);
+	if (cwd == NULL || (cwdfd = ws_open(ws_root, cwd, O_PATH |
+	    O_DIRECTORY, 0)) == -1) {
+		code = errno == EXDEV || errno == ELOOP ? AGENT_ERR_PATH :
+		    errno == ENOENT ? AGENT_ERR_NOENT : AGENT_ERR_INVAL;
+		snprintf(err, errlen, "cwd %s: %s", m->u.exec.cwd,
+		    errno == EXDEV ? "outside " AGENT_WORKSPACE :
+		    errno == ELOOP ? "symbolic links are not followed" :
+		    strerror(errno));
+		return code;
+	}
+
+	if ((j = job_new(m->u.exec.timeout_ms)) == NULL)
+		goto syserr;
+	if (m->u.exec.flags & AGENT_EXEC_SHELL) {
+		shargv[0] = "/bin/sh";
+		shargv[1] = "-c";
+		shargv[2] = (char *)m->u.exec.argv[0];
+		shargv[3] = NULL;
+		argv = shargv;
+	} else {
+		if ((argv = calloc(m->u.exec.argc + 1, sizeof(*argv))) == NULL)
+			goto syserr_job;
+		for (i = 0; i < m->u.exec.argc; i++)
+			argv[i] = (char *)m->u.exec.argv[i];
+	}
+	if ((envp = job_env(m)) == NULL)
+		goto syserr_job;
+	if (m->u.exec.stdin_len > 0) {
+		if ((j->in_data = malloc(m->u.exec.stdin_len)) == NULL)
+			goto syserr_job;
+		memcpy(j->in_data, m->u.exec.stdin_data, m->u.exec.stdin_len);
+		j->in_len = m->u.exec.stdin_len;
+		if (pipe2(pin, O_CLOEXEC) == -1)
+			goto syserr_job;
+	} else if ((pin[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
+		goto syserr_job;
+	if (pipe2(pout, O_CLOEXEC) == -1 || pipe2(perr, O_CLOEXEC) == -1 ||
+	    pipe2(pst, O_CLOEXEC) == -1)
+		goto syserr_job;
+	if (mkdir(j->cgroup, 0755) == -1 && errno != EEXIST)
+		goto syserr_job;
+	j->cgroup_live = 1;
+
+	jobs[njobs++] = j;
+	if ((pid = fork()) == -1) {
+		job_failed(j, "fork", errno);
+		goto done;
+	}
+	if (pid == 0)
+		job_child(j, pin[0], pout[1], perr[1], cwdfd, pst[1], argv,
+		    envp);
+	j->pid = pid;
+	/* Also from here, so it is in the cgroup before we answer. */
+	snprintf(path, sizeof(path), "%s/cgroup.procs", j->cgroup);
+	snprintf(cpid, sizeof(cpid), "%d", (int)pid);
+	(void)write_file(path, cpid);
+	close(pst[1]);
+	pst[1] = -1;
+	do
+		n = read(pst[0], &child_err, sizeof(child_err));
+	while (n == -1 && errno == EINTR);
+	if (n == (ssize_t)sizeof(child_err)) {
+		job_failed(j, argv[0], child_err);
+		goto done;
+	}
+	j->fd[OUT_STDOUT] = pout[0];
+	j->fd[OUT_STDERR] = perr[0];
+	pout[0] = perr[0] = -1;
+	(void)fcntl(j->fd[OUT_STDOUT], F_SETFL, O_NONBLOCK);
+	(void)fcntl(j->fd[OUT_STDERR], F_SETFL, O_NONBLOCK);
+	if (j->in_data != NULL) {
+		j->in_fd = pin[1];
+		pin[1] = -1;
+		(void)fcntl(j->in_fd, F_SETFL, O_NONBLOCK);
+		job_feed(j);
+	}
+done:
+	*idp = j->id;
+	code = 0;
+	goto out;
+syserr_job:
+	child_err = errno;
+	outbuf_free(&j->out);
+	free(j->in_data);
+	if (j->cgroup_live)
+		(void)rmdir(j->cgroup);
+	free(j);
+	errno = child_err;
+syserr:
+	snprintf(err, errlen, "cannot start the job: %s", strerror(errno));
+	code = AGENT_ERR_IO;
+out:
+	for (i = 0; i < 2; i++) {
+		if (pin[i] != -1)
+			close(pin[i]);
+		if (pout[i] != -1)
+			close(pout[i]);
+		if (perr[i] != -1)
+			close(perr[i]);
+		if (pst[i] != -1)
+			close(pst[i]);
+	}
+	if (cwdfd != -1)
+		close(cwdfd);
+	if (argv != shargv)
+		free(argv);
+	free(envp);
+	return code;
+}
+
+void
+job_status(const struct job *j, struct agent_job_status *st, uint64_t now)
+{
+	memset(st, 0, sizeof(*st));
+	st->job = j->id;
+	st->state = j->state;
+	st->truncated = j->out.truncated ? 1 : 0;
+	st->out_eof = j->out.s[OUT_STDOUT].eof ? 1 : 0;
+	st->err_eof = j->out.s[OUT_STDERR].eof ? 1 : 0;
+	st->exit_code = j->exit_code;
+	st->signal = j->signal;
+	st->out_total = j->out.s[OUT_STDOUT].total;
+	st->err_total = j->out.s[OUT_STDERR].total;
+	st->out_retained = j->out.s[OUT_STDOUT].len;
+	st->err_retained = j->out.s[OUT_STDERR].len;
+	st->runtime_ms = job_active_ms(j, now);
+}
+
+size_t
+job_page(const struct job *j, int stream, uint64_t cursor, size_t max,
+    const uint8_t **pp)
+{
+	return outbuf_page(&j->out, stream, cursor, max, pp);
+}
+
+/*
+ * Kills every process of the job.  A running job becomes cancelled; a
+ * finished one keeps its state (its leftover daemons die).
+ */
+int
+job_cancel(struct job *j)
+{
+	job_kill(j);
+	if (j->state == AGENT_JOB_RUNNING) {
+		j->state = AGENT_JOB_CANCELLED;
+		j->end = now_ms();
+		if (frozen)
+			j->frozen_ms += j->end - (frozen_since > j->start ?
+			    frozen_since : j->start);
+	}
+	return 0;
+}
+
+/* Reaps every child: our jobs and any orphan reparented to PID 1. */
+void
+jobs_reap(void)
+{
+	struct job	*j;
+	uint32_t	 i;
+	pid_t		 pid;
+	int		 status, k;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (i = 0; i < njobs; i++)
+			if (jobs[i]->pid == pid)
+				break;
+		if (i == njobs)
+			continue;
+		j = jobs[i];
+		j->pid = 0;
+		if (WIFEXITED(status))
+			j->exit_code = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status)) {
+			j->exit_code = -1;
+			j->signal = WTERMSIG(status);
+		}
+		/* What the command wrote before exiting is in the pipes. */
+		for (k = 0; k < OUT_NSTREAMS; k++)
+			job_drain(j, k, 1);
+		if (j->state == AGENT_JOB_RUNNING) {
+			j->state = AGENT_JOB_COMPLETED;
+			j->end = now_ms();
+		}
+	}
+	for (i = 0; i < njobs; i++)
+		if (jobs[i]->state != AGENT_JOB_RUNNING &&
+		    jobs[i]->pid == 0)
+			job_cgroup_remove(jobs[i]);
+}
+
+size_t
+jobs_pollfds(struct pollfd *pfd, size_t space, struct job **who, int *kind)
+{
+	size_t		 n = 0;
+	uint32_t	 i;
+	int		 k;
+
+	for (i = 0; i < njobs; i++) {
+		for (k = 0; k < OUT_NSTREAMS; k++) {
+			if (jobs[i]->fd[k] == -1 || n == space)
+				continue;
+			pfd[n].fd = jobs[i]->fd[k];
+			pfd[n].events = POLLIN;
+			who[n] = jobs[i];
+			kind[n++] = k;
+		}
+		if (jobs[i]->in_fd != -1 && n < space) {
+			pfd[n].fd = jobs[i]->in_fd;
+			pfd[n].events = POLLOUT;
+			who[n] = jobs[i];
+			kind[n++] = JOB_STDIN;
+		}
+	}
+	return n;
+}
+
+void
+jobs_event(struct job *j, int kind, short revents)
+{
+	if (kind == JOB_STDIN)
+		job_feed(j);
+	else
+		job_drain(j, kind, 0);
+}
+
+/*
+ * Ends the jobs whose time is up.  Returns the milliseconds until the
+ * next deadline, or -1 if there is none.
+ */
+int
+jobs_timeout(uint64_t now)
+{
+	uint64_t	 active, left, next = UINT64_MAX;
+	uint32_t	 i;
+	struct job	*j;
+
+	if (frozen)
+		return -1;
+	for (i = 0; i < njobs; i++) {
+		j = jobs[i];
+		if (j->state != AGENT_JOB_RUNNING || j->timeout_ms == 0)
+			continue;
+		active = job_active_ms(j, now);
+		if (active >= j->timeout_ms) {
+			job_kill(j);
+			j->state = AGENT_JOB_TIMED_OUT;
+			j->end = now;
+			continue;
+		}
+		left = j->timeout_ms - active;
+		if (left < next)
+			next = left;
+	}
+	return next == UINT64_MAX ? -1 : (int)next;
+}
+
+static int
+cgroup_wait_frozen(int want)
+{
+	char		 buf[512], *p;
+	uint64_t	 deadline = now_ms() + GUESTD_FREEZE_WAIT_MS;
+	struct timespec	 step = { 0, GUESTD_POLL_STEP_MS * 1000000L };
+	ssize_t		 n;
+	int		 fd;
+
+	for (;;) {
+		fd = open(GUESTD_JOBS_CGROUP "/cgroup.events",
+		    O_RDONLY | O_CLOEXEC);
+		if (fd == -1)
+			return -1;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n < 0)
+			return -1;
+		buf[n] = '\0';
+		if ((p = strstr(buf, "frozen ")) != NULL &&
+		    (p[7] == '1') == want)
+			return 0;
+		if (now_ms() >= deadline) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		nanosleep(&step, NULL);
+	}
+}
+
+/*
+ * Freezes the whole job subtree and stops the jobs' clocks.  Returns 0
+ * and the number of running jobs, or -1.
+ */
+int
+jobs_freeze(uint32_t *nfrozen)
+{
+	if (write_file(GUESTD_JOBS_CGROUP "/cgroup.freeze", "1") == -1)
+		return -1;
+	if (cgroup_wait_frozen(1) == -1) {
+		(void)write_file(GUESTD_JOBS_CGROUP "/cgroup.freeze", "0");
+		return -1;
+	}
+	if (!frozen) {
+		frozen = 1;
+		frozen_since = now_ms();
+	}
+	*nfrozen = jobs_active();
+	return 0;
+}
+
+int
+jobs_thaw(uint64_t now)
+{
+	uint32_t	 i;
+	struct job	*j;
+
+	if (write_file(GUESTD_JOBS_CGROUP "/cgroup.freeze", "0") == -1)
+		return -1;
+	if (!frozen)
+		return 0;
+	for (i = 0; i < njobs; i++) {
+		j = jobs[i];
+		if (j->state == AGENT_JOB_RUNNING)
+			j->frozen_ms += now - (frozen_since > j->start ?
+			    frozen_since : j->start);
+	}
+	frozen = 0;
+	return cgroup_wait_frozen(0);
+}
+
+void
+jobs_kill_all(void)
+{
+	uint32_t	 i;
+
+	for (i = 0; i < njobs; i++)
+		job_kill(jobs[i]);
+}

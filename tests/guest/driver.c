@@ -1,0 +1,1186 @@
+/*
+ * guest-driver: boots the guest image under QEMU (TCG) with the agent port
+ * on a unix socket, and drives mcvm-guestd through the agent protocol.
+ *
+ *	guest-driver [-b] [-n runs] [-w workdir] imagedir
+ *
+ * Without -b it runs the guest tests, one line each, ending with
+ * "N passed, N failed".  With -b it measures the time from starting QEMU
+ * to the agent's first answer and the exec round-trip of `true`.
+ * The guest gets no NIC; QEMU is started and, if it does not power off by
+ * itself, killed by the pid this program started.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agentc.h"
+#include "b64.h"
+#include "utf8.h"
+
+#define QEMU_BIN		"qemu-system-x86_64"
+#define GUEST_MEM_MIB		"1024"
+#define GUEST_CPUS		"2"
+#define BOOT_TIMEOUT_MS		120000
+#define CALL_TIMEOUT_MS		30000
+#define JOB_TIMEOUT_MS		60000
+#define JOB_POLL_MS		20
+#define SHUTDOWN_WAIT_MS	20000
+#define BENCH_RUNS		50
+#define TEXT_MAX		(2 * 1024 * 1024)
+
+static struct agentc	 ac;
+static pid_t		 qemu_pid = -1;
+static int		 passed, failed;
+static char		 workdir[256];
+static char		 sockpath[512];
+static char		 failmsg[512];
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static double
+now_us(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static void
+sleep_ms(int ms)
+{
+	struct timespec	 ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+static int __attribute__((format(printf, 1, 2)))
+fail(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(failmsg, sizeof(failmsg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static void
+report(const char *name, int rv)
+{
+	if (rv == 0) {
+		printf("ok - %s\n", name);
+		passed++;
+	} else {
+		printf("FAIL - %s: %s\n", name, failmsg);
+		failed++;
+	}
+	fflush(stdout);
+}
+
+static void
+qemu_start(const char *image)
+{
+	char	 kernel[512], initrd[512], drive[600], chardev[600];
+	char	 serial[600];
+
+	snprintf(kernel, sizeof(kernel), "%s/vmlinuz", image);
+	snprintf(initrd, sizeof(initrd), "%s/initrd.img", image);
+	snprintf(drive, sizeof(drive), "file=%s/rootfs.ext4,format=raw,"
+	    "if=none,id=root,snapshot=on,cache=unsafe", image);
+	snprintf(chardev, sizeof(chardev), "socket,id=agent,path=%s,"
+	    "server=on,wait=off", sockpath);
+	snprintf(serial, sizeof(serial), "file:%s/serial.log", workdir);
+
+	if ((qemu_pid = fork()) == -1) {
+		perror("fork");
+		exit(1);
+	}
+	if (qemu_pid == 0) {
+		int	 null = open("/dev/null", O_RDWR);
+
+		if (null != -1) {
+			dup2(null, 0);
+			dup2(null, 1);
+		}
+		execlp(QEMU_BIN, QEMU_BIN, "-nodefaults", "-no-user-config",
+		    "-accel", "tcg", "-machine", "q35", "-cpu", "qemu64",
+		    "-m", GUEST_MEM_MIB, "-smp", GUEST_CPUS,
+		    "-display", "none", "-no-reboot", "-nic", "none",
+		    "-kernel", kernel, "-initrd", initrd,
+		    "-append", "console=ttyS0 root=/dev/vda rw panic=-1 quiet",
+		    "-drive", drive, "-device", "virtio-blk-pci,drive=root",
+		    "-device", "virtio-serial-pci",
+		    "-chardev", chardev,
+		    "-device", "virtserialport,chardev=agent,"
+		    "name=" AGENT_PORT_NAME,
+		    "-device", "virtio-rng-pci",
+		    "-serial", serial, (char *)NULL);
+		perror("exec " QEMU_BIN);
+		_exit(127);
+	}
+}
+
+/* Waits for QEMU to exit; kills it (by its pid) if it does not. */
+static int
+qemu_stop(int wait_ms)
+{
+	uint64_t	 deadline = now_ms() + (uint64_t)wait_ms;
+	int		 status;
+	pid_t		 pid;
+
+	if (qemu_pid == -1)
+		return 0;
+	for (;;) {
+		pid = waitpid(qemu_pid, &status, WNOHANG);
+		if (pid == qemu_pid) {
+			qemu_pid = -1;
+			return 0;
+		}
+		if (now_ms() >= deadline)
+			break;
+		sleep_ms(50);
+	}
+	kill(qemu_pid, SIGKILL);
+	waitpid(qemu_pid, &status, 0);
+	qemu_pid = -1;
+	return -1;
+}
+
+static int
+agent_connect(int timeout_ms)
+{
+	uint64_t	 deadline = now_ms() + (uint64_t)timeout_ms;
+
+	while (ac_connect(&ac, sockpath) == -1) {
+		if (now_ms() >= deadline)
+			return -1;
+		sleep_ms(10);
+	}
+	return 0;
+}
+
+static int
+call(struct agent_msg *req, struct agent_msg *rep)
+{
+	if (ac_call(&ac, req, rep, CALL_TIMEOUT_MS) == -1)
+		return fail("%s: %s", agent_type_name(req->type),
+		    strerror(errno));
+	if (rep->type == AGENT_ERROR)
+		return fail("%s: error %u (%s): %s", agent_type_name(req->type),
+		    rep->u.error.code, agent_err_name(rep->u.error.code),
+		    rep->u.error.message);
+	if (rep->type != (AGENT_REPLY | req->type))
+		return fail("%s: reply of type %s", agent_type_name(req->type),
+		    agent_type_name(rep->type));
+	return 0;
+}
+
+/* A request expected to fail with code; 0 if it did. */
+static int
+call_err(struct agent_msg *req, uint32_t code)
+{
+	struct agent_msg	 rep;
+
+	if (ac_call(&ac, req, &rep, CALL_TIMEOUT_MS) == -1)
+		return fail("%s: %s", agent_type_name(req->type),
+		    strerror(errno));
+	if (rep.type != AGENT_ERROR)
+		return fail("%s succeeded; expected %s",
+		    agent_type_name(req->type), agent_err_name(code));
+	if (rep.u.error.code != code)
+		return fail("%s: error %s (%s); expected %s",
+		    agent_type_name(req->type),
+		    agent_err_name(rep.u.error.code), rep.u.error.message,
+		    agent_err_name(code));
+	return 0;
+}
+
+static int
+exec_start(const char *cmd, int shell, const char *stdin_data,
+    uint32_t timeout_ms, uint32_t *job)
+{
+	struct agent_msg	 req, rep;
+
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_EXEC;
+	req.u.exec.flags = shell ? AGENT_EXEC_SHELL : 0;
+	req.u.exec.timeout_ms = timeout_ms;
+	req.u.exec.cwd = "";
+	req.u.exec.argc = 1;
+	req.u.exec.argv[0] = cmd;
+	if (stdin_data != NULL) {
+		req.u.exec.stdin_data = (const uint8_t *)stdin_data;
+		req.u.exec.stdin_len = (uint32_t)strlen(stdin_data);
+	}
+	if (call(&req, &rep) == -1)
+		return -1;
+	*job = rep.u.job.job;
+	return 0;
+}
+
+static int
+job_status(uint32_t job, struct agent_job_status *st)
+{
+	struct agent_msg	 req, rep;
+
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_JOB_STATUS;
+	req.u.job.job = job;
+	if (call(&req, &rep) == -1)
+		return -1;
+	*st = rep.u.status.st;
+	return 0;
+}
+
+static int
+job_wait(uint32_t job, struct agent_job_status *st, int timeout_ms)
+{
+	uint64_t	 deadline = now_ms() + (uint64_t)timeout_ms;
+
+	for (;;) {
+		if (job_status(job, st) == -1)
+			return -1;
+		if (st->state != AGENT_JOB_RUNNING)
+			return 0;
+		if (now_ms() >= deadline)
+			return fail("job %u still running", job);
+		sleep_ms(JOB_POLL_MS);
+	}
+}
+
+struct collected {
+	char		 text[2][TEXT_MAX];	/* decoded, NUL-terminated */
+	size_t		 len[2];
+	uint64_t	 cursor[2];
+	int		 errors[2];
+	int		 pages;
+	struct agent_job_status st;
+};
+
+static struct collected	 col;
+
+/*
+ * Reads a finished job's output the way the host service does: pages of
+ * at most page bytes per stream by byte cursor, decoded as UTF-8 (an
+ * incomplete character at a page end waits for the next page), until
+ * neither cursor advances.
+ */
+static int
+job_collect(uint32_t job, uint32_t page)
+{
+	struct agent_msg	 req, rep;
+	const uint8_t		*data;
+	uint32_t		 len;
+	size_t			 used, outlen;
+	int			 s, advanced, errs;
+
+	memset(&col, 0, sizeof(col));
+	do {
+		memset(&req, 0, sizeof(req));
+		req.type = AGENT_JOB_READ;
+		req.u.job_read.job = job;
+		req.u.job_read.out_cursor = col.cursor[0];
+		req.u.job_read.err_cursor = col.cursor[1];
+		req.u.job_read.out_max = page;
+		req.u.job_read.err_max = page;
+		if (call(&req, &rep) == -1)
+			return -1;
+		col.st = rep.u.output.st;
+		col.pages++;
+		advanced = 0;
+		for (s = 0; s < 2; s++) {
+			data = s == 0 ? rep.u.output.out : rep.u.output.err;
+			len = s == 0 ? rep.u.output.out_len :
+			    rep.u.output.err_len;
+			if (len > page)
+				return fail("page of %u bytes > %u", len,
+				    page);
+			if (UTF8_DECODED_MAX(len) > TEXT_MAX - 1 - col.len[s])
+				return fail("output too long");
+			errs = 0;
+			used = utf8_decode(data, len,
+			    agent_page_final(&rep.u.output.st, s,
+			    col.cursor[s], len), col.text[s] + col.len[s],
+			    &outlen, &errs);
+			col.len[s] += outlen;
+			col.text[s][col.len[s]] = '\0';
+			col.errors[s] |= errs;
+			if (used > 0)
+				advanced = 1;
+			col.cursor[s] += used;
+		}
+	} while (advanced);
+	return 0;
+}
+
+/* Runs a command to completion and collects its output. */
+static int
+run(const char *cmd, int shell, const char *stdin_data)
+{
+	struct agent_job_status	 st;
+	uint32_t		 job;
+
+	if (exec_start(cmd, shell, stdin_data, 0, &job) == -1)
+		return -1;
+	if (job_wait(job, &st, JOB_TIMEOUT_MS) == -1)
+		return -1;
+	return job_collect(job, AGENT_PAGE_MAX);
+}
+
+static int
+expect_output(const char *out, const char *err, int code)
+{
+	if (col.st.state != AGENT_JOB_COMPLETED)
+		return fail("state %s", agent_job_state_name(col.st.state));
+	if (col.st.exit_code != code)
+		return fail("exit code %d, expected %d (stderr: %.200s)",
+		    col.st.exit_code, code, col.text[1]);
+	if (out != NULL && strcmp(col.text[0], out) != 0)
+		return fail("stdout \"%.200s\", expected \"%s\"", col.text[0],
+		    out);
+	if (err != NULL && strcmp(col.text[1], err) != 0)
+		return fail("stderr \"%.200s\", expected \"%s\"", col.text[1],
+		    err);
+	return 0;
+}
+
+static int
+file_write(const char *path, uint32_t flags, uint64_t off, const void *data,
+    size_t len, uint64_t *size)
+{
+	struct agent_msg	 req, rep;
+
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_FILE_WRITE;
+	req.u.file_write.path = path;
+	req.u.file_write.flags = flags;
+	req.u.file_write.offset = off;
+	req.u.file_write.data = data;
+	req.u.file_write.len = (uint32_t)len;
+	if (call(&req, &rep) == -1)
+		return -1;
+	if (size != NULL)
+		*size = rep.u.file_written.size;
+	return 0;
+}
+
+/* Reads a whole (small) file into buf; returns its length or -1. */
+static long
+file_read(const char *path, uint8_t *buf, size_t cap)
+{
+	struct agent_msg	 req, rep;
+	uint64_t		 off = 0;
+
+	for (;;) {
+		memset(&req, 0, sizeof(req));
+		req.type = AGENT_FILE_READ;
+		req.u.file_read.path = path;
+		req.u.file_read.offset = off;
+		req.u.file_read.length = AGENT_FILE_CHUNK_MAX;
+		if (call(&req, &rep) == -1)
+			return -1;
+		if (rep.u.file_data.len > cap - off)
+			return fail("file larger than %zu", cap);
+		memcpy(buf + off, rep.u.file_data.data, rep.u.file_data.len);
+		off += rep.u.file_data.len;
+		if (rep.u.file_data.eof || rep.u.file_data.len == 0)
+			return (long)off;
+	}
+}
+
+/* --- the tests */
+
+static int
+t_info(void)
+{
+	struct agent_msg	 req, rep;
+
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_PING;
+	if (call(&req, &rep) == -1)
+		return -1;
+	req.type = AGENT_INFO;
+	if (call(&req, &rep) == -1)
+		return -1;
+	if (strstr(rep.u.info.os, "Debian") == NULL)
+		return fail("os \"%s\"", rep.u.info.os);
+	if (strncmp(rep.u.info.kernel, "Linux ", 6) != 0)
+		return fail("kernel \"%s\"", rep.u.info.kernel);
+	if (rep.u.info.jobs_active_max != AGENT_JOBS_ACTIVE_MAX ||
+	    rep.u.info.jobs_total_max != AGENT_JOBS_TOTAL_MAX)
+		return fail("job limits %u/%u", rep.u.info.jobs_active_max,
+		    rep.u.info.jobs_total_max);
+	printf("# %s, %s, agent %s, up %llu ms\n", rep.u.info.os,
+	    rep.u.info.kernel, rep.u.info.agent_version,
+	    (unsigned long long)rep.u.info.uptime_ms);
+	return 0;
+}
+
+static int
+t_python(void)
+{
+	if (run("python3 -c 'print(2+2)'", 1, NULL) == -1)
+		return -1;
+	return expect_output("4\n", "", 0);
+}
+
+static int
+t_argv_identity(void)
+{
+	if (run("id", 0, NULL) == -1)
+		return -1;
+	if (expect_output(NULL, "", 0) == -1)
+		return -1;
+	if (strncmp(col.text[0], "uid=1000(", 9) != 0 ||
+	    strstr(col.text[0], "gid=1000(") == NULL)
+		return fail("id: %s", col.text[0]);
+	if (run("pwd; echo $HOME", 1, NULL) == -1)
+		return -1;
+	return expect_output("/workspace\n/workspace\n", "", 0);
+}
+
+static int
+t_fibonacci(void)
+{
+	static const char script[] =
+	    "def fib(n):\n"
+	    "    a, b = 0, 1\n"
+	    "    for _ in range(n):\n"
+	    "        yield a\n"
+	    "        a, b = b, a + b\n"
+	    "print(', '.join(str(x) for x in fib(10)))\n";
+
+	if (file_write("fib.py", 0, 0, script, strlen(script), NULL) == -1)
+		return -1;
+	if (run("python3 fib.py", 1, NULL) == -1)
+		return -1;
+	return expect_output("0, 1, 1, 2, 3, 5, 8, 13, 21, 34\n", "", 0);
+}
+
+static int
+t_streams(void)
+{
+	if (run("echo out; echo err >&2; echo out2; exit 3", 1, NULL) == -1)
+		return -1;
+	return expect_output("out\nout2\n", "err\n", 3);
+}
+
+static int
+t_stdin(void)
+{
+	if (run("tr a-z A-Z", 1, "hello stdin\n") == -1)
+		return -1;
+	return expect_output("HELLO STDIN\n", "", 0);
+}
+
+static int
+t_truncated(void)
+{
+	size_t	 i;
+
+	if (run("python3 -c \"import sys; sys.stdout.write('x' * 1048576)\"",
+	    1, NULL) == -1)
+		return -1;
+	if (expect_output(NULL, "", 0) == -1)
+		return -1;
+	if (!col.st.truncated)
+		return fail("not truncated");
+	if (col.st.out_total != 1048576)
+		return fail("out_total %llu",
+		    (unsigned long long)col.st.out_total);
+	if (col.len[0] != AGENT_JOB_RETAIN_MAX ||
+	    col.cursor[0] != AGENT_JOB_RETAIN_MAX)
+		return fail("retained %zu bytes", col.len[0]);
+	for (i = 0; i < col.len[0]; i++)
+		if (col.text[0][i] != 'x')
+			return fail("byte %zu is %#x", i, col.text[0][i]);
+	if (col.pages < AGENT_JOB_RETAIN_MAX / AGENT_PAGE_MAX)
+		return fail("only %d pages", col.pages);
+	/* The budget is shared by both streams. */
+	if (run("head -c 200000 /dev/zero | tr '\\0' o; "
+	    "head -c 200000 /dev/zero | tr '\\0' e >&2", 1, NULL) == -1)
+		return -1;
+	if (!col.st.truncated || col.len[0] + col.len[1] !=
+	    AGENT_JOB_RETAIN_MAX || col.st.out_total + col.st.err_total !=
+	    400000)
+		return fail("two streams: retained %zu + %zu, total %llu",
+		    col.len[0], col.len[1], (unsigned long long)
+		    (col.st.out_total + col.st.err_total));
+	return 0;
+}
+
+static int
+t_utf8(void)
+{
+	struct agent_msg	 req, rep;
+	char			 expect[64];
+	uint32_t		 job;
+	size_t			 i;
+
+	/* A 3-byte character across the first page boundary. */
+	if (run("python3 -c \"import sys; sys.stdout.write('a' * 16383 + "
+	    "'\\u20ac' * 3 + '\\u00e9')\"", 1, NULL) == -1)
+		return -1;
+	if (expect_output(NULL, "", 0) == -1)
+		return -1;
+	if (col.len[0] != 16383 + 9 + 2 || col.errors[0])
+		return fail("decoded %zu bytes, errors %d", col.len[0],
+		    col.errors[0]);
+	for (i = 0; i < 16383; i++)
+		if (col.text[0][i] != 'a')
+			return fail("byte %zu", i);
+	if (strcmp(col.text[0] + 16383, "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
+	    "\xc3\xa9") != 0)
+		return fail("tail \"%s\"", col.text[0] + 16383);
+
+	/* The first page alone stops before the cut character. */
+	if (exec_start("printf 'ab\\342\\202\\254'", 1, NULL, 0, &job) == -1 ||
+	    job_wait(job, &col.st, JOB_TIMEOUT_MS) == -1)
+		return -1;
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_JOB_READ;
+	req.u.job_read.job = job;
+	req.u.job_read.out_max = 4;
+	if (call(&req, &rep) == -1)
+		return -1;
+	{
+		char	 out[UTF8_DECODED_MAX(4)];
+		size_t	 olen, used;
+		int	 errs = 0;
+
+		used = utf8_decode(rep.u.output.out, rep.u.output.out_len,
+		    agent_page_final(&rep.u.output.st, 0, 0,
+		    rep.u.output.out_len), out, &olen, &errs);
+		if (used != 2 || olen != 2 || errs)
+			return fail("page of 4: used %zu, errors %d", used,
+			    errs);
+	}
+
+	/* Invalid bytes and a character cut by EOF become U+FFFD. */
+	if (run("printf 'ok\\377x\\342\\202'", 1, NULL) == -1)
+		return -1;
+	snprintf(expect, sizeof(expect), "ok\xef\xbf\xbdx\xef\xbf\xbd");
+	if (strcmp(col.text[0], expect) != 0 || !col.errors[0])
+		return fail("invalid bytes decoded as \"%s\", errors %d",
+		    col.text[0], col.errors[0]);
+	/* A literal U+FFFD is not an error. */
+	if (run("printf '\\357\\277\\275'", 1, NULL) == -1)
+		return -1;
+	if (strcmp(col.text[0], "\xef\xbf\xbd") != 0 || col.errors[0])
+		return fail("literal U+FFFD: errors %d", col.errors[0]);
+	return 0;
+}
+
+static int
+t_base64(void)
+{
+	struct agent_msg	 req, rep;
+	static const uint8_t	 want[] = { 0x00, 0x01, 0xfe, 0xff, 0x80, 0x0a };
+	char			 enc[B64_ENCODED_LEN(sizeof(want)) + 1];
+	uint8_t			 dec[sizeof(want)];
+	uint32_t		 job;
+	struct agent_job_status	 st;
+
+	if (exec_start("printf '\\000\\001\\376\\377\\200\\n'", 1, NULL, 0,
+	    &job) == -1 || job_wait(job, &st, JOB_TIMEOUT_MS) == -1)
+		return -1;
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_JOB_READ;
+	req.u.job_read.job = job;
+	req.u.job_read.out_max = AGENT_PAGE_MAX;
+	if (call(&req, &rep) == -1)
+		return -1;
+	if (rep.u.output.out_len != sizeof(want))
+		return fail("%u bytes", rep.u.output.out_len);
+	b64_encode(rep.u.output.out, rep.u.output.out_len, enc);
+	if (strcmp(enc, "AAH+/4AK") != 0)
+		return fail("base64 \"%s\"", enc);
+	if (b64_decode(enc, strlen(enc), dec) != (long)sizeof(want) ||
+	    memcmp(dec, want, sizeof(want)) != 0)
+		return fail("base64 round trip");
+	return 0;
+}
+
+/* Whether a pid is alive in the guest, asked through a job. */
+static int
+guest_pid_alive(long pid)
+{
+	char	 cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "test -e /proc/%ld && "
+	    "! grep -q '^State:.*Z' /proc/%ld/status", pid, pid);
+	if (run(cmd, 1, NULL) == -1)
+		return -1;
+	return col.st.exit_code == 0;
+}
+
+static int
+t_cancel_setsid(void)
+{
+	struct agent_msg	 req, rep;
+	struct agent_job_status	 st;
+	uint8_t			 buf[64];
+	uint32_t		 job;
+	long			 n, gc, sh;
+	int			 i;
+
+	if (exec_start("setsid sh -c 'echo $$ > gc.pid; exec sleep 1000' "
+	    "</dev/null >/dev/null 2>&1 & echo $$ > sh.pid; sleep 1000", 1,
+	    NULL, 0, &job) == -1)
+		return -1;
+	for (i = 0; i < 200; i++) {
+		if ((n = file_read("gc.pid", buf, sizeof(buf) - 1)) > 0)
+			break;
+		sleep_ms(50);
+	}
+	if (n <= 0)
+		return fail("grandchild did not start");
+	buf[n] = '\0';
+	gc = strtol((char *)buf, NULL, 10);
+	if ((n = file_read("sh.pid", buf, sizeof(buf) - 1)) <= 0)
+		return -1;
+	buf[n] = '\0';
+	sh = strtol((char *)buf, NULL, 10);
+	if (guest_pid_alive(gc) != 1 || guest_pid_alive(sh) != 1)
+		return fail("processes %ld, %ld not running", sh, gc);
+
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_JOB_CANCEL;
+	req.u.job.job = job;
+	if (call(&req, &rep) == -1)
+		return -1;
+	if (rep.u.status.st.state != AGENT_JOB_CANCELLED)
+		return fail("state %s after cancel",
+		    agent_job_state_name(rep.u.status.st.state));
+	for (i = 0; i < 100; i++) {
+		if (job_status(job, &st) == -1)
+			return -1;
+		if (st.signal == SIGKILL)
+			break;
+		sleep_ms(50);
+	}
+	if (st.state != AGENT_JOB_CANCELLED || st.signal != SIGKILL)
+		return fail("state %s, signal %d",
+		    agent_job_state_name(st.state), st.signal);
+	for (i = 0; i < 50; i++) {
+		if (guest_pid_alive(gc) == 0 && guest_pid_alive(sh) == 0)
+			return 0;
+		sleep_ms(100);
+	}
+	return fail("setsid grandchild %ld survived the cancel", gc);
+}
+
+static int
+t_files(void)
+{
+	static uint8_t		 big[AGENT_FILE_CHUNK_MAX], back[2 *
+	    AGENT_FILE_CHUNK_MAX];
+	uint64_t		 size;
+	long			 n;
+	size_t			 i;
+
+	if (file_write("dir/sub/note.txt", AGENT_WRITE_MKDIRS, 0,
+	    "hello\n", 6, &size) == -1)
+		return -1;
+	if (file_write("dir/sub/note.txt", AGENT_WRITE_APPEND, 0,
+	    "world\n", 6, &size) == -1)
+		return -1;
+	if (file_write("dir/sub/note.txt", AGENT_WRITE_AT_OFFSET, 0,
+	    "J", 1, &size) == -1)
+		return -1;
+	if ((n = file_read("/workspace/dir/sub/note.txt", back,
+	    sizeof(back))) == -1)
+		return -1;
+	if (n != 12 || memcmp(back, "Jello\nworld\n", 12) != 0 || size != 12)
+		return fail("read back %ld bytes \"%.*s\"", n, (int)n, back);
+	for (i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 7 + 3);
+	if (file_write("big.bin", 0, 0, big, sizeof(big), &size) == -1)
+		return -1;
+	if ((n = file_read("big.bin", back, sizeof(back))) == -1)
+		return -1;
+	if ((size_t)n != sizeof(big) || memcmp(back, big, sizeof(big)) != 0)
+		return fail("128 KiB round trip: %ld bytes", n);
+	/* Files belong to the workspace user. */
+	if (run("stat -c %u:%g dir/sub/note.txt big.bin dir/sub", 1, NULL) ==
+	    -1)
+		return -1;
+	return expect_output("1000:1000\n1000:1000\n1000:1000\n", "", 0);
+}
+
+static int
+t_escape(void)
+{
+	struct agent_msg	 req;
+	static const char *const bad[] = {
+		"link/passwd", "../etc/passwd", "/etc/passwd",
+		"dir/../../etc/passwd", "flink",
+	};
+	size_t			 i;
+
+	if (run("ln -sfn /etc link && ln -sf /etc/passwd flink", 1, NULL) ==
+	    -1 || expect_output("", "", 0) == -1)
+		return -1;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&req, 0, sizeof(req));
+		req.type = AGENT_FILE_READ;
+		req.u.file_read.path = bad[i];
+		req.u.file_read.length = 100;
+		if (call_err(&req, AGENT_ERR_PATH) == -1)
+			return fail("read %s: %s", bad[i], failmsg);
+	}
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_FILE_WRITE;
+	req.u.file_write.path = "link/evil";
+	req.u.file_write.data = (const uint8_t *)"x";
+	req.u.file_write.len = 1;
+	if (call_err(&req, AGENT_ERR_PATH) == -1)
+		return -1;
+	req.u.file_write.path = "flink";
+	if (call_err(&req, AGENT_ERR_PATH) == -1)
+		return -1;
+	req.u.file_write.flags = AGENT_WRITE_APPEND;
+	if (call_err(&req, AGENT_ERR_PATH) == -1)
+		return -1;
+	/* cwd is resolved the same way. */
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_EXEC;
+	req.u.exec.cwd = "link";
+	req.u.exec.argc = 1;
+	req.u.exec.argv[0] = "true";
+	if (call_err(&req, AGENT_ERR_PATH) == -1)
+		return -1;
+	if (run("test -f /etc/evil || echo clean", 1, NULL) == -1)
+		return -1;
+	return expect_output("clean\n", "", 0);
+}
+
+static int
+t_freeze(void)
+{
+	struct agent_msg	 req, rep;
+	struct agent_job_status	 st, st2;
+	uint64_t		 t0, wall;
+	uint32_t		 job;
+
+	t0 = now_ms();
+	if (exec_start("while :; do echo tick; sleep 0.1; done", 1, NULL,
+	    4000, &job) == -1)
+		return -1;
+	sleep_ms(1000);
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_FREEZE;
+	if (call(&req, &rep) == -1)
+		return -1;
+	if (rep.u.frozen.jobs_frozen != 1)
+		return fail("%u jobs frozen", rep.u.frozen.jobs_frozen);
+	/* No new jobs while frozen. */
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_EXEC;
+	req.u.exec.cwd = "";
+	req.u.exec.argc = 1;
+	req.u.exec.argv[0] = "true";
+	if (call_err(&req, AGENT_ERR_STATE) == -1)
+		return -1;
+	if (job_status(job, &st) == -1)
+		return -1;
+	sleep_ms(2500);
+	if (job_status(job, &st2) == -1)
+		return -1;
+	if (st2.state != AGENT_JOB_RUNNING)
+		return fail("frozen job %s",
+		    agent_job_state_name(st2.state));
+	if (st2.out_total != st.out_total)
+		return fail("output grew while frozen: %llu -> %llu",
+		    (unsigned long long)st.out_total,
+		    (unsigned long long)st2.out_total);
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_INFO;
+	if (call(&req, &rep) == -1 || !rep.u.info.frozen)
+		return fail("info does not say frozen");
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_THAW;
+	if (call(&req, &rep) == -1)
+		return -1;
+	sleep_ms(1000);
+	if (job_status(job, &st2) == -1)
+		return -1;
+	if (st2.out_total <= st.out_total)
+		return fail("no output after thaw");
+	/* The 4 s timeout counts only unfrozen time. */
+	if (job_wait(job, &st2, JOB_TIMEOUT_MS) == -1)
+		return -1;
+	wall = now_ms() - t0;
+	if (st2.state != AGENT_JOB_TIMED_OUT)
+		return fail("state %s", agent_job_state_name(st2.state));
+	if (wall < 4000 + 2000 || st2.runtime_ms < 3900 ||
+	    st2.runtime_ms > 5500)
+		return fail("timed out after %llu ms of %llu ms wall",
+		    (unsigned long long)st2.runtime_ms,
+		    (unsigned long long)wall);
+	return 0;
+}
+
+static int
+t_set_time(void)
+{
+	struct agent_msg	 req, rep;
+	struct timespec		 ts;
+	long			 t;
+	const long		 when = 1893456000;	/* 2030-01-01 */
+
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_SET_TIME;
+	req.u.set_time.sec = when;
+	if (call(&req, &rep) == -1)
+		return -1;
+	if (run("date +%s", 1, NULL) == -1 || expect_output(NULL, "", 0) == -1)
+		return -1;
+	t = strtol(col.text[0], NULL, 10);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	req.u.set_time.sec = ts.tv_sec;
+	req.u.set_time.nsec = (uint32_t)ts.tv_nsec;
+	if (call(&req, &rep) == -1)
+		return -1;
+	if (t < when || t > when + 60)
+		return fail("guest time %ld", t);
+	return 0;
+}
+
+static int
+t_limits(void)
+{
+	struct agent_msg	 req, rep;
+	uint32_t		 jobs[AGENT_JOBS_ACTIVE_MAX], extra;
+	int			 i, rv = 0;
+
+	for (i = 0; i < AGENT_JOBS_ACTIVE_MAX; i++)
+		if (exec_start("sleep 60", 1, NULL, 0, &jobs[i]) == -1)
+			return -1;
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_EXEC;
+	req.u.exec.cwd = "";
+	req.u.exec.argc = 1;
+	req.u.exec.argv[0] = "true";
+	if (call_err(&req, AGENT_ERR_LIMIT) == -1)
+		rv = -1;
+	for (i = 0; i < AGENT_JOBS_ACTIVE_MAX; i++) {
+		memset(&req, 0, sizeof(req));
+		req.type = AGENT_JOB_CANCEL;
+		req.u.job.job = jobs[i];
+		if (call(&req, &rep) == -1)
+			return -1;
+	}
+	if (rv == 0 && exec_start("true", 0, NULL, 0, &extra) == -1)
+		return -1;
+	return rv;
+}
+
+static int
+t_errors(void)
+{
+	struct agent_msg	 req, rep;
+	uint8_t			 frame[AGENT_HDR_LEN + 4];
+	struct agent_job_status	 st;
+	uint32_t		 job;
+
+	/* An unknown type is answered, and the session goes on. */
+	agent_hdr_put(frame, 99, 4242, 0);
+	if (ac_send_raw(&ac, frame, AGENT_HDR_LEN) == -1 ||
+	    ac_recv(&ac, 4242, &rep, CALL_TIMEOUT_MS) == -1)
+		return fail("unknown type: %s", strerror(errno));
+	if (rep.type != AGENT_ERROR || rep.u.error.code != AGENT_ERR_UNKNOWN)
+		return fail("unknown type answered with %s",
+		    agent_type_name(rep.type));
+	/* A known type with a short payload. */
+	agent_hdr_put(frame, AGENT_JOB_STATUS, 4243, 2);
+	frame[AGENT_HDR_LEN] = frame[AGENT_HDR_LEN + 1] = 0;
+	if (ac_send_raw(&ac, frame, AGENT_HDR_LEN + 2) == -1 ||
+	    ac_recv(&ac, 4243, &rep, CALL_TIMEOUT_MS) == -1)
+		return fail("short payload: %s", strerror(errno));
+	if (rep.type != AGENT_ERROR || rep.u.error.code != AGENT_ERR_PROTO)
+		return fail("short payload answered with %s",
+		    agent_type_name(rep.type));
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_JOB_STATUS;
+	req.u.job.job = 100000;
+	if (call_err(&req, AGENT_ERR_NOJOB) == -1)
+		return -1;
+	/* A command that cannot be executed: a failed job. */
+	if (exec_start("/nonexistent/cmd", 0, NULL, 0, &job) == -1 ||
+	    job_wait(job, &st, JOB_TIMEOUT_MS) == -1)
+		return -1;
+	if (st.state != AGENT_JOB_FAILED)
+		return fail("missing command: %s",
+		    agent_job_state_name(st.state));
+	/* Garbage costs the session; a new HELLO restores it. */
+	memset(frame, 0xa5, sizeof(frame));
+	if (ac_send_raw(&ac, frame, sizeof(frame)) == -1 ||
+	    ac_recv(&ac, 0, &rep, CALL_TIMEOUT_MS) == -1)
+		return fail("garbage: %s", strerror(errno));
+	if (rep.type != AGENT_ERROR || rep.u.error.code != AGENT_ERR_PROTO)
+		return fail("garbage answered with %s",
+		    agent_type_name(rep.type));
+	if (ac_hello(&ac, AGENT_PROTO_VERSION, CALL_TIMEOUT_MS) == -1)
+		return fail("hello after garbage: %s", strerror(errno));
+	/* A version the agent does not speak. */
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_HELLO;
+	req.u.hello.version = AGENT_PROTO_VERSION + 100;
+	if (call_err(&req, AGENT_ERR_VERSION) == -1)
+		return -1;
+	return ac_hello(&ac, AGENT_PROTO_VERSION, CALL_TIMEOUT_MS);
+}
+
+static int
+t_reconnect(void)
+{
+	struct agent_msg	 req;
+	struct agent_job_status	 st;
+	uint32_t		 job;
+
+	if (exec_start("echo before", 1, NULL, 0, &job) == -1)
+		return -1;
+	/* Half a request, then the host goes away. */
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_PING;
+	if (ac_send_raw(&ac, "MCVA\x02", 5) == -1)
+		return -1;
+	ac_close(&ac);
+	sleep_ms(300);
+	if (agent_connect(CALL_TIMEOUT_MS) == -1)
+		return fail("reconnect: %s", strerror(errno));
+	/* Before HELLO, requests are refused. */
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_PING;
+	if (ac_hello(&ac, AGENT_PROTO_VERSION, CALL_TIMEOUT_MS) == -1)
+		return fail("hello after reconnect: %s", strerror(errno));
+	if (job_wait(job, &st, JOB_TIMEOUT_MS) == -1 ||
+	    job_collect(job, AGENT_PAGE_MAX) == -1)
+		return -1;
+	return expect_output("before\n", "", 0);
+}
+
+static int
+t_poweroff(void)
+{
+	struct agent_msg	 req, rep;
+
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_POWEROFF;
+	if (call(&req, &rep) == -1)
+		return -1;
+	if (qemu_stop(SHUTDOWN_WAIT_MS) == -1)
+		return fail("QEMU did not exit; killed it");
+	return 0;
+}
+
+static const struct {
+	const char	*name;
+	int		(*fn)(void);
+} tests[] = {
+	{ "ping and info", t_info },
+	{ "python3 prints 4", t_python },
+	{ "argv exec as uid 1000 in /workspace", t_argv_identity },
+	{ "fibonacci script", t_fibonacci },
+	{ "stdout and stderr separate, exit code", t_streams },
+	{ "stdin bytes", t_stdin },
+	{ "1 MiB output truncated at 256 KiB", t_truncated },
+	{ "utf-8 cut mid-character across pages", t_utf8 },
+	{ "binary output in base64", t_base64 },
+	{ "cancel kills a setsid grandchild", t_cancel_setsid },
+	{ "file write and read back", t_files },
+	{ "symlink and .. escapes refused", t_escape },
+	{ "freeze and thaw, timeout excludes frozen time", t_freeze },
+	{ "set the clock", t_set_time },
+	{ "at most 4 active jobs", t_limits },
+	{ "bad requests answered with errors", t_errors },
+	{ "host reconnects, session restarts", t_reconnect },
+};
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double	 x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+bench(int runs, double boot_ms)
+{
+	struct agent_msg	 req, rep;
+	struct agent_job_status	 st;
+	double			*exec_us, *ping_us, t;
+	uint32_t		 job;
+	int			 i;
+
+	exec_us = calloc((size_t)runs, sizeof(double));
+	ping_us = calloc((size_t)runs, sizeof(double));
+	if (exec_us == NULL || ping_us == NULL)
+		return fail("calloc");
+	for (i = 0; i < runs; i++) {
+		t = now_us();
+		memset(&req, 0, sizeof(req));
+		req.type = AGENT_PING;
+		if (call(&req, &rep) == -1)
+			return -1;
+		ping_us[i] = now_us() - t;
+	}
+	/* Warm the page cache once. */
+	if (exec_start("true", 0, NULL, 0, &job) == -1 ||
+	    job_wait(job, &st, JOB_TIMEOUT_MS) == -1)
+		return -1;
+	for (i = 0; i < runs; i++) {
+		t = now_us();
+		if (exec_start("true", 0, NULL, 0, &job) == -1)
+			return -1;
+		do {
+			if (job_status(job, &st) == -1)
+				return -1;
+		} while (st.state == AGENT_JOB_RUNNING);
+		exec_us[i] = now_us() - t;
+		if (st.state != AGENT_JOB_COMPLETED || st.exit_code != 0)
+			return fail("true: %s",
+			    agent_job_state_name(st.state));
+	}
+	qsort(exec_us, (size_t)runs, sizeof(double), cmp_double);
+	qsort(ping_us, (size_t)runs, sizeof(double), cmp_double);
+	printf("boot_to_first_answer_ms %.0f\n", boot_ms);
+	printf("ping_roundtrip_ms p50 %.2f p99 %.2f\n",
+	    ping_us[runs / 2] / 1000, ping_us[(runs * 99) / 100] / 1000);
+	printf("exec_true_roundtrip_ms p50 %.2f p99 %.2f (runs %d, "
+	    "exec until completed seen)\n", exec_us[runs / 2] / 1000,
+	    exec_us[(runs * 99) / 100] / 1000, runs);
+	free(exec_us);
+	free(ping_us);
+	return 0;
+}
+
+static void
+cleanup(void)
+{
+	char	 path[600];
+
+	if (qemu_pid != -1) {
+		kill(qemu_pid, SIGKILL);
+		waitpid(qemu_pid, NULL, 0);
+		qemu_pid = -1;
+	}
+	unlink(sockpath);
+	snprintf(path, sizeof(path), "%s/serial.log", workdir);
+	if (getenv("GUEST_KEEP_LOG") == NULL)
+		unlink(path);
+	rmdir(workdir);
+}
+
+static void
+on_signal(int sig)
+{
+	if (qemu_pid > 0)
+		kill(qemu_pid, SIGKILL);
+	_exit(128 + sig);
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: guest-driver [-b] [-n runs] [-w workdir] "
+	    "imagedir\n");
+	exit(2);
+}
+
+int
+main(int argc, char *argv[])
+{
+	const char	*image, *wd = NULL;
+	double		 t0, boot_ms;
+	int		 ch, benchmark = 0, runs = BENCH_RUNS;
+	size_t		 i;
+
+	while ((ch = getopt(argc, argv, "bn:w:")) != -1) {
+		switch (ch) {
+		case 'b':
+			benchmark = 1;
+			break;
+		case 'n':
+			runs = atoi(optarg);
+			if (runs < 1 || runs > 100000)
+				usage();
+			break;
+		case 'w':
+			wd = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (argc - optind != 1)
+		usage();
+	image = argv[optind];
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	snprintf(workdir, sizeof(workdir), "%s/mcvm-guest.XXXXXX",
+	    wd != NULL ? wd : "/tmp");
+	if (mkdtemp(workdir) == NULL) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(sockpath, sizeof(sockpath), "%s/agent.sock", workdir);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	ac.fd = -1;
+
+	t0 = now_us();
+	qemu_start(image);
+	if (agent_connect(BOOT_TIMEOUT_MS) == -1 ||
+	    ac_hello(&ac, AGENT_PROTO_VERSION, BOOT_TIMEOUT_MS) == -1) {
+		printf("FAIL - boot: no answer from the agent: %s (serial log "
+		    "%s/serial.log)\n", strerror(errno), workdir);
+		setenv("GUEST_KEEP_LOG", "1", 1);
+		qemu_stop(0);
+		cleanup();
+		printf("0 passed, 1 failed\n");
+		return 1;
+	}
+	boot_ms = (now_us() - t0) / 1000;
+	printf("ok - boot: agent answered %.0f ms after QEMU started\n",
+	    boot_ms);
+	passed++;
+
+	if (benchmark) {
+		report("bench", bench(runs, boot_ms));
+	} else {
+		for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+			report(tests[i].name, tests[i].fn());
+	}
+	report("poweroff, QEMU exits", t_poweroff());
+	if (failed)
+		setenv("GUEST_KEEP_LOG", "1", 1);
+	if (failed)
+		printf("# serial log kept in %s/serial.log\n", workdir);
+	cleanup();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
