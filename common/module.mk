@@ -8,5 +8,3 @@ LIBMCVM_SRCS := common/log.c common/imsg.c common/msg.c common/proto.c \
 $(GEN)/parse.c: common/parse.y
 	@mkdir -p $(@D)
 	$(BISON) -Wall -Werror -Wno-yacc -o $@ $<
-
-$(OBJ)/common/config.o: $(GEN)/parse.c

@@ -209,9 +209,11 @@ proc_child_setup(int argc, char **argv, const char *name, const char *usage,
 {
 	if (proc_getopt(argc, argv, opts, usage) == -1)
 		exit(1);
-	log_init(opts->foreground || opts->noaction, LOG_DAEMON);
 	log_procinit(name);
 	log_setverbose(opts->verbose);
+	if (!opts->noaction)
+		proc_child_check_socket();
+	log_init(opts->foreground || opts->noaction, LOG_DAEMON);
 	config_defaults(conf);
 	if (proc_apply_defines(opts) == -1 ||
 	    config_parse(opts->conffile, conf) == -1)
@@ -220,7 +222,6 @@ proc_child_setup(int argc, char **argv, const char *name, const char *usage,
 		fprintf(stderr, "configuration OK\n");
 		exit(0);
 	}
-	proc_child_check_socket();
 	if (fcntl(PROC_PARENT_SOCK_FILENO, F_SETFD, FD_CLOEXEC) == -1 ||
 	    fcntl(PROC_PARENT_SOCK_FILENO, F_SETFL, O_NONBLOCK) == -1)
 		fatal("%s: fcntl", __func__);

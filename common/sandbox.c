@@ -29,9 +29,9 @@ static const char *const sandbox_common[] = {
 	"rt_sigprocmask", "rt_sigreturn", "sendmsg", "sendto", "time",
 	"write", "writev",
 #ifdef MCVM_SANITIZE
-	/* The sanitizer runtimes' own bookkeeping and reports. */
-	"getppid", "gettid", "mprotect", "open", "openat", "prctl",
-	"readlink", "sched_yield", "sigaltstack", "tgkill",
+	/* The sanitizer runtimes' own bookkeeping. */
+	"getppid", "gettid", "mprotect", "prctl", "sched_yield",
+	"sigaltstack", "tgkill",
 #endif
 };
 

@@ -3,7 +3,7 @@
 TESTPROGS += unit-tests
 unit-tests_SRCS = $(sort $(wildcard tests/unit/*.c) $(UNIT_EXTRA_SRCS) \
 	$(wildcard frontd/sandbox.c))
-unit-tests_PKGS := criterion libevent sqlite3 libseccomp libcap-ng libcrypto
+unit-tests_PKGS := criterion $(HOST_PKGS)
 unit-tests_LDLIBS :=
 UNIT_SUITES += unit
 
