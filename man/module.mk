@@ -1,0 +1,2 @@
+MANPAGES := $(wildcard man/*.[1-9])
+CHECK_SUITES += manlint
