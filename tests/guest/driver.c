@@ -31,6 +31,8 @@
 #define QEMU_BIN		"qemu-system-x86_64"
 #define GUEST_MEM_MIB		"1024"
 #define GUEST_CPUS		"2"
+#define GUEST_MACHINE		"q35"
+#define GUEST_APPEND		"console=ttyS0 root=/dev/vda rw panic=-1 quiet"
 #define BOOT_TIMEOUT_MS		120000
 #define CALL_TIMEOUT_MS		30000
 #define JOB_TIMEOUT_MS		60000
@@ -101,7 +103,8 @@ static void
 qemu_start(const char *image)
 {
 	char	 kernel[512], initrd[512], drive[600], chardev[600];
-	char	 serial[600];
+	char	 serial[600], append[1024];
+	const char *machine, *extra;
 
 	snprintf(kernel, sizeof(kernel), "%s/vmlinuz", image);
 	snprintf(initrd, sizeof(initrd), "%s/initrd.img", image);
@@ -110,6 +113,12 @@ qemu_start(const char *image)
 	snprintf(chardev, sizeof(chardev), "socket,id=agent,path=%s,"
 	    "server=on,wait=off", sockpath);
 	snprintf(serial, sizeof(serial), "file:%s/serial.log", workdir);
+	/* For experiments: GUEST_MACHINE, GUEST_APPEND (kernel args). */
+	if ((machine = getenv("GUEST_MACHINE")) == NULL)
+		machine = GUEST_MACHINE;
+	if ((extra = getenv("GUEST_APPEND")) == NULL)
+		extra = "";
+	snprintf(append, sizeof(append), "%s %s", GUEST_APPEND, extra);
 
 	if ((qemu_pid = fork()) == -1) {
 		perror("fork");
@@ -123,11 +132,11 @@ qemu_start(const char *image)
 			dup2(null, 1);
 		}
 		execlp(QEMU_BIN, QEMU_BIN, "-nodefaults", "-no-user-config",
-		    "-accel", "tcg", "-machine", "q35", "-cpu", "qemu64",
+		    "-accel", "tcg", "-machine", machine, "-cpu", "qemu64",
 		    "-m", GUEST_MEM_MIB, "-smp", GUEST_CPUS,
 		    "-display", "none", "-no-reboot", "-nic", "none",
 		    "-kernel", kernel, "-initrd", initrd,
-		    "-append", "console=ttyS0 root=/dev/vda rw panic=-1 quiet",
+		    "-append", append,
 		    "-drive", drive, "-device", "virtio-blk-pci,drive=root",
 		    "-device", "virtio-serial-pci",
 		    "-chardev", chardev,

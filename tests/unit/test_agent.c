@@ -1,0 +1,570 @@
+/*
+ * The guest agent codec: every message type round-trips field for field;
+ * the header is little-endian byte for byte; truncated, oversized,
+ * trailing and garbage frames are refused; unknown types are reported as
+ * such; every bound is enforced on both sides.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_proto.h"
+
+static uint8_t	 buf[AGENT_FRAME_MAX];
+
+/* Encodes m, checks the frame and decodes it into out. */
+static int
+roundtrip(const struct agent_msg *m, struct agent_msg *out)
+{
+	struct agent_hdr hdr;
+	int		 n;
+
+	n = agent_encode(m, buf, sizeof(buf));
+	cr_assert_gt(n, 0, "encode %s: %s", agent_type_name(m->type),
+	    strerror(errno));
+	cr_assert_eq(agent_frame_check(buf, (size_t)n, &hdr), n);
+	cr_assert_eq(hdr.type, m->type);
+	cr_assert_eq(hdr.id, m->id);
+	cr_assert_eq(hdr.len, (uint32_t)n - AGENT_HDR_LEN);
+	cr_assert_eq(agent_decode(&hdr, buf + AGENT_HDR_LEN, out), 0,
+	    "decode %s", agent_type_name(m->type));
+	cr_assert_eq(out->type, m->type);
+	cr_assert_eq(out->id, m->id);
+	return n;
+}
+
+static struct agent_msg *
+msg(uint16_t type)
+{
+	static struct agent_msg	 m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = type;
+	m.id = 0x01020304;
+	return &m;
+}
+
+static void
+status_fill(struct agent_job_status *st)
+{
+	st->job = 7;
+	st->state = AGENT_JOB_COMPLETED;
+	st->truncated = 1;
+	st->out_eof = 1;
+	st->err_eof = 0;
+	st->exit_code = -1;
+	st->signal = 9;
+	st->out_total = 5000000000ULL;
+	st->err_total = 10;
+	st->out_retained = AGENT_JOB_RETAIN_MAX - 10;
+	st->err_retained = 10;
+	st->runtime_ms = 123456789012ULL;
+}
+
+static void
+status_eq(const struct agent_job_status *a, const struct agent_job_status *b)
+{
+	cr_assert_eq(a->job, b->job);
+	cr_assert_eq(a->state, b->state);
+	cr_assert_eq(a->truncated, b->truncated);
+	cr_assert_eq(a->out_eof, b->out_eof);
+	cr_assert_eq(a->err_eof, b->err_eof);
+	cr_assert_eq(a->exit_code, b->exit_code);
+	cr_assert_eq(a->signal, b->signal);
+	cr_assert_eq(a->out_total, b->out_total);
+	cr_assert_eq(a->err_total, b->err_total);
+	cr_assert_eq(a->out_retained, b->out_retained);
+	cr_assert_eq(a->err_retained, b->err_retained);
+	cr_assert_eq(a->runtime_ms, b->runtime_ms);
+}
+
+Test(agent, header_is_little_endian)
+{
+	static const uint8_t want[AGENT_HDR_LEN] = {
+		'M', 'C', 'V', 'A', 0x02, 0x00, 0x00, 0x00,
+		0x04, 0x03, 0x02, 0x01, 0x00, 0x00, 0x00, 0x00,
+	};
+	struct agent_msg *m = msg(AGENT_PING);
+
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), AGENT_HDR_LEN);
+	cr_assert_arr_eq(buf, want, AGENT_HDR_LEN);
+}
+
+Test(agent, payload_is_little_endian)
+{
+	struct agent_msg *m = msg(AGENT_JOB_STATUS);
+
+	m->u.job.job = 0xa1b2c3d4;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), AGENT_HDR_LEN + 4);
+	cr_assert_eq(buf[12], 4);
+	cr_assert_eq(buf[16], 0xd4);
+	cr_assert_eq(buf[19], 0xa1);
+}
+
+Test(agent, empty_messages)
+{
+	static const uint16_t types[] = {
+		AGENT_PING, AGENT_REPLY | AGENT_PING, AGENT_INFO, AGENT_FREEZE,
+		AGENT_THAW, AGENT_REPLY | AGENT_THAW,
+		AGENT_REPLY | AGENT_SET_TIME, AGENT_POWEROFF,
+		AGENT_REPLY | AGENT_POWEROFF,
+	};
+	struct agent_msg out;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		cr_assert_eq(roundtrip(msg(types[i]), &out), AGENT_HDR_LEN);
+}
+
+Test(agent, hello)
+{
+	struct agent_msg *m = msg(AGENT_HELLO), out;
+
+	m->u.hello.version = AGENT_PROTO_VERSION;
+	roundtrip(m, &out);
+	cr_assert_eq(out.u.hello.version, AGENT_PROTO_VERSION);
+	m = msg(AGENT_REPLY | AGENT_HELLO);
+	m->u.hello.version = 3;
+	m->u.hello.agent_version = "1.2.3";
+	roundtrip(m, &out);
+	cr_assert_eq(out.u.hello.version, 3);
+	cr_assert_str_eq(out.u.hello.agent_version, "1.2.3");
+}
+
+Test(agent, info)
+{
+	struct agent_msg *m = msg(AGENT_REPLY | AGENT_INFO), out;
+
+	m->u.info.os = "Debian GNU/Linux 12 (bookworm)";
+	m->u.info.kernel = "Linux 6.1";
+	m->u.info.agent_version = "0.1.0";
+	m->u.info.uptime_ms = 1ULL << 40;
+	m->u.info.jobs_active = 2;
+	m->u.info.jobs_total = 200;
+	m->u.info.jobs_active_max = AGENT_JOBS_ACTIVE_MAX;
+	m->u.info.jobs_total_max = AGENT_JOBS_TOTAL_MAX;
+	m->u.info.frozen = 1;
+	roundtrip(m, &out);
+	cr_assert_str_eq(out.u.info.os, m->u.info.os);
+	cr_assert_str_eq(out.u.info.kernel, m->u.info.kernel);
+	cr_assert_str_eq(out.u.info.agent_version, "0.1.0");
+	cr_assert_eq(out.u.info.uptime_ms, 1ULL << 40);
+	cr_assert_eq(out.u.info.jobs_active, 2);
+	cr_assert_eq(out.u.info.jobs_total, 200);
+	cr_assert_eq(out.u.info.jobs_active_max, AGENT_JOBS_ACTIVE_MAX);
+	cr_assert_eq(out.u.info.jobs_total_max, AGENT_JOBS_TOTAL_MAX);
+	cr_assert_eq(out.u.info.frozen, 1);
+}
+
+Test(agent, exec)
+{
+	struct agent_msg *m = msg(AGENT_EXEC), out;
+	static const uint8_t in[] = { 0, 1, 2, 0xff };
+
+	m->u.exec.flags = 0;
+	m->u.exec.timeout_ms = 30000;
+	m->u.exec.cwd = "src/app";
+	m->u.exec.argc = 3;
+	m->u.exec.argv[0] = "python3";
+	m->u.exec.argv[1] = "-c";
+	m->u.exec.argv[2] = "print(2+2)";
+	m->u.exec.envc = 2;
+	m->u.exec.env[0] = "A=1";
+	m->u.exec.env[1] = "B=";
+	m->u.exec.stdin_data = in;
+	m->u.exec.stdin_len = sizeof(in);
+	roundtrip(m, &out);
+	cr_assert_eq(out.u.exec.timeout_ms, 30000);
+	cr_assert_str_eq(out.u.exec.cwd, "src/app");
+	cr_assert_eq(out.u.exec.argc, 3);
+	cr_assert_str_eq(out.u.exec.argv[0], "python3");
+	cr_assert_str_eq(out.u.exec.argv[2], "print(2+2)");
+	cr_assert_eq(out.u.exec.envc, 2);
+	cr_assert_str_eq(out.u.exec.env[1], "B=");
+	cr_assert_eq(out.u.exec.stdin_len, sizeof(in));
+	cr_assert_arr_eq(out.u.exec.stdin_data, in, sizeof(in));
+
+	m->u.exec.flags = AGENT_EXEC_SHELL;
+	m->u.exec.argc = 1;
+	m->u.exec.envc = 0;
+	m->u.exec.stdin_len = 0;
+	m->u.exec.stdin_data = NULL;
+	roundtrip(m, &out);
+	cr_assert_eq(out.u.exec.flags, AGENT_EXEC_SHELL);
+	cr_assert_eq(out.u.exec.stdin_len, 0);
+}
+
+Test(agent, exec_bounds)
+{
+	struct agent_msg *m = msg(AGENT_EXEC);
+	static char	 big[AGENT_ARG_MAX + 1];
+	uint32_t	 i;
+
+	m->u.exec.cwd = "";
+	m->u.exec.argc = 0;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	m->u.exec.argc = 2;
+	m->u.exec.flags = AGENT_EXEC_SHELL;
+	m->u.exec.argv[0] = m->u.exec.argv[1] = "x";
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	m->u.exec.flags = 0x80;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	m->u.exec.flags = 0;
+	m->u.exec.timeout_ms = AGENT_TIMEOUT_MAX_MS + 1;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	m->u.exec.timeout_ms = 0;
+	m->u.exec.argc = AGENT_ARGC_MAX + 1;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	memset(big, 'a', sizeof(big) - 1);
+	m->u.exec.argc = 1;
+	m->u.exec.argv[0] = big;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	cr_assert_eq(errno, EINVAL);
+	/* Many strings, each fine, too many bytes together. */
+	big[AGENT_ARG_MAX / 2] = '\0';
+	m->u.exec.argc = 8;
+	for (i = 0; i < 8; i++)
+		m->u.exec.argv[i] = big;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	m->u.exec.argc = 1;
+	m->u.exec.stdin_data = (const uint8_t *)buf;
+	m->u.exec.stdin_len = AGENT_STDIN_MAX + 1;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+}
+
+Test(agent, jobs)
+{
+	struct agent_msg *m, out;
+	static const uint16_t types[] = {
+		AGENT_REPLY | AGENT_EXEC, AGENT_JOB_STATUS, AGENT_JOB_CANCEL,
+	};
+	size_t		 i;
+
+	for (i = 0; i < 3; i++) {
+		m = msg(types[i]);
+		m->u.job.job = 255;
+		roundtrip(m, &out);
+		cr_assert_eq(out.u.job.job, 255);
+	}
+	m = msg(AGENT_JOB_READ);
+	m->u.job_read.job = 3;
+	m->u.job_read.out_cursor = 1ULL << 33;
+	m->u.job_read.err_cursor = 17;
+	m->u.job_read.out_max = AGENT_PAGE_MAX;
+	m->u.job_read.err_max = 1;
+	roundtrip(m, &out);
+	cr_assert_eq(out.u.job_read.out_cursor, 1ULL << 33);
+	cr_assert_eq(out.u.job_read.err_cursor, 17);
+	cr_assert_eq(out.u.job_read.out_max, AGENT_PAGE_MAX);
+	m->u.job_read.out_max = AGENT_PAGE_MAX + 1;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+}
+
+Test(agent, status_and_output)
+{
+	struct agent_msg *m, out;
+	static uint8_t	 page[AGENT_PAGE_MAX];
+
+	m = msg(AGENT_REPLY | AGENT_JOB_STATUS);
+	status_fill(&m->u.status.st);
+	roundtrip(m, &out);
+	status_eq(&out.u.status.st, &m->u.status.st);
+
+	m = msg(AGENT_REPLY | AGENT_JOB_READ);
+	status_fill(&m->u.output.st);
+	memset(page, 'p', sizeof(page));
+	m->u.output.out_cursor = 100;
+	m->u.output.out = page;
+	m->u.output.out_len = AGENT_PAGE_MAX;
+	m->u.output.err_cursor = 10;
+	m->u.output.err = page;
+	m->u.output.err_len = 0;
+	roundtrip(m, &out);
+	status_eq(&out.u.output.st, &m->u.output.st);
+	cr_assert_eq(out.u.output.out_cursor, 100);
+	cr_assert_eq(out.u.output.out_len, AGENT_PAGE_MAX);
+	cr_assert_arr_eq(out.u.output.out, page, AGENT_PAGE_MAX);
+	cr_assert_eq(out.u.output.err_cursor, 10);
+	cr_assert_eq(out.u.output.err_len, 0);
+}
+
+Test(agent, status_bounds)
+{
+	struct agent_msg *m = msg(AGENT_REPLY | AGENT_JOB_STATUS);
+
+	status_fill(&m->u.status.st);
+	m->u.status.st.state = 0;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	m->u.status.st.state = AGENT_JOB_STATE_MAX;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	status_fill(&m->u.status.st);
+	m->u.status.st.err_retained = 11;	/* over the budget */
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	status_fill(&m->u.status.st);
+	m->u.status.st.truncated = 2;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+}
+
+/* A reply's page must lie within what the status says is retained. */
+Test(agent, output_outside_retained)
+{
+	struct agent_msg *m = msg(AGENT_REPLY | AGENT_JOB_READ), out;
+	struct agent_hdr hdr;
+	static uint8_t	 page[16];
+	int		 n;
+
+	status_fill(&m->u.output.st);
+	m->u.output.st.err_retained = 10;
+	m->u.output.err_cursor = 5;
+	m->u.output.err = page;
+	m->u.output.err_len = 6;
+	m->u.output.out = page;
+	n = agent_encode(m, buf, sizeof(buf));
+	cr_assert_gt(n, 0);
+	cr_assert_eq(agent_frame_check(buf, (size_t)n, &hdr), n);
+	cr_assert_eq(agent_decode(&hdr, buf + AGENT_HDR_LEN, &out), -1);
+	cr_assert_eq(errno, EBADMSG);
+}
+
+Test(agent, files)
+{
+	struct agent_msg *m, out;
+	static uint8_t	 data[AGENT_FILE_CHUNK_MAX];
+
+	m = msg(AGENT_FILE_READ);
+	m->u.file_read.path = "dir/file.txt";
+	m->u.file_read.offset = 1ULL << 35;
+	m->u.file_read.length = AGENT_FILE_CHUNK_MAX;
+	roundtrip(m, &out);
+	cr_assert_str_eq(out.u.file_read.path, "dir/file.txt");
+	cr_assert_eq(out.u.file_read.offset, 1ULL << 35);
+	cr_assert_eq(out.u.file_read.length, AGENT_FILE_CHUNK_MAX);
+	m->u.file_read.length = AGENT_FILE_CHUNK_MAX + 1;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+
+	memset(data, 0xee, sizeof(data));
+	m = msg(AGENT_REPLY | AGENT_FILE_READ);
+	m->u.file_data.offset = 5;
+	m->u.file_data.size = 1ULL << 40;
+	m->u.file_data.eof = 1;
+	m->u.file_data.data = data;
+	m->u.file_data.len = AGENT_FILE_CHUNK_MAX;
+	roundtrip(m, &out);
+	cr_assert_eq(out.u.file_data.size, 1ULL << 40);
+	cr_assert_eq(out.u.file_data.eof, 1);
+	cr_assert_arr_eq(out.u.file_data.data, data, AGENT_FILE_CHUNK_MAX);
+
+	m = msg(AGENT_FILE_WRITE);
+	m->u.file_write.path = "a/b";
+	m->u.file_write.flags = AGENT_WRITE_APPEND | AGENT_WRITE_MKDIRS;
+	m->u.file_write.offset = 0;
+	m->u.file_write.mode = 0755;
+	m->u.file_write.data = data;
+	m->u.file_write.len = AGENT_FILE_CHUNK_MAX;
+	roundtrip(m, &out);
+	cr_assert_eq(out.u.file_write.flags, AGENT_WRITE_APPEND |
+	    AGENT_WRITE_MKDIRS);
+	cr_assert_eq(out.u.file_write.mode, 0755);
+	cr_assert_eq(out.u.file_write.len, AGENT_FILE_CHUNK_MAX);
+	m->u.file_write.len = AGENT_FILE_CHUNK_MAX + 1;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	m->u.file_write.len = 1;
+	m->u.file_write.mode = 010000;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+
+	m = msg(AGENT_REPLY | AGENT_FILE_WRITE);
+	m->u.file_written.size = 77;
+	m->u.file_written.written = 7;
+	roundtrip(m, &out);
+	cr_assert_eq(out.u.file_written.size, 77);
+	cr_assert_eq(out.u.file_written.written, 7);
+}
+
+Test(agent, lifecycle)
+{
+	struct agent_msg *m, out;
+
+	m = msg(AGENT_REPLY | AGENT_FREEZE);
+	m->u.frozen.jobs_frozen = 4;
+	roundtrip(m, &out);
+	cr_assert_eq(out.u.frozen.jobs_frozen, 4);
+	m = msg(AGENT_SET_TIME);
+	m->u.set_time.sec = 1893456000;
+	m->u.set_time.nsec = 999999999;
+	roundtrip(m, &out);
+	cr_assert_eq(out.u.set_time.sec, 1893456000);
+	cr_assert_eq(out.u.set_time.nsec, 999999999);
+	m->u.set_time.nsec = 1000000000;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	m->u.set_time.nsec = 0;
+	m->u.set_time.sec = -1;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+}
+
+Test(agent, error)
+{
+	struct agent_msg *m = msg(AGENT_ERROR), out;
+
+	m->u.error.code = AGENT_ERR_PATH;
+	m->u.error.sys_errno = -5;
+	m->u.error.message = "x: outside /workspace";
+	roundtrip(m, &out);
+	cr_assert_eq(out.u.error.code, AGENT_ERR_PATH);
+	cr_assert_eq(out.u.error.sys_errno, -5);
+	cr_assert_str_eq(out.u.error.message, "x: outside /workspace");
+	m->u.error.code = AGENT_ERR_MAX;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+}
+
+Test(agent, unknown_type)
+{
+	struct agent_hdr hdr;
+	struct agent_msg out;
+	uint8_t		 f[AGENT_HDR_LEN];
+
+	agent_hdr_put(f, 99, 1, 0);
+	cr_assert_eq(agent_frame_check(f, sizeof(f), &hdr), AGENT_HDR_LEN);
+	cr_assert_eq(agent_decode(&hdr, f + AGENT_HDR_LEN, &out), -1);
+	cr_assert_eq(errno, ENOTSUP);
+	cr_assert_eq(agent_encode(msg(99), buf, sizeof(buf)), -1);
+	cr_assert_str_eq(agent_type_name(99), "unknown");
+	cr_assert_str_eq(agent_type_name(AGENT_REPLY | AGENT_EXEC), "exec");
+	cr_assert_str_eq(agent_type_name(AGENT_ERROR), "error");
+}
+
+Test(agent, truncated_frames_wait)
+{
+	struct agent_msg *m = msg(AGENT_HELLO);
+	struct agent_hdr hdr;
+	int		 n, i;
+
+	m->u.hello.version = 1;
+	n = agent_encode(m, buf, sizeof(buf));
+	for (i = 0; i < n; i++)
+		cr_assert_eq(agent_frame_check(buf, (size_t)i, &hdr), 0,
+		    "prefix of %d", i);
+	cr_assert_eq(agent_frame_check(buf, (size_t)n, &hdr), n);
+}
+
+Test(agent, bad_headers)
+{
+	struct agent_hdr hdr;
+	uint8_t		 f[AGENT_HDR_LEN];
+
+	agent_hdr_put(f, AGENT_PING, 1, 0);
+	f[0] = 'X';
+	cr_assert_eq(agent_frame_check(f, 1, &hdr), -1);
+	agent_hdr_put(f, AGENT_PING, 1, 0);
+	f[3] = 0;
+	cr_assert_eq(agent_frame_check(f, 4, &hdr), -1);
+	agent_hdr_put(f, AGENT_PING, 1, 0);
+	f[7] = 1;				/* reserved */
+	cr_assert_eq(agent_frame_check(f, sizeof(f), &hdr), -1);
+	agent_hdr_put(f, AGENT_PING, 1, AGENT_PAYLOAD_MAX + 1);
+	cr_assert_eq(agent_frame_check(f, sizeof(f), &hdr), -1);
+	agent_hdr_put(f, AGENT_PING, 1, 0xffffffffU);
+	cr_assert_eq(agent_frame_check(f, sizeof(f), &hdr), -1);
+}
+
+/* A payload cut anywhere, or with a byte more, is refused. */
+Test(agent, truncated_and_trailing_payloads)
+{
+	struct agent_msg *m = msg(AGENT_EXEC), out;
+	struct agent_hdr hdr;
+	int		 n, len;
+
+	m->u.exec.cwd = "w";
+	m->u.exec.argc = 2;
+	m->u.exec.argv[0] = "ls";
+	m->u.exec.argv[1] = "-l";
+	m->u.exec.envc = 1;
+	m->u.exec.env[0] = "X=y";
+	m->u.exec.stdin_data = (const uint8_t *)"in";
+	m->u.exec.stdin_len = 2;
+	n = agent_encode(m, buf, sizeof(buf) - 1);
+	cr_assert_gt(n, 0);
+	cr_assert_eq(agent_frame_check(buf, (size_t)n, &hdr), n);
+	for (len = 0; len < n - AGENT_HDR_LEN; len++) {
+		hdr.len = (uint32_t)len;
+		cr_assert_eq(agent_decode(&hdr, buf + AGENT_HDR_LEN, &out), -1,
+		    "cut at %d", len);
+		cr_assert_eq(errno, EBADMSG);
+	}
+	buf[n] = 0;
+	hdr.len = (uint32_t)(n - AGENT_HDR_LEN + 1);
+	cr_assert_eq(agent_decode(&hdr, buf + AGENT_HDR_LEN, &out), -1);
+}
+
+Test(agent, strings_checked)
+{
+	struct agent_msg *m = msg(AGENT_FILE_READ), out;
+	struct agent_hdr hdr;
+	int		 n;
+
+	m->u.file_read.path = "abc";
+	n = agent_encode(m, buf, sizeof(buf));
+	cr_assert_eq(agent_frame_check(buf, (size_t)n, &hdr), n);
+	/* The string's bytes start after its u32 length. */
+	buf[AGENT_HDR_LEN + 4 + 1] = '\0';	/* a NUL inside */
+	cr_assert_eq(agent_decode(&hdr, buf + AGENT_HDR_LEN, &out), -1);
+	buf[AGENT_HDR_LEN + 4 + 1] = 'b';
+	buf[AGENT_HDR_LEN + 4 + 3] = 'x';	/* no terminating NUL */
+	cr_assert_eq(agent_decode(&hdr, buf + AGENT_HDR_LEN, &out), -1);
+	buf[AGENT_HDR_LEN + 4 + 3] = '\0';
+	cr_assert_eq(agent_decode(&hdr, buf + AGENT_HDR_LEN, &out), 0);
+	/* A zero-length string has no NUL either. */
+	buf[AGENT_HDR_LEN] = 0;
+	cr_assert_eq(agent_decode(&hdr, buf + AGENT_HDR_LEN, &out), -1);
+}
+
+Test(agent, small_buffer)
+{
+	struct agent_msg *m = msg(AGENT_REPLY | AGENT_HELLO);
+
+	m->u.hello.agent_version = "0.1.0";
+	cr_assert_eq(agent_encode(m, buf, AGENT_HDR_LEN + 8), -1);
+	cr_assert_eq(errno, EMSGSIZE);
+	cr_assert_eq(agent_encode(m, buf, 3), -1);
+}
+
+/* Random bytes never crash the decoder and rarely form a frame. */
+Test(agent, garbage)
+{
+	struct agent_hdr hdr;
+	struct agent_msg out;
+	static uint8_t	 junk[4096];
+	unsigned int	 seed = 12345, i, k;
+	int		 n;
+
+	for (k = 0; k < 2000; k++) {
+		for (i = 0; i < sizeof(junk); i++)
+			junk[i] = (uint8_t)rand_r(&seed);
+		/* Half the time with a valid header for a known type. */
+		if (k & 1)
+			agent_hdr_put(junk, (uint16_t)(k % 20) |
+			    (k & 2 ? AGENT_REPLY : 0), k,
+			    (uint32_t)(rand_r(&seed) % 200));
+		n = agent_frame_check(junk, sizeof(junk), &hdr);
+		if (n > 0)
+			(void)agent_decode(&hdr, junk + AGENT_HDR_LEN, &out);
+	}
+}
+
+Test(agent, page_final)
+{
+	struct agent_job_status st;
+
+	memset(&st, 0, sizeof(st));
+	st.state = AGENT_JOB_RUNNING;
+	st.out_total = st.out_retained = 100;
+	cr_assert_eq(agent_page_final(&st, 0, 90, 10), 0);	/* open */
+	st.out_eof = 1;
+	cr_assert_eq(agent_page_final(&st, 0, 90, 10), 1);
+	cr_assert_eq(agent_page_final(&st, 0, 80, 10), 0);	/* not at end */
+	st.out_eof = 0;
+	st.out_total = 200;					/* cut */
+	cr_assert_eq(agent_page_final(&st, 0, 90, 10), 1);
+	cr_assert_eq(agent_page_final(&st, 1, 0, 0), 0);
+	cr_assert_eq(agent_page_final(&st, 0, 101, 0), 0);
+}
