@@ -22,18 +22,20 @@ static void	 privdrop_verify_caps(const struct privdrop *);
 void
 privdrop(const struct privdrop *pd)
 {
-	struct passwd	*pw = NULL;
-	uid_t		 ruid, euid, suid;
-	gid_t		 rgid, egid, sgid;
+	struct passwd	*pw;
+	uid_t		 ruid, euid, suid, uid = pd->uid;
+	gid_t		 rgid, egid, sgid, gid = pd->gid;
 	size_t		 i;
 
 	if (pd->user != NULL) {
-		errno = 0;
 		if ((pw = getpwnam(pd->user)) == NULL)
 			fatalx("%s: unknown user %s", __func__, pd->user);
 		if (pw->pw_uid == 0)
 			fatalx("%s: user %s is root", __func__, pd->user);
-	}
+		uid = pw->pw_uid;
+		gid = pw->pw_gid;
+	} else if (uid != 0 && gid == 0)
+		fatalx("%s: uid %u with gid 0", __func__, (unsigned int)uid);
 
 	if (pd->chroot != NULL) {
 		if (chroot(pd->chroot) == -1)
@@ -49,20 +51,19 @@ privdrop(const struct privdrop *pd)
 			fatalx("%s: capng_update %d", __func__, pd->caps[i]);
 	}
 
-	if (pw != NULL) {
+	if (uid != 0) {
 		/* capng_change_id drops supplementary groups and the
 		 * bounding set, and keeps only the capabilities set above. */
-		if (capng_change_id(pw->pw_uid, pw->pw_gid,
+		if (capng_change_id((int)uid, (int)gid,
 		    CAPNG_DROP_SUPP_GRP | CAPNG_CLEAR_BOUNDING |
 		    CAPNG_CLEAR_AMBIENT) != 0)
-			fatalx("%s: cannot become %s", __func__, pd->user);
+			fatalx("%s: cannot become uid %u", __func__,
+			    (unsigned int)uid);
 		if (getresuid(&ruid, &euid, &suid) == -1 ||
-		    ruid != pw->pw_uid || euid != pw->pw_uid ||
-		    suid != pw->pw_uid)
+		    ruid != uid || euid != uid || suid != uid)
 			fatalx("%s: uid not changed", __func__);
 		if (getresgid(&rgid, &egid, &sgid) == -1 ||
-		    rgid != pw->pw_gid || egid != pw->pw_gid ||
-		    sgid != pw->pw_gid)
+		    rgid != gid || egid != gid || sgid != gid)
 			fatalx("%s: gid not changed", __func__);
 		if (setuid(0) != -1)
 			fatalx("%s: could regain root", __func__);

@@ -34,12 +34,35 @@ const struct proc_desc proc_table[PROC_MAX] = {
 int
 proc_getopt(int argc, char **argv, struct proc_opts *o, const char *usage)
 {
+	return proc_getopt_ext(argc, argv, o, usage, "", NULL, NULL);
+}
+
+/*
+ * The same, with extra options for one program: each option letter in
+ * extra (getopt syntax) is handed to cb, which returns -1 to refuse it.
+ */
+int
+proc_getopt_ext(int argc, char **argv, struct proc_opts *o,
+    const char *usage, const char *extra,
+    int (*cb)(int, const char *, void *), void *arg)
+{
+	char	 optstring[64];
 	int	 ch;
 
 	memset(o, 0, sizeof(*o));
 	o->conffile = MCVM_CONF_DEFAULT;
+	if (snprintf(optstring, sizeof(optstring), "D:df:hnSv%s", extra) >=
+	    (int)sizeof(optstring))
+		return -1;
 	opterr = 0;
-	while ((ch = getopt(argc, argv, "D:df:hnSv")) != -1) {
+	while ((ch = getopt(argc, argv, optstring)) != -1) {
+		if (ch != '?' && ch != ':' && strchr(extra, ch) != NULL) {
+			if (cb(ch, optarg, arg) == -1) {
+				fprintf(stderr, "usage: %s\n", usage);
+				return -1;
+			}
+			continue;
+		}
 		switch (ch) {
 		case 'h':
 			printf("usage: %s\n", usage);
@@ -74,7 +97,8 @@ proc_getopt(int argc, char **argv, struct proc_opts *o, const char *usage)
 			o->verbose++;
 			break;
 		default:
-			if (optopt == 'D' || optopt == 'f')
+			if (optopt == 'D' || optopt == 'f' ||
+			    (optopt != 0 && strchr(extra, optopt) != NULL))
 				fprintf(stderr, "option -%c needs an argument\n",
 				    optopt);
 			else
@@ -207,7 +231,16 @@ void
 proc_child_setup(int argc, char **argv, const char *name, const char *usage,
     struct proc_opts *opts, struct mcvm_config *conf)
 {
-	if (proc_getopt(argc, argv, opts, usage) == -1)
+	proc_child_setup_ext(argc, argv, name, usage, opts, conf, "", NULL,
+	    NULL);
+}
+
+void
+proc_child_setup_ext(int argc, char **argv, const char *name,
+    const char *usage, struct proc_opts *opts, struct mcvm_config *conf,
+    const char *extra, int (*cb)(int, const char *, void *), void *arg)
+{
+	if (proc_getopt_ext(argc, argv, opts, usage, extra, cb, arg) == -1)
 		exit(1);
 	log_procinit(name);
 	log_setverbose(opts->verbose);

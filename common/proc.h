@@ -49,6 +49,8 @@ struct proc_opts {
 };
 
 int	 proc_getopt(int, char **, struct proc_opts *, const char *);
+int	 proc_getopt_ext(int, char **, struct proc_opts *, const char *,
+	    const char *, int (*)(int, const char *, void *), void *);
 int	 proc_apply_defines(const struct proc_opts *);
 
 int	 imsgev_init(struct imsgev *, int, const char *,
@@ -63,6 +65,9 @@ int	 imsgev_read(struct imsgev *, short);
 struct mcvm_config;
 void	 proc_child_setup(int, char **, const char *, const char *,
 	    struct proc_opts *, struct mcvm_config *);
+void	 proc_child_setup_ext(int, char **, const char *, const char *,
+	    struct proc_opts *, struct mcvm_config *, const char *,
+	    int (*)(int, const char *, void *), void *);
 void	 proc_child_check_socket(void);
 void	 proc_child_run(struct imsgev *, void (*)(int, short, void *));
 void	 proc_child_hello(struct imsgev *);

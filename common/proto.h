@@ -58,9 +58,71 @@
 	X(IMSG_NET_PREFLIGHT,	300)	/* (none) */			\
 	X(IMSG_NET_PREFLIGHT_RESULT, 301) /* u32 problems, str text */	\
 									\
-	/* mcvm-stored <-> mcvmd */					\
+	/* mcvm-stored <-> mcvmd; peerid is the request id */		\
 	X(IMSG_STORE_PREFLIGHT,	400)	/* (none) */			\
-	X(IMSG_STORE_PREFLIGHT_RESULT, 401) /* u32 reflink, str text */
+	X(IMSG_STORE_PREFLIGHT_RESULT, 401) /* u32 reflink, str text */	\
+	X(IMSG_STORE_IMAGE_STATUS, 402)	/* str image, u32 ok,		\
+					   u64 disk bytes, str text:	\
+					   one per catalog image, sent	\
+					   unasked after the HELLO */	\
+	X(IMSG_STORE_DISK_CREATE, 403)	/* str vm id, str image */	\
+	X(IMSG_STORE_DISK_OPEN,	404)	/* str vm id, str image */	\
+	X(IMSG_STORE_DISK_DELETE, 405)	/* str vm id */			\
+	X(IMSG_STORE_DISK_LIST,	406)	/* (none) */			\
+	X(IMSG_STORE_DISK_ENTRY, 407)	/* str vm id */			\
+	X(IMSG_STORE_FD,	408)	/* u32 enum store_fd_role;	\
+					   the fd travels with it */	\
+	X(IMSG_STORE_RESULT,	409)	/* u32 status (0 ok, else	\
+					   errno), u32 enum disk_format,\
+					   u64 disk bytes, str text:	\
+					   ends every request */	\
+									\
+	/* VM monitor <-> mcvmd; peerid is the request id, 0 unasked */	\
+	X(IMSG_VMM_READY,	500)	/* str agent version, str os,	\
+					   str kernel */		\
+	X(IMSG_VMM_EVENT,	501)	/* u32 enum vmm_event,		\
+					   str detail */		\
+	X(IMSG_VMM_ERROR,	502)	/* u32 code (AGENT_ERR_* or	\
+					   VMM_ERR_*), u32 errno,	\
+					   str message */		\
+	X(IMSG_VMM_OK,		503)	/* u32 value */			\
+	X(IMSG_VMM_QMP_STATUS,	504)	/* (none) */			\
+	X(IMSG_VMM_QMP_STATE,	505)	/* str status, u32 running */	\
+	X(IMSG_VMM_PAUSE,	506)	/* (none) -> OK */		\
+	X(IMSG_VMM_CONT,	507)	/* (none) -> OK */		\
+	X(IMSG_VMM_POWERDOWN,	508)	/* (none) -> OK: ACPI button */	\
+	X(IMSG_VMM_QUIT,	509)	/* (none) -> OK: QEMU exits */	\
+	X(IMSG_VMM_EXEC,	510)	/* u32 flags, u32 timeout ms,	\
+					   str cwd, u32 argc, str argv	\
+					   [argc], u32 envc, str env	\
+					   [envc], bytes stdin -> JOB */\
+	X(IMSG_VMM_JOB,		511)	/* u32 job */			\
+	X(IMSG_VMM_JOB_STATUS,	512)	/* u32 job -> JOB_STATE */	\
+	X(IMSG_VMM_JOB_CANCEL,	513)	/* u32 job -> JOB_STATE */	\
+	X(IMSG_VMM_JOB_STATE,	514)	/* job status (below) */	\
+	X(IMSG_VMM_JOB_READ,	515)	/* u32 job, u64 out cursor,	\
+					   u64 err cursor, u32 out max,	\
+					   u32 err max -> JOB_OUTPUT */	\
+	X(IMSG_VMM_JOB_OUTPUT,	516)	/* job status, u64 out cursor,	\
+					   bytes out, u64 err cursor,	\
+					   bytes err */			\
+	X(IMSG_VMM_FILE_READ,	517)	/* str path, u64 offset,	\
+					   u32 length -> FILE_DATA */	\
+	X(IMSG_VMM_FILE_DATA,	518)	/* u64 offset, u64 size,	\
+					   u32 eof, bytes data */	\
+	X(IMSG_VMM_FILE_WRITE,	519)	/* str path, u32 flags, u64	\
+					   offset, u32 mode, bytes data	\
+					   -> FILE_WRITTEN */		\
+	X(IMSG_VMM_FILE_WRITTEN, 520)	/* u64 size, u32 written */	\
+	X(IMSG_VMM_GUEST_INFO,	521)	/* (none) -> GUEST_INFO_RESULT */\
+	X(IMSG_VMM_GUEST_INFO_RESULT, 522) /* str os, str kernel,	\
+					   str agent version, u64	\
+					   uptime ms, u32 jobs active,	\
+					   u32 jobs total, u32 frozen */\
+	X(IMSG_VMM_FREEZE,	523)	/* (none) -> OK jobs frozen */	\
+	X(IMSG_VMM_THAW,	524)	/* (none) -> OK */		\
+	X(IMSG_VMM_SET_TIME,	525)	/* u64 sec, u32 nsec -> OK */	\
+	X(IMSG_VMM_GUEST_POWEROFF, 526)	/* (none) -> OK */
 
 enum imsg_type {
 	IMSG_NONE = 0,
@@ -86,6 +148,45 @@ enum tool_status {
 	TOOL_DENIED,		/* authentication failed: 401 */
 	TOOL_NOT_FOUND,		/* unknown or foreign id: 404 */
 	TOOL_UNAVAILABLE,	/* back end not built yet or down: 501/503 */
+};
+
+/*
+ * A job status, as IMSG_VMM_JOB_STATE and IMSG_VMM_JOB_OUTPUT carry it:
+ * u32 job, u32 state (AGENT_JOB_*), u32 truncated, u32 out eof,
+ * u32 err eof, u32 exit code (two's complement), u32 signal,
+ * u64 out total, u64 err total, u64 out retained, u64 err retained,
+ * u64 runtime ms.
+ */
+
+/* IMSG_STORE_FD roles */
+enum store_fd_role {
+	STORE_FD_DISK = 1,	/* the VM's disk, read-write */
+	STORE_FD_BASE,		/* an overlay's base image, read-only */
+	STORE_FD_KERNEL,	/* read-only */
+	STORE_FD_INITRD,	/* read-only */
+};
+
+enum disk_format {
+	DISK_RAW = 0,		/* a reflink clone of a raw base */
+	DISK_QCOW2,		/* a qcow2 overlay on STORE_FD_BASE */
+};
+
+/* IMSG_VMM_EVENT */
+enum vmm_event {
+	VMM_EV_STOP = 1,	/* vCPUs stopped */
+	VMM_EV_RESUME,		/* vCPUs running */
+	VMM_EV_SHUTDOWN,	/* the guest powered off; QEMU is exiting */
+	VMM_EV_RESET,
+	VMM_EV_GUEST_LOST,	/* the agent channel closed */
+	VMM_EV_GUEST_BACK,	/* the agent answered HELLO again */
+};
+
+/* IMSG_VMM_ERROR codes beyond the agent's own (AGENT_ERR_*) */
+enum vmm_err {
+	VMM_ERR_GUEST_DOWN = 100,	/* the agent is not connected */
+	VMM_ERR_QMP,			/* QEMU refused or failed */
+	VMM_ERR_TIMEOUT,		/* no answer in time */
+	VMM_ERR_BUSY,			/* too many requests in flight */
 };
 
 /* workspace flags */
