@@ -1,0 +1,25 @@
+# libFuzzer target for the agent protocol decoder (host side), with its
+# seed corpus generator.  Built with clang whatever CC is.
+FUZZ_CC ?= clang
+FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror \
+	-Icommon -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined
+FUZZ_AGENT_SRCS := tests/fuzz/fuzz_agent.c common/agent.c common/utf8.c \
+	common/b64.c
+
+$(BUILD)/fuzz/fuzz-agent: $(FUZZ_AGENT_SRCS) common/agent_proto.h \
+    common/utf8.h common/b64.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_AGENT_SRCS)
+
+$(BUILD)/fuzz/fuzz-agent-corpus: tests/fuzz/corpus.c common/agent.c \
+    common/agent_proto.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Icommon \
+	    -o $@ tests/fuzz/corpus.c common/agent.c
+
+FUZZ_PROGS += $(BUILD)/fuzz/fuzz-agent $(BUILD)/fuzz/fuzz-agent-corpus
+CHECK_SUITES += fuzz-smoke
+
+# The smoke run is part of make check, so check needs the fuzzer.
+check: $(BUILD)/fuzz/fuzz-agent $(BUILD)/fuzz/fuzz-agent-corpus
