@@ -31,5 +31,3 @@ IMAGE_TARGETS += $(IMAGE_DIR)/manifest
 $(IMAGE_DIR)/manifest: $(BUILD)/mcvm-guestd guestd/image/build.sh \
     guestd/image/init
 	guestd/image/build.sh $(IMAGE_DIR) $(IMAGE_CACHE) $(BUILD)/mcvm-guestd
-
-MANPAGES += man/mcvm-guestd.8
