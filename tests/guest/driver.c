@@ -990,6 +990,38 @@ t_reconnect(void)
 	return expect_output("before\n", "", 0);
 }
 
+/* Runs `true` until the VM has had 256 jobs; the next is refused. */
+static int
+t_total_limit(void)
+{
+	struct agent_msg	 req, rep;
+	struct agent_job_status	 st;
+	uint32_t		 job, total;
+
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_INFO;
+	if (call(&req, &rep) == -1)
+		return -1;
+	for (total = rep.u.info.jobs_total; total < AGENT_JOBS_TOTAL_MAX;
+	    total++) {
+		if (exec_start("true", 0, NULL, 0, &job) == -1)
+			return -1;
+		if (job_wait(job, &st, JOB_TIMEOUT_MS) == -1)
+			return -1;
+	}
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_EXEC;
+	req.u.exec.cwd = "";
+	req.u.exec.argc = 1;
+	req.u.exec.argv[0] = "true";
+	if (call_err(&req, AGENT_ERR_LIMIT) == -1)
+		return -1;
+	/* Earlier jobs can still be read. */
+	if (job_collect(1, AGENT_PAGE_MAX) == -1)
+		return -1;
+	return 0;
+}
+
 static int
 t_poweroff(void)
 {
@@ -1025,6 +1057,7 @@ static const struct {
 	{ "at most 4 active jobs", t_limits },
 	{ "bad requests answered with errors", t_errors },
 	{ "host reconnects, session restarts", t_reconnect },
+	{ "at most 256 jobs per VM", t_total_limit },
 };
 
 static int
