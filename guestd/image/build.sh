@@ -61,9 +61,24 @@ host_mirror() {
 MIRROR=${MCVM_MIRROR:-$(host_mirror | head -n 1)}
 [ -n "$MIRROR" ] || { echo "$0: no Debian mirror found" >&2; exit 1; }
 
+# candidate PKG: the version apt would install (lists updated once if
+# they do not know the package yet).
+updated=0
+candidate() {
+	ver=$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ { print $2 }')
+	if { [ -z "$ver" ] || [ "$ver" = "(none)" ]; } && [ $updated -eq 0 ]; then
+		log "apt-get update"
+		apt-get -q update >/dev/null || true
+		updated=1
+		ver=$(apt-cache policy "$1" 2>/dev/null |
+		    awk '/Candidate:/ { print $2 }')
+	fi
+	echo "$ver"
+}
+
 # fetch PKG: the cached .deb of PKG's candidate version, downloaded once.
 fetch() {
-	ver=$(apt-cache policy "$1" | awk '/Candidate:/ { print $2 }')
+	ver=$(candidate "$1")
 	[ -n "$ver" ] && [ "$ver" != "(none)" ] ||
 	    { echo "$0: no candidate for $1 (apt-get update?)" >&2; exit 1; }
 	qver=$(echo "$ver" | sed 's/:/%3a/')
@@ -90,6 +105,7 @@ unpack() {
 }
 
 # --- kernel
+candidate linux-image-cloud-amd64 >/dev/null
 kpkg=$(apt-cache depends linux-image-cloud-amd64 |
     awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
 [ -n "$kpkg" ] || { echo "$0: cannot resolve the cloud kernel" >&2; exit 1; }

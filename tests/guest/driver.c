@@ -487,6 +487,22 @@ t_fibonacci(void)
 }
 
 static int
+t_toolchain(void)
+{
+	static const char prog[] =
+	    "#include <stdio.h>\nint main(void) { puts(\"built\"); }\n";
+
+	if (file_write("hello.c", 0, 0, prog, strlen(prog), NULL) == -1)
+		return -1;
+	if (run("node -e 'console.log(6*7)' && git --version >/dev/null && "
+	    "make --version >/dev/null && gcc -o hello hello.c && ./hello && "
+	    "test -s /etc/ssl/certs/ca-certificates.crt && bash -c 'echo ok'",
+	    1, NULL) == -1)
+		return -1;
+	return expect_output("42\nbuilt\nok\n", "", 0);
+}
+
+static int
 t_streams(void)
 {
 	if (run("echo out; echo err >&2; echo out2; exit 3", 1, NULL) == -1)
@@ -1044,6 +1060,7 @@ static const struct {
 	{ "python3 prints 4", t_python },
 	{ "argv exec as uid 1000 in /workspace", t_argv_identity },
 	{ "fibonacci script", t_fibonacci },
+	{ "node, git, make, gcc, bash, CA certificates", t_toolchain },
 	{ "stdout and stderr separate, exit code", t_streams },
 	{ "stdin bytes", t_stdin },
 	{ "1 MiB output truncated at 256 KiB", t_truncated },
