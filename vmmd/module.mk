@@ -4,3 +4,14 @@ mcvmd_SRCS := vmmd/mcvmd.c vmmd/control.c vmmd/state.c vmmd/schema.c \
 mcvmd_PKGS := libevent sqlite3 libcap-ng libseccomp libcrypto
 
 UNIT_EXTRA_SRCS += vmmd/schema.c
+
+# --- mcvm-vmm, the VM monitor (one per VM) ---------------------------------
+PROGS += mcvm-vmm
+mcvm-vmm_SRCS := vmmd/vmm.c vmmd/qmp.c vmmd/vmm_relay.c vmmd/vmm_sandbox.c
+mcvm-vmm_PKGS := libevent jansson libseccomp libcap-ng
+UNIT_EXTRA_SRCS += vmmd/qmp.c vmmd/vmm_relay.c vmmd/vmm_sandbox.c
+TESTPROGS += vmm-driver
+vmm-driver_SRCS := tests/vmm/driver.c vmmd/vmm_relay.c
+vmm-driver_PKGS := libevent
+CHECK_SUITES += vmm
+# --- end of mcvm-vmm -------------------------------------------------------

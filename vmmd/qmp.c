@@ -1,0 +1,284 @@
+/*
+ * QMP decoding and encoding for the VM monitor (see qmp.h).  jansson
+ * parses each line; the shape checks that follow are the monitor's own.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "qmp.h"
+
+#define QMP_VERSION_PART_MAX	65535
+
+void
+qmp_parser_init(struct qmp_parser *p)
+{
+	p->len = 0;
+	p->broken = 0;
+	p->error[0] = '\0';
+}
+
+/* Copies QEMU's text as printable ASCII, cut to fit. */
+static void
+qmp_copy_text(char *dst, size_t dstlen, const char *src)
+{
+	size_t	 i;
+
+	for (i = 0; i + 1 < dstlen && src[i] != '\0'; i++)
+		dst[i] = (src[i] >= 0x20 && src[i] <= 0x7e) ? src[i] : '?';
+	dst[i] = '\0';
+}
+
+/* A name made only of the characters in set, 1 to QMP_NAME_MAX-1 long. */
+static int
+qmp_copy_name(char *dst, const char *src, const char *set)
+{
+	size_t	 n = strlen(src);
+
+	if (n == 0 || n >= QMP_NAME_MAX || strspn(src, set) != n)
+		return -1;
+	memcpy(dst, src, n + 1);
+	return 0;
+}
+
+static int
+qmp_fail(char *why, size_t whylen, const char *what)
+{
+	if (why != NULL && whylen > 0)
+		snprintf(why, whylen, "%s", what);
+	return -1;
+}
+
+static int
+qmp_get_part(json_t *obj, const char *key, unsigned int *v)
+{
+	json_t		*j = json_object_get(obj, key);
+	json_int_t	 n;
+
+	if (!json_is_integer(j))
+		return -1;
+	n = json_integer_value(j);
+	if (n < 0 || n > QMP_VERSION_PART_MAX)
+		return -1;
+	*v = (unsigned int)n;
+	return 0;
+}
+
+static int
+qmp_decode_greeting(json_t *qmp, struct qmp_msg *m)
+{
+	json_t	*ver, *qemu;
+
+	if (!json_is_object(qmp) ||
+	    !json_is_object(ver = json_object_get(qmp, "version")) ||
+	    !json_is_object(qemu = json_object_get(ver, "qemu")) ||
+	    !json_is_array(json_object_get(qmp, "capabilities")))
+		return -1;
+	if (qmp_get_part(qemu, "major", &m->major) == -1 ||
+	    qmp_get_part(qemu, "minor", &m->minor) == -1 ||
+	    qmp_get_part(qemu, "micro", &m->micro) == -1)
+		return -1;
+	return 0;
+}
+
+static int
+qmp_decode_id(json_t *root, struct qmp_msg *m)
+{
+	json_t		*id = json_object_get(root, "id");
+	json_int_t	 n;
+
+	if (id == NULL)
+		return 0;
+	/* The monitor only ever sends small positive integers. */
+	if (!json_is_integer(id))
+		return -1;
+	n = json_integer_value(id);
+	if (n < 1 || n > (json_int_t)UINT32_MAX)
+		return -1;
+	m->has_id = 1;
+	m->id = (uint32_t)n;
+	return 0;
+}
+
+static int
+qmp_decode_return(json_t *ret, struct qmp_msg *m)
+{
+	json_t	*status, *running;
+
+	if (!json_is_object(ret))
+		return 0;
+	status = json_object_get(ret, "status");
+	running = json_object_get(ret, "running");
+	if (status == NULL && running == NULL)
+		return 0;
+	if (!json_is_string(status) || !json_is_boolean(running))
+		return -1;
+	if (qmp_copy_name(m->status, json_string_value(status),
+	    "abcdefghijklmnopqrstuvwxyz-") == -1)
+		return -1;
+	m->running = json_is_true(running);
+	m->has_status = 1;
+	return 0;
+}
+
+static int
+qmp_decode_error(json_t *err, struct qmp_msg *m)
+{
+	json_t	*class, *desc;
+
+	if (!json_is_object(err) ||
+	    !json_is_string(class = json_object_get(err, "class")) ||
+	    !json_is_string(desc = json_object_get(err, "desc")))
+		return -1;
+	if (qmp_copy_name(m->err_class, json_string_value(class),
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+	    == -1)
+		return -1;
+	qmp_copy_text(m->err_desc, sizeof(m->err_desc),
+	    json_string_value(desc));
+	return 0;
+}
+
+static int
+qmp_decode_event(json_t *root, json_t *ev, struct qmp_msg *m)
+{
+	json_t	*data, *reason;
+
+	if (!json_is_string(ev) || qmp_copy_name(m->event,
+	    json_string_value(ev), "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+	    -1)
+		return -1;
+	data = json_object_get(root, "data");
+	if (data == NULL)
+		return 0;
+	if (!json_is_object(data))
+		return -1;
+	reason = json_object_get(data, "reason");
+	if (reason != NULL) {
+		if (!json_is_string(reason))
+			return -1;
+		qmp_copy_text(m->detail, sizeof(m->detail),
+		    json_string_value(reason));
+	}
+	return 0;
+}
+
+int
+qmp_decode_line(const char *line, size_t len, struct qmp_msg *m, char *why,
+    size_t whylen)
+{
+	json_t		*root, *greeting, *ret, *err, *ev;
+	json_error_t	 jerr;
+	int		 kinds, rv = -1;
+	const char	*what = "not a QMP message";
+
+	memset(m, 0, sizeof(*m));
+	if (len > 0 && line[len - 1] == '\r')
+		len--;
+	if (len == 0)
+		return qmp_fail(why, whylen, "empty line");
+	root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (root == NULL)
+		return qmp_fail(why, whylen, "not JSON");
+	if (!json_is_object(root)) {
+		json_decref(root);
+		return qmp_fail(why, whylen, "not a JSON object");
+	}
+	greeting = json_object_get(root, "QMP");
+	ret = json_object_get(root, "return");
+	err = json_object_get(root, "error");
+	ev = json_object_get(root, "event");
+	kinds = (greeting != NULL) + (ret != NULL) + (err != NULL) +
+	    (ev != NULL);
+	if (kinds != 1)
+		goto out;
+	if (greeting != NULL) {
+		m->kind = QMP_GREETING;
+		what = "bad greeting";
+		rv = qmp_decode_greeting(greeting, m);
+	} else if (ret != NULL) {
+		m->kind = QMP_RETURN;
+		what = "bad return";
+		rv = qmp_decode_id(root, m);
+		if (rv == 0)
+			rv = qmp_decode_return(ret, m);
+	} else if (err != NULL) {
+		m->kind = QMP_ERROR;
+		what = "bad error";
+		rv = qmp_decode_id(root, m);
+		if (rv == 0)
+			rv = qmp_decode_error(err, m);
+	} else {
+		m->kind = QMP_EVENT;
+		what = "bad event";
+		rv = qmp_decode_event(root, ev, m);
+	}
+ out:
+	json_decref(root);
+	if (rv == -1)
+		return qmp_fail(why, whylen, what);
+	return 0;
+}
+
+int
+qmp_input(struct qmp_parser *p, const void *data, size_t n, qmp_cb cb,
+    void *arg)
+{
+	const char	*src = data;
+	struct qmp_msg	 m;
+	char		*nl;
+	size_t		 take, start, linelen;
+
+	if (p->broken)
+		return -1;
+	while (n > 0) {
+		take = sizeof(p->buf) - p->len;
+		if (take > n)
+			take = n;
+		memcpy(p->buf + p->len, src, take);
+		p->len += take;
+		src += take;
+		n -= take;
+
+		start = 0;
+		while ((nl = memchr(p->buf + start, '\n', p->len - start)) !=
+		    NULL) {
+			linelen = (size_t)(nl - (p->buf + start));
+			if (qmp_decode_line(p->buf + start, linelen, &m,
+			    p->error, sizeof(p->error)) == -1) {
+				p->broken = 1;
+				return -1;
+			}
+			start += linelen + 1;
+			cb(&m, arg);
+		}
+		if (start > 0) {
+			memmove(p->buf, p->buf + start, p->len - start);
+			p->len -= start;
+		}
+		if (p->len == sizeof(p->buf)) {
+			snprintf(p->error, sizeof(p->error),
+			    "message longer than %d bytes", QMP_MSG_MAX);
+			p->broken = 1;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+qmp_encode_command(char *buf, size_t cap, const char *cmd, uint32_t id)
+{
+	size_t	 n = strlen(cmd);
+	int	 len;
+
+	if (n == 0 || n >= QMP_NAME_MAX ||
+	    strspn(cmd, "abcdefghijklmnopqrstuvwxyz_-") != n || id == 0)
+		return -1;
+	len = snprintf(buf, cap, "{\"execute\": \"%s\", \"id\": %u}\n", cmd,
+	    (unsigned int)id);
+	if (len < 0 || (size_t)len >= cap)
+		return -1;
+	return len;
+}

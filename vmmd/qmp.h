@@ -1,0 +1,80 @@
+/*
+ * The QMP side of the VM monitor: a decoder for the JSON lines QEMU
+ * writes on its monitor socket, and an encoder for the few commands the
+ * monitor sends.  Pure code over byte buffers, so that unit tests and the
+ * fuzzer drive it without QEMU.
+ *
+ * QEMU is untrusted here: every message must be one JSON object on one
+ * line of at most QMP_MSG_MAX bytes, of exactly one known shape (greeting,
+ * return, error or event).  Anything else is a protocol error, after
+ * which the stream is not read any further.
+ */
+#ifndef MCVM_QMP_H
+#define MCVM_QMP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define QMP_MSG_MAX		(64 * 1024)	/* one line, newline included */
+#define QMP_NAME_MAX		64	/* event names, error classes, status */
+#define QMP_TEXT_MAX		256	/* error descriptions, event details */
+#define QMP_CMD_MAX		128	/* an encoded command */
+
+enum qmp_kind {
+	QMP_GREETING = 1,
+	QMP_RETURN,
+	QMP_ERROR,
+	QMP_EVENT,
+};
+
+struct qmp_msg {
+	enum qmp_kind	 kind;
+	int		 has_id;
+	uint32_t	 id;			/* return, error */
+
+	/* greeting */
+	unsigned int	 major, minor, micro;
+
+	/* error: class and description, printable ASCII, cut to fit */
+	char		 err_class[QMP_NAME_MAX];
+	char		 err_desc[QMP_TEXT_MAX];
+
+	/* event: its name and a detail ("reason" where QEMU gives one) */
+	char		 event[QMP_NAME_MAX];
+	char		 detail[QMP_TEXT_MAX];
+
+	/* return of query-status */
+	int		 has_status;
+	char		 status[QMP_NAME_MAX];
+	int		 running;
+};
+
+struct qmp_parser {
+	char		 buf[QMP_MSG_MAX];
+	size_t		 len;
+	int		 broken;
+	char		 error[QMP_TEXT_MAX];	/* why it broke */
+};
+
+typedef void	(*qmp_cb)(const struct qmp_msg *, void *);
+
+void	 qmp_parser_init(struct qmp_parser *);
+
+/*
+ * Feeds bytes from the socket; calls cb for each complete message.
+ * Returns 0, or -1 once the stream is broken (a line too long, not JSON,
+ * or not a QMP message); the reason is in p->error, and later calls fail.
+ */
+int	 qmp_input(struct qmp_parser *, const void *, size_t, qmp_cb, void *);
+
+/* Decodes one line (without its newline).  Returns 0 or -1. */
+int	 qmp_decode_line(const char *, size_t, struct qmp_msg *, char *,
+	    size_t);
+
+/*
+ * Encodes {"execute": cmd, "id": id} and a newline into buf.  cmd must be
+ * a plain QMP command name.  Returns the length, or -1.
+ */
+int	 qmp_encode_command(char *, size_t, const char *, uint32_t);
+
+#endif

@@ -1,0 +1,23 @@
+/*
+ * mcvm-vmm's seccomp policy: kill by default.  Beyond the common set
+ * (read, write, sendmsg/recvmsg, epoll, time, memory, exit) the monitor
+ * may only poll, when it flushes its last messages to mcvmd before it
+ * exits.  It opens nothing, creates no socket, and starts no process:
+ * every fd it uses was open before the filter was loaded.
+ */
+#include "sandbox.h"
+#include "vmm.h"
+
+static const char *const vmm_allow[] = {
+	"poll", "ppoll",
+};
+
+void
+vmm_sandbox(int debug)
+{
+	scmp_filter_ctx	 ctx = sandbox_new(debug);
+
+	sandbox_allow_common(ctx);
+	sandbox_allow(ctx, vmm_allow, SANDBOX_N(vmm_allow));
+	sandbox_load(ctx);
+}
