@@ -186,36 +186,50 @@ if [ ! -s "$tarball" ]; then
 	mv "$tarball.tmp" "$tarball"
 fi
 
-# --- root filesystem image
-root="$cache/rootfs.stage"
-rm -rf "$root"
-mkdir -p "$root"
-tar -C "$root" -xpf "$tarball"
-echo "user:x:$GUEST_UID:$GUEST_UID:mcvm user:/workspace:/bin/bash" \
-    >> "$root/etc/passwd"
-echo "user:x:$GUEST_UID:" >> "$root/etc/group"
-echo "user:*:19000:0:99999:7:::" >> "$root/etc/shadow"
-mkdir -p "$root/workspace"
-chown "$GUEST_UID:$GUEST_UID" "$root/workspace"
-chmod 0755 "$root/workspace"
-install -m 0755 "$guestd" "$root/sbin/mcvm-guestd"
-echo mcvm > "$root/etc/hostname"
-printf '127.0.0.1\tlocalhost\n127.0.1.1\tmcvm\n::1\tlocalhost\n' \
-    > "$root/etc/hosts"
-: > "$root/etc/machine-id"
-printf 'mcvm guest image recipe %s, kernel %s\n' "$RECIPE_VERSION" "$kver" \
-    > "$root/etc/mcvm-image"
-find "$root" -newermt "@$EPOCH" -exec touch -h -d "@$EPOCH" {} + 2>/dev/null ||
-    true
-used=$(du -sm "$root" | cut -f1)
-size=$((used + used / 4 + ROOTFS_SLACK_MIB))
+# --- root filesystem image, cached by everything that goes into it, so
+# that equal inputs give the very same image (mkfs.ext4 -d records the
+# staging tree's inode times, which differ between unpackings).
+gsum=$(sha256sum "$guestd" | cut -c1-16)
+rsum=$(cat "$0" | sha256sum | cut -c1-16)
+rootimg="$cache/rootfs-$key-$gsum-$rsum.ext4"
+if [ ! -s "$rootimg" ]; then
+	root="$cache/rootfs.stage"
+	rm -rf "$root"
+	mkdir -p "$root"
+	tar -C "$root" -xpf "$tarball"
+	echo "user:x:$GUEST_UID:$GUEST_UID:mcvm user:/workspace:/bin/bash" \
+	    >> "$root/etc/passwd"
+	echo "user:x:$GUEST_UID:" >> "$root/etc/group"
+	echo "user:*:19000:0:99999:7:::" >> "$root/etc/shadow"
+	mkdir -p "$root/workspace"
+	chown "$GUEST_UID:$GUEST_UID" "$root/workspace"
+	chmod 0755 "$root/workspace"
+	install -m 0755 "$guestd" "$root/sbin/mcvm-guestd"
+	echo mcvm > "$root/etc/hostname"
+	printf '127.0.0.1\tlocalhost\n127.0.1.1\tmcvm\n::1\tlocalhost\n' \
+	    > "$root/etc/hosts"
+	: > "$root/etc/machine-id"
+	printf 'mcvm guest image recipe %s, kernel %s\n' "$RECIPE_VERSION" \
+	    "$kver" > "$root/etc/mcvm-image"
+	find "$root" -newermt "@$EPOCH" -exec touch -h -d "@$EPOCH" {} + \
+	    2>/dev/null || true
+	used=$(du -sm "$root" | cut -f1)
+	size=$((used + used / 4 + ROOTFS_SLACK_MIB))
+	# Old images of this cache are superseded.
+	rm -f "$cache"/rootfs-*.ext4 "$rootimg.tmp"
+	E2FSPROGS_FAKE_TIME=$EPOCH mkfs.ext4 -q -F -L mcvmroot -U "$FS_UUID" \
+	    -E "hash_seed=$FS_HASH_SEED,root_owner=0:0" -m 0 -I 256 \
+	    -d "$root" "$rootimg.tmp" "${size}M" >/dev/null
+	mv "$rootimg.tmp" "$rootimg"
+	rm -rf "$root"
+	log "rootfs ${size} MiB (${used} MiB used)"
+else
+	log "rootfs unchanged ($(basename "$rootimg"))"
+fi
 rm -f "$out/rootfs.ext4.tmp"
-E2FSPROGS_FAKE_TIME=$EPOCH mkfs.ext4 -q -F -L mcvmroot -U "$FS_UUID" \
-    -E "hash_seed=$FS_HASH_SEED,root_owner=0:0" -m 0 -I 256 \
-    -d "$root" "$out/rootfs.ext4.tmp" "${size}M" >/dev/null
+cp --sparse=always --reflink=auto "$rootimg" "$out/rootfs.ext4.tmp"
 mv "$out/rootfs.ext4.tmp" "$out/rootfs.ext4"
-rm -rf "$root" "$stage"
-log "rootfs ${size} MiB (${used} MiB used)"
+rm -rf "$stage"
 
 (cd "$out" && sha256sum vmlinuz initrd.img rootfs.ext4) > "$out/manifest.tmp"
 mv "$out/manifest.tmp" "$out/manifest"
