@@ -1,5 +1,13 @@
 PROGS += mcvm-stored
-mcvm-stored_SRCS := stored/stored.c stored/sandbox.c
-mcvm-stored_PKGS := libevent libseccomp libcap-ng
+mcvm-stored_SRCS := stored/stored.c stored/sandbox.c stored/catalog.c \
+	stored/disk.c stored/qemuimg.c
+mcvm-stored_PKGS := libevent libseccomp libcap-ng libcrypto
 
-UNIT_EXTRA_SRCS += stored/sandbox.c
+UNIT_EXTRA_SRCS += stored/sandbox.c stored/catalog.c stored/disk.c \
+	stored/qemuimg.c
+
+# Plays mcvmd to the real binary for tests/suites/stored.
+TESTPROGS += stored-driver
+stored-driver_SRCS := tests/stored/driver.c
+stored-driver_PKGS := libevent libcrypto
+CHECK_SUITES += stored

@@ -1,40 +1,435 @@
 /*
  * mcvm-stored: the image store.  It runs as its own user, the owner of the
  * store, with no capabilities, in a network namespace of its own (it never
- * reaches the network).  It is not chrooted: it will run qemu-img, which
- * needs the system's libraries; its seccomp policy and its uid confine it
- * instead.  Its one peer is mcvmd.
+ * reaches the network).  It is not chrooted: qemu-img needs the system's
+ * libraries; its seccomp policy and its uid confine it instead.  Its one
+ * peer is mcvmd.
+ *
+ * What it does:
+ *
+ *  - The catalog (catalog.c).  As root, before the drop, it opens every
+ *    file of every `image' block of the config (O_NOFOLLOW) and keeps the
+ *    fds.  After the HELLO it hashes them in steps of STORED_HASH_BUDGET
+ *    bytes from a zero timer, so requests are answered between steps, and
+ *    sends one IMSG_STORE_IMAGE_STATUS per image in config order.  An
+ *    image not yet verified gets EAGAIN, a failed one EIO; the bytes
+ *    served are the bytes hashed, since the fds stay open, and a file
+ *    whose size, times or inode change is refused (ESTALE).
+ *
+ *  - VM disks (disk.c), in <statedir>/vms/<vm id>/, made by stored as
+ *    root before the drop (0700, its user) and used only through a dirfd:
+ *    a reflink clone (FICLONE) of the catalog disk where the filesystem
+ *    can, else a qcow2 overlay whose recorded backing is only a name,
+ *    "mcvm-catalog:IMAGE"; QEMU gets the base from STORE_FD_BASE.
+ *
+ *  - qemu-img (qemuimg.c).  stored's filter forbids fork and exec, so
+ *    before loading it stored forks a helper with the same uid, no
+ *    capabilities and only a socketpair open; the helper runs qemu-img
+ *    with a time limit, bounded output, a clean environment and rlimits,
+ *    under a deny-list filter of its own.  stored waits for its answer
+ *    (an overlay takes milliseconds; the limit is QEMUIMG_TIMEOUT_MS).
+ *
+ *  - Base images in use.  stored counts, per catalog image, the VM
+ *    overlays whose backing it is (found again at start-up by reading
+ *    the overlays' headers).  catalog_remove_check() refuses removal of
+ *    an image while any lives; stored never writes or removes catalog
+ *    files itself, and IMSG_STORE_DISK_DELETE removes only one VM's
+ *    directory.
+ *
+ * Protocol errors from mcvmd (an unknown type, a malformed payload, an
+ * invalid vm id or image name, an fd where none belongs) are fatal: mcvmd
+ * validated those values, so a bad one means it is broken.  A well-formed
+ * request that cannot be done gets IMSG_STORE_RESULT with an errno value.
  */
 #include <sys/stat.h>
 #include <sys/types.h>
 
 #include <errno.h>
+#include <event.h>
+#include <fcntl.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "config.h"
+#include "disk.h"
 #include "log.h"
 #include "msg.h"
 #include "privdrop.h"
 #include "proc.h"
 #include "proto.h"
+#include "qemuimg.h"
 #include "stored.h"
+#include "validate.h"
 
 #define STORED_USAGE	"mcvm-stored [-dhnSv] [-D macro=value] [-f file]"
 #define STORE_DIR	"images"
+#define VMS_DIR		"vms"
+#define STORED_HASH_BUDGET	(8ULL << 20)	/* bytes hashed per step */
+#define STORED_TEXT_MAX		512
+#define STORED_FDS_MAX		4		/* disk, base, kernel, initrd */
 
 static struct mcvm_config	 conf;
 static struct imsgev		 iev_parent;
+static struct catalog		 cat;
+static struct imsgbuf		 helper_ib;
+static struct event		 ev_hash;
+static int			 vmsfd = -1;
+static char			 vmsdir[PATH_MAX];
+
+/* Truncation is acceptable in a message meant for people. */
+static void __attribute__((format(printf, 3, 4)))
+textf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+static void
+stored_send_status(struct catalog_image *img)
+{
+	struct ibuf	*b;
+
+	b = imsg_create(&iev_parent.ibuf, IMSG_STORE_IMAGE_STATUS, 0, 0,
+	    64 + sizeof(img->text));
+	if (b == NULL)
+		fatal("%s", __func__);
+	m_add_str(b, img->conf->name);
+	m_add_u32(b, img->state == CAT_OK);
+	m_add_u64(b, img->disk_bytes);
+	m_add_str(b, img->text);
+	if (imsgev_close(&iev_parent, b) == -1)
+		fatal("%s", __func__);
+}
+
+/* One step of catalog verification; re-armed until every image is done. */
+static void
+stored_hash(int fd, short event, void *arg)
+{
+	struct timeval		 now = { 0, 0 };
+	struct catalog_image	*img;
+
+	while ((img = catalog_verify_step(&cat, STORED_HASH_BUDGET)) != NULL)
+		stored_send_status(img);
+	if (!catalog_verified(&cat))
+		evtimer_add(&ev_hash, &now);
+}
+
+static void
+stored_result(uint32_t id, int status, enum disk_format fmt, uint64_t bytes,
+    const char *text)
+{
+	struct ibuf	*b;
+
+	if ((b = imsg_create(&iev_parent.ibuf, IMSG_STORE_RESULT, id, 0,
+	    64 + strlen(text))) == NULL)
+		fatal("%s", __func__);
+	m_add_u32(b, (uint32_t)status);
+	m_add_u32(b, fmt);
+	m_add_u64(b, bytes);
+	m_add_str(b, text);
+	if (imsgev_close(&iev_parent, b) == -1)
+		fatal("%s", __func__);
+	if (status != 0)
+		log_debug("request %u: %s", id, text);
+}
+
+/* Sends fd (the message owns it from here) with its role. */
+static void
+stored_send_fd(uint32_t id, enum store_fd_role role, int fd)
+{
+	struct ibuf	*b;
+
+	if ((b = imsg_create(&iev_parent.ibuf, IMSG_STORE_FD, id, 0, 8)) ==
+	    NULL) {
+		close(fd);
+		fatal("%s", __func__);
+	}
+	m_add_u32(b, role);
+	imsg_set_fd(b, fd);
+	if (imsgev_close(&iev_parent, b) == -1)
+		fatal("%s", __func__);
+}
+
+/*
+ * Duplicates the catalog fds a VM needs: base (overlays only), kernel and
+ * initrd (when the image has one).  0, or an errno value with all closed.
+ */
+static int
+stored_dup_catalog(struct catalog_image *img, int overlay, int fds[3])
+{
+	static const int which[3] = { CAT_DISK, CAT_KERNEL, CAT_INITRD };
+	int		 i, rc;
+
+	for (i = 0; i < 3; i++)
+		fds[i] = -1;
+	for (i = 0; i < 3; i++) {
+		if (img->files[which[i]].fd == -1 || (i == 0 && !overlay))
+			continue;
+		fds[i] = fcntl(img->files[which[i]].fd, F_DUPFD_CLOEXEC, 0);
+		if (fds[i] == -1) {
+			rc = errno;
+			while (i-- > 0)
+				if (fds[i] != -1)
+					close(fds[i]);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* The fds of a VM's disk, then the result: the reply to CREATE and OPEN. */
+static void
+stored_send_disk(uint32_t id, struct vm_disk *vd, int fds[3],
+    const char *text)
+{
+	stored_send_fd(id, STORE_FD_DISK, vd->fd);
+	vd->fd = -1;
+	if (fds[0] != -1)
+		stored_send_fd(id, STORE_FD_BASE, fds[0]);
+	if (fds[1] != -1)
+		stored_send_fd(id, STORE_FD_KERNEL, fds[1]);
+	if (fds[2] != -1)
+		stored_send_fd(id, STORE_FD_INITRD, fds[2]);
+	stored_result(id, 0, vd->format, vd->bytes, text);
+}
+
+static int
+stored_overlay(int dirfd, const char *file, const char *image,
+    uint64_t bytes, char *text, size_t len, void *arg)
+{
+	return qemuimg_helper_overlay(&helper_ib, dirfd, file, image, bytes,
+	    text, len);
+}
+
+/* The image a request names: usable, or an error result was sent. */
+static struct catalog_image *
+stored_image(uint32_t id, const char *name)
+{
+	struct catalog_image	*img;
+	char			 text[STORED_TEXT_MAX];
+	int			 rc;
+
+	if ((img = catalog_lookup(&cat, name)) == NULL) {
+		textf(text, sizeof(text), "no image %s in the "
+		    "catalog", name);
+		stored_result(id, ENOENT, DISK_RAW, 0, text);
+		return NULL;
+	}
+	if ((rc = catalog_image_usable(img, text, sizeof(text))) != 0) {
+		stored_result(id, rc, DISK_RAW, 0, text);
+		return NULL;
+	}
+	return img;
+}
+
+static void
+stored_disk_create(uint32_t id, const char *vm, const char *name)
+{
+	struct catalog_image	*img;
+	struct vm_disk		 vd;
+	char			 text[STORED_TEXT_MAX];
+	int			 fds[3], i, rc;
+
+	if ((img = stored_image(id, name)) == NULL)
+		return;
+	/* Every fd the reply needs, before anything is made. */
+	if ((rc = stored_dup_catalog(img, 1, fds)) != 0) {
+		textf(text, sizeof(text), "cannot duplicate image "
+		    "%s's files: %s", name, strerror(rc));
+		stored_result(id, rc, DISK_RAW, 0, text);
+		return;
+	}
+	rc = disk_create(vmsfd, vm, name, img->files[CAT_DISK].fd,
+	    img->disk_bytes, stored_overlay, NULL, &vd, text, sizeof(text));
+	if (rc == 0 && vd.format == DISK_QCOW2 &&
+	    catalog_dep_add(&cat, vm, name) == -1) {
+		rc = errno;
+		close(vd.fd);
+		(void)disk_delete(vmsfd, vm, text, sizeof(text));
+		textf(text, sizeof(text), "vm %s: %s", vm,
+		    strerror(rc));
+	}
+	if (rc != 0) {
+		for (i = 0; i < 3; i++)
+			if (fds[i] != -1)
+				close(fds[i]);
+		stored_result(id, rc, DISK_RAW, 0, text);
+		return;
+	}
+	if (vd.format == DISK_RAW) {
+		close(fds[0]);
+		fds[0] = -1;
+	}
+	textf(text, sizeof(text), "vm %s: %s of image %s", vm,
+	    vd.format == DISK_RAW ? "reflink clone" : "qcow2 overlay", name);
+	log_info("%s", text);
+	stored_send_disk(id, &vd, fds, text);
+}
+
+static void
+stored_disk_open(uint32_t id, const char *vm, const char *name)
+{
+	struct catalog_image	*img;
+	struct vm_disk		 vd;
+	char			 text[STORED_TEXT_MAX];
+	int			 fds[3], rc;
+
+	if ((img = stored_image(id, name)) == NULL)
+		return;
+	if ((rc = disk_open(vmsfd, vm, &vd, text, sizeof(text))) != 0) {
+		stored_result(id, rc, DISK_RAW, 0, text);
+		return;
+	}
+	if (vd.format == DISK_QCOW2 && strcmp(vd.backing, name) != 0) {
+		close(vd.fd);
+		textf(text, sizeof(text), "vm %s's disk is an overlay "
+		    "of image %s, not %s", vm, vd.backing, name);
+		stored_result(id, EINVAL, DISK_RAW, 0, text);
+		return;
+	}
+	if ((rc = stored_dup_catalog(img, vd.format == DISK_QCOW2,
+	    fds)) != 0) {
+		close(vd.fd);
+		textf(text, sizeof(text), "cannot duplicate image "
+		    "%s's files: %s", name, strerror(rc));
+		stored_result(id, rc, DISK_RAW, 0, text);
+		return;
+	}
+	textf(text, sizeof(text), "vm %s: %s of image %s", vm,
+	    vd.format == DISK_RAW ? "reflink clone" : "qcow2 overlay", name);
+	stored_send_disk(id, &vd, fds, text);
+}
+
+static void
+stored_disk_delete(uint32_t id, const char *vm)
+{
+	char	 text[STORED_TEXT_MAX];
+	int	 rc;
+
+	rc = disk_delete(vmsfd, vm, text, sizeof(text));
+	if (rc == 0) {
+		catalog_dep_del(&cat, vm);
+		log_info("%s", text);
+	}
+	stored_result(id, rc, DISK_RAW, 0, text);
+}
+
+static int
+stored_list_one(const char *vm, void *arg)
+{
+	uint32_t	*id = arg;
+	struct ibuf	*b;
+
+	if ((b = imsg_create(&iev_parent.ibuf, IMSG_STORE_DISK_ENTRY, *id, 0,
+	    32)) == NULL)
+		fatal("%s", __func__);
+	m_add_str(b, vm);
+	if (imsgev_close(&iev_parent, b) == -1)
+		fatal("%s", __func__);
+	return 0;
+}
+
+static void
+stored_disk_list(uint32_t id)
+{
+	char	 text[STORED_TEXT_MAX];
+	int	 n;
+
+	if ((n = disk_list(vmsfd, stored_list_one, &id)) == -1) {
+		textf(text, sizeof(text), "%s: %s", vmsdir,
+		    strerror(errno));
+		stored_result(id, errno, DISK_RAW, 0, text);
+		return;
+	}
+	textf(text, sizeof(text), "%d vm disk%s", n,
+	    n == 1 ? "" : "s");
+	stored_result(id, 0, DISK_RAW, 0, text);
+}
+
+/* Whether the vms directory can take reflinks of every catalog disk. */
+static void
+stored_preflight(uint32_t id)
+{
+	struct ibuf	*b;
+	char		 why[DISK_TEXT_MAX], text[STORED_TEXT_MAX];
+	size_t		 i;
+	int		 reflink = -1, r;
+
+	textf(text, sizeof(text), "vm disks: qcow2 overlays: no "
+	    "catalog disk to clone");
+	for (i = 0; i < cat.n && reflink != 0; i++) {
+		if (cat.images[i].files[CAT_DISK].fd == -1)
+			continue;
+		r = disk_reflink_probe(vmsfd, cat.images[i].files[CAT_DISK].fd,
+		    why, sizeof(why));
+		if (r == 1) {
+			reflink = 1;
+			textf(text, sizeof(text), "vm disks: %s",
+			    why);
+		} else {
+			reflink = 0;
+			textf(text, sizeof(text), "vm disks: qcow2 "
+			    "overlays: %s %s (image %s)", vmsdir, why,
+			    cat.images[i].conf->name);
+		}
+	}
+	if ((b = imsg_create(&iev_parent.ibuf, IMSG_STORE_PREFLIGHT_RESULT,
+	    id, 0, 64 + strlen(text))) == NULL)
+		fatal("%s", __func__);
+	m_add_u32(b, reflink == 1);
+	m_add_str(b, text);
+	if (imsgev_close(&iev_parent, b) == -1)
+		fatal("%s", __func__);
+}
+
+/* A vm id and, where the request has one, an image name; else fatal. */
+static void
+stored_get_names(struct imsg *imsg, const char **vm, const char **image)
+{
+	struct mreader	 r;
+
+	m_init(&r, imsg);
+	if (m_get_str(&r, vm, ID_MAX) == -1 ||
+	    (image != NULL && m_get_str(&r, image, OBJ_NAME_MAX) == -1) ||
+	    m_end(&r) == -1)
+		fatalx("malformed %s from mcvmd",
+		    imsg_type_name(imsg->hdr.type));
+	if (!valid_id(*vm, VM_ID_PREFIX))
+		fatalx("invalid vm id in %s from mcvmd",
+		    imsg_type_name(imsg->hdr.type));
+	if (image != NULL && !valid_object_name(*image))
+		fatalx("invalid image name in %s from mcvmd",
+		    imsg_type_name(imsg->hdr.type));
+}
+
+static void
+stored_get_none(struct imsg *imsg)
+{
+	struct mreader	 r;
+
+	m_init(&r, imsg);
+	if (m_end(&r) == -1)
+		fatalx("malformed %s from mcvmd",
+		    imsg_type_name(imsg->hdr.type));
+}
 
 static void
 stored_dispatch(int fd, short event, void *arg)
 {
 	struct imsgev	*iev = arg;
 	struct imsg	 imsg;
+	struct mreader	 r;
+	const char	*vm, *image;
+	uint32_t	 id, level;
 	int		 n;
 
 	if (imsgev_read(iev, event) == -1) {
@@ -46,7 +441,37 @@ stored_dispatch(int fd, short event, void *arg)
 			fatalx("bad framing from mcvmd");
 		if (n == 0)
 			break;
+		if (imsg.fd != -1)
+			fatalx("unexpected fd with %s from mcvmd",
+			    imsg_type_name(imsg.hdr.type));
+		id = imsg.hdr.peerid;
 		switch (imsg.hdr.type) {
+		case IMSG_VERBOSE:
+			m_init(&r, &imsg);
+			if (m_get_u32(&r, &level) == -1 || m_end(&r) == -1)
+				fatalx("malformed IMSG_VERBOSE from mcvmd");
+			log_setverbose((int)level);
+			break;
+		case IMSG_STORE_PREFLIGHT:
+			stored_get_none(&imsg);
+			stored_preflight(id);
+			break;
+		case IMSG_STORE_DISK_CREATE:
+			stored_get_names(&imsg, &vm, &image);
+			stored_disk_create(id, vm, image);
+			break;
+		case IMSG_STORE_DISK_OPEN:
+			stored_get_names(&imsg, &vm, &image);
+			stored_disk_open(id, vm, image);
+			break;
+		case IMSG_STORE_DISK_DELETE:
+			stored_get_names(&imsg, &vm, NULL);
+			stored_disk_delete(id, vm);
+			break;
+		case IMSG_STORE_DISK_LIST:
+			stored_get_none(&imsg);
+			stored_disk_list(id);
+			break;
 		default:
 			fatalx("unexpected %s from mcvmd",
 			    imsg_type_name(imsg.hdr.type));
@@ -55,46 +480,91 @@ stored_dispatch(int fd, short event, void *arg)
 	}
 }
 
-/* The store belongs to the store user, and to no one else. */
-static void
-stored_open_store(const char *dir, const char *user)
+/*
+ * Creates (as root) a directory of the store, owned by the store user
+ * and by no one else, and returns an fd to it.
+ */
+static int
+stored_open_dir(const char *dir, const struct passwd *pw)
 {
-	struct passwd	*pw;
 	struct stat	 st;
+	int		 fd;
 
-	if ((pw = getpwnam(user)) == NULL)
-		fatalx("unknown user %s", user);
 	if (mkdir(dir, 0700) == -1 && errno != EEXIST)
 		fatal("mkdir %s", dir);
-	if (lstat(dir, &st) == -1)
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
 		fatal("%s", dir);
-	if (!S_ISDIR(st.st_mode))
-		fatalx("%s is not a directory", dir);
+	if (fstat(fd, &st) == -1)
+		fatal("%s", dir);
 	if ((st.st_uid != pw->pw_uid || st.st_gid != pw->pw_gid) &&
-	    chown(dir, pw->pw_uid, pw->pw_gid) == -1)
+	    fchown(fd, pw->pw_uid, pw->pw_gid) == -1)
 		fatal("chown %s", dir);
-	if ((st.st_mode & 07777) != 0700 && chmod(dir, 0700) == -1)
+	if ((st.st_mode & 07777) != 0700 && fchmod(fd, 0700) == -1)
 		fatal("chmod %s", dir);
-	if (chdir(dir) == -1)
-		fatal("chdir %s", dir);
+	return fd;
+}
+
+static int
+stored_scan_one(const char *vm, void *arg)
+{
+	struct vm_disk	 vd;
+	char		 text[STORED_TEXT_MAX];
+
+	if (disk_open(vmsfd, vm, &vd, text, sizeof(text)) != 0) {
+		log_warnx("%s", text);
+		return 0;
+	}
+	close(vd.fd);
+	if (vd.format == DISK_QCOW2 &&
+	    catalog_dep_add(&cat, vm, vd.backing) == -1)
+		log_warnx("vm %s: overlay of image %s, which is not in the "
+		    "catalog", vm, vd.backing);
+	return 0;
+}
+
+static void
+stored_path(char *dst, const char *sub)
+{
+	if (snprintf(dst, PATH_MAX, "%s/%s", conf.statedir, sub) >= PATH_MAX)
+		fatalx("state directory path too long");
 }
 
 int
 main(int argc, char *argv[])
 {
 	struct proc_opts	 opts;
+	struct passwd		*pw;
+	struct timeval		 now = { 0, 0 };
 	char			 store[PATH_MAX];
+	int			 storefd, helper_sock;
 
 	proc_child_setup(argc, argv, "stored", STORED_USAGE, &opts, &conf);
-	if (snprintf(store, sizeof(store), "%s/%s", conf.statedir,
-	    STORE_DIR) >= (int)sizeof(store))
-		fatalx("state directory path too long");
-	stored_open_store(store, conf.stored_user);
+	(void)umask(077);
+	if ((pw = getpwnam(conf.stored_user)) == NULL)
+		fatalx("unknown user %s", conf.stored_user);
+	stored_path(store, STORE_DIR);
+	stored_path(vmsdir, VMS_DIR);
+	storefd = stored_open_dir(store, pw);
+	if (fchdir(storefd) == -1)
+		fatal("chdir %s", store);
+	close(storefd);
+	vmsfd = stored_open_dir(vmsdir, pw);
+	catalog_open(&cat, &conf);
 	if (unshare(CLONE_NEWNET) == -1)
 		fatal("unshare(CLONE_NEWNET)");
 
 	privdrop(&(struct privdrop){ .user = conf.stored_user });
+	if (disk_list(vmsfd, stored_scan_one, NULL) == -1)
+		fatal("%s", vmsdir);
+	(void)qemuimg_helper_start(&helper_sock, stored_helper_sandbox);
+	if (imsgbuf_init(&helper_ib, helper_sock) == -1)
+		fatal("imsgbuf_init");
 	stored_sandbox(opts.sandbox_debug);
+
+	/* Verification starts once the loop runs, after the HELLO. */
+	evtimer_set(&ev_hash, stored_hash, NULL);
+	evtimer_add(&ev_hash, &now);
 	proc_child_run(&iev_parent, stored_dispatch);
 	return 1;
 }

@@ -1,0 +1,82 @@
+/*
+ * The image catalog: the operator's base images named in mcvm.conf, each
+ * file pinned by SHA-256.  Files are opened as root before the privilege
+ * drop and kept open; they are hashed in chunks after start-up, and an
+ * image is served only once every one of its files matched its pin.
+ */
+#ifndef MCVM_STORED_CATALOG_H
+#define MCVM_STORED_CATALOG_H
+
+#include <sys/queue.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <stdint.h>
+
+#include <openssl/evp.h>
+
+#include "config.h"
+#include "validate.h"
+
+#define CATALOG_READ_SIZE	(1024 * 1024)	/* one pread while hashing */
+#define CATALOG_TEXT_MAX	256
+#define CATALOG_BACKING_PREFIX	"mcvm-catalog:"	/* an overlay's backing */
+
+enum catalog_state {
+	CAT_PENDING = 0,	/* not yet verified: requests get EAGAIN */
+	CAT_OK,
+	CAT_FAILED,		/* never served */
+};
+
+enum catalog_file {
+	CAT_KERNEL = 0,
+	CAT_INITRD,
+	CAT_DISK,
+	CAT_NFILES,
+};
+
+struct catalog_file_ent {
+	int		 fd;		/* -1: absent (initrd) or failed */
+	const char	*path;		/* from the config */
+	const char	*sha256;	/* pinned, lower-case hex */
+	struct stat	 st;		/* as verified */
+};
+
+struct catalog_image {
+	const struct image_conf	*conf;
+	struct catalog_file_ent	 files[CAT_NFILES];
+	enum catalog_state	 state;
+	char			 text[CATALOG_TEXT_MAX];
+	uint64_t		 disk_bytes;
+	unsigned int		 users;	/* VM overlays backed by it */
+	/* hashing progress */
+	int			 cur;	/* enum catalog_file */
+	off_t			 off;
+};
+
+/* A VM disk that depends on a catalog image. */
+struct catalog_dep {
+	TAILQ_ENTRY(catalog_dep) entry;
+	char			 vm[ID_MAX + 1];
+	struct catalog_image	*image;
+};
+
+struct catalog {
+	struct catalog_image	 images[CONF_MAX_IMAGES];
+	size_t			 n;
+	size_t			 next;	/* the image being verified */
+	EVP_MD_CTX		*md;
+	uint8_t			*buf;	/* CATALOG_READ_SIZE */
+	TAILQ_HEAD(, catalog_dep) deps;
+};
+
+void	 catalog_open(struct catalog *, const struct mcvm_config *);
+struct catalog_image *catalog_verify_step(struct catalog *, uint64_t);
+int	 catalog_verified(const struct catalog *);
+struct catalog_image *catalog_lookup(struct catalog *, const char *);
+int	 catalog_image_usable(struct catalog_image *, char *, size_t);
+int	 catalog_dep_add(struct catalog *, const char *, const char *);
+void	 catalog_dep_del(struct catalog *, const char *);
+int	 catalog_remove_check(const struct catalog_image *, char *, size_t);
+void	 catalog_close(struct catalog *);
+
+#endif

@@ -1,0 +1,489 @@
+/*
+ * VM disks: see disk.h.
+ *
+ * Names come from mcvmd, which validated them; they are checked again
+ * here and used only as one component below the vms directory fd, opened
+ * with O_NOFOLLOW, so no name can reach outside it.  A failed creation
+ * removes everything it made.
+ */
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+
+#include <linux/fs.h>
+#include <linux/magic.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "disk.h"
+#include "log.h"
+#include "validate.h"
+
+#define QCOW2_MAGIC	"QFI\xfb"
+
+#ifndef XFS_SUPER_MAGIC
+#define XFS_SUPER_MAGIC	0x58465342
+#endif
+#ifndef ZFS_SUPER_MAGIC
+#define ZFS_SUPER_MAGIC	0x2fc12fc1
+#endif
+
+static int	 disk_empty_dir(int, int);
+
+/* Whether a FICLONE failure means "not on this filesystem". */
+int
+disk_reflink_errno(int e)
+{
+	return e == EXDEV || e == EOPNOTSUPP || e == EINVAL || e == ENOTTY ||
+	    e == ENOSYS;
+}
+
+const char *
+disk_fs_name(int fd)
+{
+	struct statfs	 sf;
+
+	if (fstatfs(fd, &sf) == -1)
+		return "unknown";
+	switch ((unsigned long)sf.f_type) {
+	case XFS_SUPER_MAGIC:
+		return "xfs";
+	case BTRFS_SUPER_MAGIC:
+		return "btrfs";
+	case EXT4_SUPER_MAGIC:
+		return "ext4";
+	case TMPFS_MAGIC:
+		return "tmpfs";
+	case OVERLAYFS_SUPER_MAGIC:
+		return "overlayfs";
+	case NFS_SUPER_MAGIC:
+		return "nfs";
+	case F2FS_SUPER_MAGIC:
+		return "f2fs";
+	case ZFS_SUPER_MAGIC:
+		return "zfs";
+	default:
+		return "unknown";
+	}
+}
+
+/*
+ * Tries one clone of srcfd into an unnamed file in dirfd.  Returns 1
+ * when reflinks work, 0 when they do not (why says so), -1 on another
+ * error (why says which).
+ */
+int
+disk_reflink_probe(int dirfd, int srcfd, char *why, size_t len)
+{
+	static const char	 tmpname[] = ".reflink-probe";
+	int			 fd, rc, named = 0;
+
+	fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, VM_DISK_MODE);
+	if (fd == -1 && (errno == EOPNOTSUPP || errno == EISDIR ||
+	    errno == EINVAL)) {
+		/* No O_TMPFILE here: a named file, unlinked at once. */
+		(void)unlinkat(dirfd, tmpname, 0);
+		fd = openat(dirfd, tmpname, O_CREAT | O_EXCL | O_RDWR |
+		    O_NOFOLLOW | O_CLOEXEC, VM_DISK_MODE);
+		named = 1;
+	}
+	if (fd == -1) {
+		(void)snprintf(why, len, "cannot create a file: %s",
+		    strerror(errno));
+		return -1;
+	}
+	rc = ioctl(fd, FICLONE, srcfd);
+	if (rc == -1)
+		rc = errno;
+	close(fd);
+	if (named)
+		(void)unlinkat(dirfd, tmpname, 0);
+	if (rc == 0) {
+		(void)snprintf(why, len, "reflink clones (%s)",
+		    disk_fs_name(dirfd));
+		return 1;
+	}
+	if (rc == EXDEV) {
+		(void)snprintf(why, len, "not on the catalog disk's "
+		    "filesystem (%s)", disk_fs_name(dirfd));
+		return 0;
+	}
+	if (disk_reflink_errno(rc)) {
+		(void)snprintf(why, len, "does not support reflinks (%s)",
+		    disk_fs_name(dirfd));
+		return 0;
+	}
+	(void)snprintf(why, len, "reflink clone failed: %s", strerror(rc));
+	return -1;
+}
+
+static uint32_t
+be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint64_t
+be64(const uint8_t *p)
+{
+	return (uint64_t)be32(p) << 32 | be32(p + 4);
+}
+
+/*
+ * Reads a qcow2 header: the virtual size, and the catalog image its
+ * backing names ("" when it has none).  0, or an errno value (EINVAL for
+ * a header stored did not write).
+ */
+int
+qcow2_header_read(int fd, uint64_t *size, char *image, size_t len)
+{
+	uint8_t		 h[QCOW2_HEADER_LEN];
+	char		 name[QCOW2_BACKING_MAX + 1];
+	const size_t	 plen = sizeof(CATALOG_BACKING_PREFIX) - 1;
+	uint64_t	 boff;
+	uint32_t	 blen, version;
+	ssize_t		 n;
+
+	if ((n = pread(fd, h, sizeof(h), 0)) == -1)
+		return errno;
+	if ((size_t)n != sizeof(h) || memcmp(h, QCOW2_MAGIC, 4) != 0)
+		return EINVAL;
+	version = be32(h + 4);
+	boff = be64(h + 8);
+	blen = be32(h + 16);
+	*size = be64(h + 24);
+	if (version < 2 || version > 3)
+		return EINVAL;
+	image[0] = '\0';
+	if (boff == 0)
+		return 0;
+	if (blen == 0 || blen > QCOW2_BACKING_MAX || boff > INT64_MAX)
+		return EINVAL;
+	if ((n = pread(fd, name, blen, (off_t)boff)) == -1)
+		return errno;
+	if ((size_t)n != blen)
+		return EINVAL;
+	name[blen] = '\0';
+	if (strlen(name) != blen || strncmp(name, CATALOG_BACKING_PREFIX,
+	    plen) != 0 || !valid_object_name(name + plen) ||
+	    strlen(name + plen) >= len)
+		return EINVAL;
+	(void)snprintf(image, len, "%s", name + plen);
+	return 0;
+}
+
+/* Removes a VM's directory and what it holds, without following links. */
+static int
+disk_remove_dir(int vmsfd, const char *vm)
+{
+	int	 dfd, rc;
+
+	dfd = openat(vmsfd, vm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (dfd == -1)
+		return errno;
+	rc = disk_empty_dir(dfd, DISK_DELETE_DEPTH);
+	close(dfd);
+	if (rc != 0)
+		return rc;
+	if (unlinkat(vmsfd, vm, AT_REMOVEDIR) == -1)
+		return errno;
+	return 0;
+}
+
+static int
+disk_empty_dir(int dfd, int depth)
+{
+	struct dirent	*de;
+	DIR		*d;
+	int		 fd, sub, rc = 0;
+
+	if ((fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0)) == -1)
+		return errno;
+	if ((d = fdopendir(fd)) == NULL) {
+		rc = errno;
+		close(fd);
+		return rc;
+	}
+	rewinddir(d);
+	while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (unlinkat(dfd, de->d_name, 0) == 0)
+			continue;
+		if (errno != EISDIR) {
+			rc = errno;
+			break;
+		}
+		if (depth == 0) {
+			rc = ELOOP;
+			break;
+		}
+		sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC);
+		if (sub == -1) {
+			rc = errno;
+			break;
+		}
+		rc = disk_empty_dir(sub, depth - 1);
+		close(sub);
+		if (rc == 0 && unlinkat(dfd, de->d_name, AT_REMOVEDIR) == -1)
+			rc = errno;
+	}
+	if (rc == 0 && errno != 0)
+		rc = errno;
+	closedir(d);
+	return rc;
+}
+
+/* The disk file a VM's directory holds, opened read-write. */
+static int
+disk_open_file(int dfd, const char *vm, struct vm_disk *vd, char *text,
+    size_t len)
+{
+	struct stat	 st;
+	int		 fd, rc;
+
+	vd->backing[0] = '\0';
+	vd->format = DISK_RAW;
+	fd = openat(dfd, VM_DISK_RAW, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1 && errno == ENOENT) {
+		vd->format = DISK_QCOW2;
+		fd = openat(dfd, VM_DISK_QCOW2,
+		    O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd == -1) {
+		rc = errno;
+		(void)snprintf(text, len, "vm %s: %s: %s", vm,
+		    vd->format == DISK_RAW ? VM_DISK_RAW : VM_DISK_QCOW2,
+		    rc == ELOOP ? "is a symbolic link" : strerror(rc));
+		return rc;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		(void)snprintf(text, len, "vm %s: its disk is not a regular "
+		    "file", vm);
+		return EINVAL;
+	}
+	if (vd->format == DISK_RAW)
+		vd->bytes = (uint64_t)st.st_size;
+	else if ((rc = qcow2_header_read(fd, &vd->bytes, vd->backing,
+	    sizeof(vd->backing))) != 0) {
+		close(fd);
+		(void)snprintf(text, len, "vm %s: %s: %s", vm, VM_DISK_QCOW2,
+		    rc == EINVAL ? "not an overlay stored made" :
+		    strerror(rc));
+		return rc;
+	}
+	vd->fd = fd;
+	return 0;
+}
+
+/*
+ * Creates VM vm's directory and its disk from the catalog disk basefd of
+ * image (bytes long): a reflink clone when the filesystem allows, else
+ * an overlay made by overlay().  0 with vd filled, or an errno value
+ * with text saying what to do, and nothing left behind.
+ */
+int
+disk_create(int vmsfd, const char *vm, const char *image, int basefd,
+    uint64_t bytes, disk_overlay_fn overlay, void *arg, struct vm_disk *vd,
+    char *text, size_t len)
+{
+	char	 why[DISK_TEXT_MAX];
+	int	 dfd = -1, fd = -1, rc;
+
+	vd->fd = -1;
+	if (!valid_id(vm, VM_ID_PREFIX) || !valid_object_name(image)) {
+		(void)snprintf(text, len, "invalid vm id or image name");
+		return EINVAL;
+	}
+	if (mkdirat(vmsfd, vm, VM_DIR_MODE) == -1) {
+		rc = errno;
+		if (rc == EEXIST)
+			(void)snprintf(text, len, "vm %s already has a disk "
+			    "directory; delete it first", vm);
+		else
+			(void)snprintf(text, len, "vm %s: mkdir: %s", vm,
+			    strerror(rc));
+		return rc;
+	}
+	dfd = openat(vmsfd, vm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (dfd == -1) {
+		rc = errno;
+		(void)snprintf(text, len, "vm %s: open: %s", vm, strerror(rc));
+		goto fail;
+	}
+	fd = openat(dfd, VM_DISK_RAW, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, VM_DISK_MODE);
+	if (fd == -1) {
+		rc = errno;
+		(void)snprintf(text, len, "vm %s: create %s: %s", vm,
+		    VM_DISK_RAW, strerror(rc));
+		goto fail;
+	}
+	if (ioctl(fd, FICLONE, basefd) == 0) {
+		if (fsync(fd) == -1 || fsync(dfd) == -1) {
+			rc = errno;
+			(void)snprintf(text, len, "vm %s: fsync: %s", vm,
+			    strerror(rc));
+			goto fail;
+		}
+		close(fd);
+		fd = -1;
+	} else {
+		rc = errno;
+		close(fd);
+		fd = -1;
+		if (!disk_reflink_errno(rc)) {
+			(void)snprintf(text, len, "vm %s: reflink clone of "
+			    "image %s: %s", vm, image, strerror(rc));
+			goto fail;
+		}
+		if (unlinkat(dfd, VM_DISK_RAW, 0) == -1) {
+			rc = errno;
+			(void)snprintf(text, len, "vm %s: unlink: %s", vm,
+			    strerror(rc));
+			goto fail;
+		}
+		why[0] = '\0';
+		rc = overlay(dfd, VM_DISK_QCOW2, image, bytes, why,
+		    sizeof(why), arg);
+		if (rc != 0) {
+			(void)snprintf(text, len, "vm %s: qcow2 overlay of "
+			    "image %s: %s", vm, image,
+			    why[0] != '\0' ? why : strerror(rc));
+			goto fail;
+		}
+	}
+	if ((rc = disk_open_file(dfd, vm, vd, text, len)) != 0)
+		goto fail;
+	if (vd->format == DISK_QCOW2 && (vd->bytes != bytes ||
+	    strcmp(vd->backing, image) != 0)) {
+		close(vd->fd);
+		vd->fd = -1;
+		rc = EIO;
+		(void)snprintf(text, len, "vm %s: the new overlay does not "
+		    "match image %s", vm, image);
+		goto fail;
+	}
+	close(dfd);
+	return 0;
+
+fail:
+	if (fd != -1)
+		close(fd);
+	if (dfd != -1)
+		close(dfd);
+	if (disk_remove_dir(vmsfd, vm) != 0)
+		log_warn("%s: cannot remove what it made for vm %s", __func__,
+		    vm);
+	return rc;
+}
+
+/* Opens an existing VM disk: 0 with vd filled, or an errno value. */
+int
+disk_open(int vmsfd, const char *vm, struct vm_disk *vd, char *text,
+    size_t len)
+{
+	int	 dfd, rc;
+
+	vd->fd = -1;
+	if (!valid_id(vm, VM_ID_PREFIX)) {
+		(void)snprintf(text, len, "invalid vm id");
+		return EINVAL;
+	}
+	dfd = openat(vmsfd, vm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (dfd == -1) {
+		rc = errno;
+		if (rc == ENOENT)
+			(void)snprintf(text, len, "vm %s has no disk", vm);
+		else
+			(void)snprintf(text, len, "vm %s: %s", vm,
+			    rc == ELOOP ? "not a directory" : strerror(rc));
+		return rc;
+	}
+	rc = disk_open_file(dfd, vm, vd, text, len);
+	close(dfd);
+	return rc;
+}
+
+/* Removes VM vm's directory and everything in it: 0 or an errno value. */
+int
+disk_delete(int vmsfd, const char *vm, char *text, size_t len)
+{
+	int	 rc;
+
+	if (!valid_id(vm, VM_ID_PREFIX)) {
+		(void)snprintf(text, len, "invalid vm id");
+		return EINVAL;
+	}
+	if ((rc = disk_remove_dir(vmsfd, vm)) != 0) {
+		if (rc == ENOENT)
+			(void)snprintf(text, len, "vm %s has no disk", vm);
+		else
+			(void)snprintf(text, len, "vm %s: delete: %s", vm,
+			    rc == ELOOP || rc == ENOTDIR ?
+			    "not a directory stored made" : strerror(rc));
+		return rc;
+	}
+	(void)snprintf(text, len, "vm %s: disk deleted", vm);
+	return 0;
+}
+
+/*
+ * Calls cb for each VM directory (a directory named as a VM id); other
+ * entries are skipped.  Returns the number of VMs, or -1 (errno set); a
+ * callback returning -1 stops the walk with that.
+ */
+int
+disk_list(int vmsfd, int (*cb)(const char *, void *), void *arg)
+{
+	struct dirent	*de;
+	struct stat	 st;
+	DIR		*d;
+	int		 fd, n = 0, saved;
+
+	if ((fd = fcntl(vmsfd, F_DUPFD_CLOEXEC, 0)) == -1)
+		return -1;
+	if ((d = fdopendir(fd)) == NULL) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	rewinddir(d);
+	for (;;) {
+		errno = 0;
+		if ((de = readdir(d)) == NULL)
+			break;
+		if (!valid_id(de->d_name, VM_ID_PREFIX))
+			continue;
+		if (de->d_type == DT_UNKNOWN) {
+			if (fstatat(vmsfd, de->d_name, &st,
+			    AT_SYMLINK_NOFOLLOW) == -1 || !S_ISDIR(st.st_mode))
+				continue;
+		} else if (de->d_type != DT_DIR)
+			continue;
+		if (cb(de->d_name, arg) == -1) {
+			n = -1;
+			break;
+		}
+		n++;
+	}
+	saved = errno;
+	closedir(d);
+	errno = saved;
+	return saved != 0 ? -1 : n;
+}
