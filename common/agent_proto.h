@@ -27,7 +27,12 @@
  * one reply with the same id: AGENT_REPLY|type, or AGENT_ERROR.  A
  * request of a type the agent does not know is answered with
  * AGENT_ERR_UNKNOWN.  A malformed frame costs the connection: the agent
- * answers with AGENT_ERR_PROTO and discards input until the next HELLO.
+ * answers with AGENT_ERR_PROTO (id 0) and discards input until the next
+ * HELLO header.  Bytes of an old connection may still sit in the guest's
+ * buffers after a reconnect or a restore, so the host resends HELLO
+ * (with a new id) until it is answered, ignoring replies to other ids;
+ * a host that reads a malformed frame from the guest closes the socket
+ * and connects again.
  *
  * Message payloads (requests →, replies ←):
  *
