@@ -1,12 +1,19 @@
 /*
  * mcvmd's side of frontd: authentication and tool calls.  frontd is inside
  * the suite, so a malformed message from it is fatal here.
+ *
+ * Every tool call carries the token hash again and is authenticated
+ * afresh: a token revoked between frontd's check and the call is refused.
+ * The arguments are decoded with the shared catalogue (common/tools.c),
+ * which re-applies every bound frontd applied.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "log.h"
 #include "mcvmd.h"
 #include "msg.h"
+#include "tools.h"
 
 static void
 front_auth(struct imsgev *iev, struct imsg *imsg)
@@ -36,12 +43,75 @@ front_auth(struct imsgev *iev, struct imsg *imsg)
 		fatal("%s", __func__);
 }
 
+static void
+front_tool_reply(struct imsgev *iev, uint32_t peerid, enum tool_status st,
+    const char *text)
+{
+	struct ibuf	*b;
+
+	if ((b = imsg_create(&iev->ibuf, IMSG_FRONT_TOOL_RESULT, peerid, 0,
+	    strlen(text) + 16)) == NULL)
+		fatal("%s", __func__);
+	m_add_u32(b, st);
+	m_add_str(b, text);
+	if (imsgev_close(iev, b) == -1)
+		fatal("%s", __func__);
+}
+
+static void
+front_tool(struct imsgev *iev, struct imsg *imsg)
+{
+	const struct tool_desc	*tool;
+	struct tool_args	 args;
+	struct mreader		 r;
+	struct ws_auth		 auth;
+	uint8_t			 hash[TOKEN_HASH_LEN];
+	uint32_t		 id;
+	char			 err[TOOL_ERR_MAX], msg[TOOL_MESSAGE_MAX];
+
+	m_init(&r, imsg);
+	if (m_get_bytes_exact(&r, hash, sizeof(hash)) == -1 ||
+	    m_get_u32(&r, &id) == -1)
+		fatalx("frontd: malformed %s", imsg_type_name(imsg->hdr.type));
+	if ((tool = tool_by_id(id)) == NULL)
+		fatalx("frontd: unknown tool %u", id);
+	if (tool_args_decode(&r, tool, &args, err, sizeof(err)) == -1)
+		fatalx("frontd: %s: %s", tool->name, err);
+
+	if (state_token_auth(hash, &auth) == -1 || auth.status != AUTH_OK) {
+		front_tool_reply(iev, imsg->hdr.peerid, TOOL_DENIED,
+		    "the token is not valid (unknown, expired or revoked)");
+		return;
+	}
+	log_debug("%s: workspace %s: %s", __func__, auth.name, tool->name);
+
+	/* No tool has a back end yet: say so plainly, never fake one. */
+	snprintf(msg, sizeof(msg), "%s is not available yet: this mcvm "
+	    "build has no back end for it. Nothing was done.", tool->name);
+	front_tool_reply(iev, imsg->hdr.peerid, TOOL_UNAVAILABLE, msg);
+}
+
+static void
+front_cancel(struct imsgev *iev, struct imsg *imsg)
+{
+	if (imsg->datalen != 0)
+		fatalx("frontd: malformed %s", imsg_type_name(imsg->hdr.type));
+	/* Every tool answers at once so far: nothing is in flight. */
+	log_debug("%s: cancel of request %u", __func__, imsg->hdr.peerid);
+}
+
 void
 front_imsg(struct imsgev *iev, struct imsg *imsg)
 {
 	switch (imsg->hdr.type) {
 	case IMSG_FRONT_AUTH:
 		front_auth(iev, imsg);
+		break;
+	case IMSG_FRONT_TOOL:
+		front_tool(iev, imsg);
+		break;
+	case IMSG_FRONT_CANCEL:
+		front_cancel(iev, imsg);
 		break;
 	default:
 		fatalx("frontd: unexpected %s",

@@ -1,0 +1,183 @@
+/*
+ * The tool catalogue shared by mcvm-frontd and mcvmd.
+ *
+ * frontd turns a tool call's JSON arguments into a struct tool_args,
+ * checks it with tool_args_check() and writes it into IMSG_FRONT_TOOL with
+ * tool_args_encode().  mcvmd reads it back with tool_args_decode(), which
+ * applies the same checks again: mcvmd never trusts frontd's validation.
+ *
+ * Arguments on the wire, after the token hash and the u32 tool id:
+ *	u32 count, then per argument, in increasing parameter order:
+ *	u32 parameter id (index in the tool's table + 1), then the value:
+ *	TP_STRING	str
+ *	TP_INT		u64 (two's complement of the signed value)
+ *	TP_BOOL		u32 0 or 1
+ *	TP_ENUM		u32 index into the parameter's values
+ *	TP_LIST		u32 count, then count str
+ *	TP_BYTES	bytes (decoded from base64 by frontd)
+ *	TP_CURSOR	u64 stdout offset, u64 stderr offset
+ * Absent optional parameters are not sent; defaults are applied by the
+ * back end, which knows the configured values.
+ */
+#ifndef MCVM_TOOLS_H
+#define MCVM_TOOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "imsg.h"
+#include "msg.h"
+
+#define TOOL_PARAMS_MAX		12	/* parameters of one tool */
+#define TOOL_LIST_MAX		64	/* entries of a list parameter */
+#define TOOL_TEXT_MAX		(64 * 1024)	/* commands, stdin */
+#define TOOL_PATH_MAX		4096	/* guest paths */
+#define TOOL_FILE_MAX		(128 * 1024)	/* bytes per file call */
+#define TOOL_TYPE_TEXT_MAX	4096	/* characters per vm_type_text */
+#define TOOL_KEY_MAX		32	/* one key chord */
+#define TOOL_FORWARD_MAX	16	/* "auto:22", "2222:22", "22" */
+#define TOOL_SIZE_MAX		24	/* "+10G" */
+#define TOOL_ERR_MAX		256	/* validation messages */
+#define TOOL_RESULT_MAX		(256 * 1024)	/* JSON from mcvmd */
+#define TOOL_MESSAGE_MAX	1024	/* error text from mcvmd */
+#define TOOL_PROGRESS_MAX	256	/* progress message text */
+#define TOOL_WS_NAME_MAX	64	/* workspace name from mcvmd */
+
+#define VM_ID_PREFIX		"vm-"
+#define JOB_ID_PREFIX		"job-"
+
+
+#define TOOL_LIST(X)							\
+	X(TOOL_VM_CREATE,		1,  "vm_create")		\
+	X(TOOL_VM_LIST,			2,  "vm_list")			\
+	X(TOOL_VM_STATUS,		3,  "vm_status")		\
+	X(TOOL_VM_STOP,			4,  "vm_stop")			\
+	X(TOOL_VM_START,		5,  "vm_start")			\
+	X(TOOL_VM_SUSPEND,		6,  "vm_suspend")		\
+	X(TOOL_VM_RESUME,		7,  "vm_resume")		\
+	X(TOOL_VM_DESTROY,		8,  "vm_destroy")		\
+	X(TOOL_VM_EXEC,			9,  "vm_exec")			\
+	X(TOOL_VM_JOB_STATUS,		10, "vm_job_status")		\
+	X(TOOL_VM_JOB_OUTPUT,		11, "vm_job_output")		\
+	X(TOOL_VM_JOB_CANCEL,		12, "vm_job_cancel")		\
+	X(TOOL_VM_READ_FILE,		13, "vm_read_file")		\
+	X(TOOL_VM_WRITE_FILE,		14, "vm_write_file")		\
+	X(TOOL_VM_SCREENSHOT,		15, "vm_screenshot")		\
+	X(TOOL_VM_SEND_KEYS,		16, "vm_send_keys")		\
+	X(TOOL_VM_TYPE_TEXT,		17, "vm_type_text")		\
+	X(TOOL_VM_CLICK,		18, "vm_click")			\
+	X(TOOL_VM_MOUSE_MOVE,		19, "vm_mouse_move")		\
+	X(TOOL_VM_SERIAL_READ,		20, "vm_serial_read")		\
+	X(TOOL_VM_SNAPSHOT_CREATE,	21, "vm_snapshot_create")	\
+	X(TOOL_VM_SNAPSHOT_RESTORE,	22, "vm_snapshot_restore")	\
+	X(TOOL_VM_SNAPSHOT_DELETE,	23, "vm_snapshot_delete")	\
+	X(TOOL_VM_SNAPSHOT_LIST,	24, "vm_snapshot_list")		\
+	X(TOOL_IMAGE_LIST,		25, "image_list")		\
+	X(TOOL_IMAGE_CREATE,		26, "image_create")		\
+	X(TOOL_IMAGE_INFO,		27, "image_info")		\
+	X(TOOL_IMAGE_CONVERT,		28, "image_convert")		\
+	X(TOOL_IMAGE_RESIZE,		29, "image_resize")		\
+	X(TOOL_IMAGE_DELETE,		30, "image_delete")		\
+	X(TOOL_IMAGE_SNAPSHOT_CREATE,	31, "image_snapshot_create")	\
+	X(TOOL_IMAGE_SNAPSHOT_APPLY,	32, "image_snapshot_apply")	\
+	X(TOOL_IMAGE_SNAPSHOT_DELETE,	33, "image_snapshot_delete")	\
+	X(TOOL_IMAGE_SNAPSHOT_LIST,	34, "image_snapshot_list")
+
+enum tool_id {
+	TOOL_NONE = 0,
+#define TOOL_ENUM(e, v, n)	e = v,
+	TOOL_LIST(TOOL_ENUM)
+#undef TOOL_ENUM
+	TOOL_ID_END
+};
+#define TOOL_COUNT		(TOOL_ID_END - 1)
+
+enum tparam_type {
+	TP_STRING = 1,
+	TP_INT,
+	TP_BOOL,
+	TP_ENUM,
+	TP_LIST,
+	TP_BYTES,
+	TP_CURSOR,
+};
+
+/* What a string (or each entry of a list) must look like. */
+enum tstr_kind {
+	TS_TEXT = 1,	/* UTF-8, any character but NUL */
+	TS_NAME,	/* VM, image, snapshot names: valid_object_name() */
+	TS_REQUEST_ID,	/* client retry keys: valid_request_id() */
+	TS_VM_ID,	/* "vm-" and 16 hex digits */
+	TS_JOB_ID,	/* "job-" and 16 hex digits */
+	TS_PATH,	/* relative guest path, no ".." component */
+	TS_SIZE,	/* [+]digits[KMGT] */
+	TS_KEY,		/* key or chord: [a-z0-9_]+ joined by '-' */
+	TS_FORWARD,	/* "auto:G", "H:G" or "G", ports 1-65535 */
+	TS_TYPEABLE,	/* printable ASCII, tab and newline */
+};
+
+/* Tool flags: the MCP annotations, and whether progress is reported. */
+#define TF_READONLY	0x01
+#define TF_DESTRUCTIVE	0x02
+#define TF_IDEMPOTENT	0x04
+#define TF_OPENWORLD	0x08
+#define TF_LONG		0x10	/* may run for long: progress over SSE */
+
+struct tool_param {
+	const char		*name;
+	enum tparam_type	 type;
+	enum tstr_kind		 kind;		/* TP_STRING, TP_LIST */
+	int			 required;
+	int64_t			 min;		/* TP_INT value, TP_LIST count */
+	int64_t			 max;
+	size_t			 maxlen;	/* string, entry or bytes */
+	const char *const	*values;	/* TP_ENUM, NULL-terminated */
+	const char		*defval;	/* default, as JSON text */
+	const char		*doc;		/* one line for the schema */
+};
+
+struct tool_desc {
+	enum tool_id		 id;
+	const char		*name;
+	const char		*title;
+	uint32_t		 flags;
+	const struct tool_param	*params;
+	size_t			 nparams;
+};
+
+struct tool_value {
+	int			 present;
+	int64_t			 i;		/* TP_INT, TP_BOOL, TP_ENUM */
+	const char		*s;		/* TP_STRING */
+	const void		*b;		/* TP_BYTES */
+	size_t			 blen;
+	const char		*list[TOOL_LIST_MAX];	/* TP_LIST */
+	size_t			 nlist;
+	uint64_t		 cursor[2];	/* TP_CURSOR: stdout, stderr */
+};
+
+struct tool_args {
+	const struct tool_desc	*tool;
+	struct tool_value	 v[TOOL_PARAMS_MAX];
+};
+
+extern const struct tool_desc	tool_table[TOOL_COUNT];
+
+const struct tool_desc	*tool_by_id(uint32_t);
+const struct tool_desc	*tool_by_name(const char *);
+int	 tool_param_index(const struct tool_desc *, const char *);
+int	 tool_enum_index(const struct tool_param *, const char *);
+
+int	 tool_value_check(const struct tool_param *, const struct tool_value *,
+	    char *, size_t);
+int	 tool_args_check(const struct tool_args *, char *, size_t);
+void	 tool_args_encode(struct ibuf *, const struct tool_args *);
+int	 tool_args_decode(struct mreader *, const struct tool_desc *,
+	    struct tool_args *, char *, size_t);
+
+/* Convenience readers for the back end, after a successful decode. */
+const char	*tool_arg_str(const struct tool_args *, const char *);
+int		 tool_arg_int(const struct tool_args *, const char *,
+		    int64_t *);
+
+#endif

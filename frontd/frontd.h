@@ -1,0 +1,167 @@
+/*
+ * mcvm-frontd: the network-facing process.  It speaks HTTP, MCP and the
+ * JSON tool API to clients and typed imsg fields to mcvmd, its only peer.
+ */
+#ifndef MCVM_FRONTD_H
+#define MCVM_FRONTD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "config.h"
+#include "http.h"
+#include "proc.h"
+#include "proto.h"
+#include "tools.h"
+#include "validate.h"
+
+#define FRONTD_NAME		"mcvm"
+#define FRONTD_VERSION		"0.1"
+
+#define BEARER_TOKEN_MIN	16	/* characters */
+#define BEARER_TOKEN_MAX	512
+#define BATCH_MAX		32	/* messages in a JSON-RPC batch */
+#define SESSION_ID_BYTES	16	/* from getrandom(2), sent as hex */
+#define SESSION_ID_LEN		(2 * SESSION_ID_BYTES)
+#define SESSIONS_MAX		4096
+#define SESSIONS_PER_WS		64	/* the oldest is ended beyond this */
+#define SESSION_IDLE_MAX	(24 * 3600)	/* seconds */
+#define SESSION_SWEEP_INTERVAL	60	/* seconds */
+#define RATE_TABLE_MAX		1024	/* workspaces tracked at once */
+#define PROGRESS_INTERVAL	5	/* seconds between progress events */
+#define PROTO_VERSION_MAX	16
+
+/* Routes. */
+enum route {
+	ROUTE_NONE = 0,
+	ROUTE_MCP,		/* /mcp */
+	ROUTE_TOOLS,		/* /v1/tools */
+	ROUTE_TOOL,		/* /v1/tools/{name} */
+};
+
+/* JSON-RPC error codes. */
+#define JSONRPC_PARSE_ERROR	-32700
+#define JSONRPC_INVALID_REQUEST	-32600
+#define JSONRPC_METHOD_NOT_FOUND -32601
+#define JSONRPC_INVALID_PARAMS	-32602
+#define JSONRPC_INTERNAL_ERROR	-32603
+#define JSONRPC_SERVER_ERROR	-32000	/* transport-level refusal */
+#define JSONRPC_NO_SESSION	-32001	/* unknown or ended session */
+#define JSONRPC_CANCELLED	-32800	/* request cancelled */
+
+struct session;
+struct freq;
+
+/*
+ * One call into mcvmd: an authentication or a tool call, identified by the
+ * imsg peerid.  Its request may already be gone (client closed), in which
+ * case the answer is dropped.
+ */
+struct fop {
+	struct fop		*next;		/* in the request's list */
+	struct fop		*hnext;		/* in the pending table */
+	uint32_t		 peerid;
+	struct freq		*req;		/* NULL: orphaned */
+	const struct tool_desc	*tool;
+	json_t			*rpc_id;	/* MCP request id */
+	json_t			*progress;	/* progress token, or NULL */
+	size_t			 slot;		/* index in the batch reply */
+	int			 cancelled;
+};
+
+/* One HTTP request, from arrival to answer. */
+struct freq {
+	struct http_conn	*conn;		/* NULL once the client left */
+	struct http_request	*http;
+	enum route		 route;
+	const char		*tool_name;	/* ROUTE_TOOL */
+	uint8_t			 hash[TOKEN_HASH_LEN];
+	char			 workspace[TOOL_WS_NAME_MAX + 1];
+
+	/* MCP */
+	char			 session[SESSION_ID_LEN + 1];
+	json_t			*body;		/* parsed request */
+	json_t			*replies;	/* array, one slot per request */
+	int			 batch;
+	size_t			 waiting;	/* fops outstanding */
+	struct fop		*ops;
+	int			 sse;		/* answering over SSE */
+	struct event		*progress_ev;
+	unsigned int		 progress_n;
+};
+
+struct frontd {
+	struct mcvm_config	 conf;
+	struct proc_opts	 opts;
+	struct event_base	*base;
+	struct imsgev		 iev;
+	json_t			*tools_list;	/* {"tools": [...]} */
+	char			*tools_list_text;
+	size_t			 tools_list_len;
+};
+
+extern struct frontd	*fenv;
+
+/* frontd.c */
+uint32_t	 front_peerid(void);
+void		 front_send_auth(struct fop *);
+int		 front_send_tool(struct fop *, const struct tool_args *);
+void		 front_send_cancel(uint32_t);
+
+/* request.c */
+void	 req_handle(struct http_conn *, struct http_request *, void *);
+void	 req_http_error(struct http_conn *, const char *, int, const char *,
+	    void *);
+void	 req_auth_result(uint32_t, uint32_t, const char *);
+void	 req_tool_result(uint32_t, uint32_t, const char *);
+void	 req_reply_json(struct freq *, int, json_t *);
+void	 req_reply_error(struct freq *, int, const char *, const char *);
+void	 req_finish(struct freq *);
+void	 req_op_link(struct freq *, struct fop *);
+void	 req_op_free(struct fop *);
+void	 req_op_unlink_free(struct fop *);
+void	 req_op_cancel(struct fop *);
+struct fop *req_find_op(const char *, json_t *);
+int	 host_allowed(const struct mcvm_config *, const char *);
+int	 origin_allowed(const struct mcvm_config *, const char *);
+int	 query_has_token(const char *);
+int	 bearer_parse(const char *, const char **, size_t *);
+
+/* api.c */
+void	 api_call(struct freq *);
+void	 api_op_done(struct fop *, uint32_t, const char *);
+
+/* mcp.c */
+void	 mcp_post(struct freq *);
+void	 mcp_delete(struct freq *);
+void	 mcp_op_done(struct fop *, uint32_t, const char *);
+void	 mcp_cancel_request(struct freq *);
+json_t	*mcp_error(json_t *, int, const char *);
+int	 mcp_version_supported(const char *);
+void	 mcp_sessions_init(void);
+
+/* session.c */
+struct session *session_new(const char *, const char *);
+struct session *session_find(const char *, const char *);
+void	 session_end(struct session *);
+const char *session_id(const struct session *);
+const char *session_version(const struct session *);
+void	 session_touch(struct session *);
+void	 session_sweep(time_t);
+size_t	 session_count(void);
+int	 rate_allow(const char *, uint32_t, uint32_t, const struct timespec *);
+
+/* catalog.c */
+int	 catalog_init(void);
+json_t	*catalog_tools(void);
+int	 catalog_args(const struct tool_desc *, json_t *, struct tool_args *,
+	    void **, char *, size_t);
+json_t	*catalog_result(uint32_t, const char *);
+int	 base64_decode(const char *, size_t, uint8_t **, size_t *);
+
+/* sandbox.c */
+void	 frontd_sandbox(int);
+
+#endif

@@ -1,0 +1,792 @@
+/*
+ * HTTP/1.1 server for mcvm-frontd: see http.h.
+ *
+ * Timers: a connection waiting for a request gets idle_timeout; once the
+ * first byte of a request arrives, the whole request (headers and body)
+ * must arrive within request_timeout, however slowly it trickles in.  A
+ * reply that the client does not read is dropped after request_timeout.
+ */
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "http.h"
+#include "log.h"
+
+#define HTTP_LISTENERS_MAX	16
+#define HTTP_PEER_MAX		64
+#define HTTP_STATUS_LINE_MAX	64
+
+enum conn_state {
+	CS_HEAD = 0,		/* waiting for the request line and headers */
+	CS_BODY,		/* waiting for Content-Length bytes */
+	CS_BUSY,		/* the handler has the request */
+	CS_STREAM,		/* a chunked response is being sent */
+	CS_CLOSING,		/* flushing the last reply */
+};
+
+struct http_conn {
+	struct bufferevent	*bev;
+	struct event		*timer;
+	struct event		*next;		/* serve a pipelined request */
+	enum conn_state		 state;
+	int			 started;	/* bytes of a request seen */
+	int			 keepalive;
+	int			 head_only;
+	size_t			 clen;
+	struct http_request	 req;
+	struct evbuffer		*hdrs;		/* extra reply headers */
+	void			(*abort)(void *);
+	void			*abort_arg;
+	char			 peer[HTTP_PEER_MAX];
+};
+
+static struct {
+	struct event_base	*base;
+	struct http_limits	 lim;
+	http_handler_cb		 handler;
+	http_error_cb		 error;
+	void			*arg;
+	SSL_CTX			*ssl;
+	struct evconnlistener	*listeners[HTTP_LISTENERS_MAX];
+	size_t			 nlisteners;
+	unsigned int		 nconns;
+	int			 paused;
+} http;
+
+static void	conn_read(struct bufferevent *, void *);
+static void	conn_write(struct bufferevent *, void *);
+static void	conn_event(struct bufferevent *, short, void *);
+static void	conn_timeout(evutil_socket_t, short, void *);
+static void	conn_next(evutil_socket_t, short, void *);
+static void	conn_free(struct http_conn *);
+static void	conn_fail(struct http_conn *, int, const char *);
+
+const char *
+http_status_text(int status)
+{
+	switch (status) {
+	case 100: return "Continue";
+	case 200: return "OK";
+	case 202: return "Accepted";
+	case 204: return "No Content";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 406: return "Not Acceptable";
+	case 408: return "Request Timeout";
+	case 409: return "Conflict";
+	case 411: return "Length Required";
+	case 413: return "Content Too Large";
+	case 415: return "Unsupported Media Type";
+	case 417: return "Expectation Failed";
+	case 422: return "Unprocessable Content";
+	case 429: return "Too Many Requests";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 501: return "Not Implemented";
+	case 503: return "Service Unavailable";
+	case 505: return "HTTP Version Not Supported";
+	}
+	return "Unknown";
+}
+
+static void
+http_pause(int pause)
+{
+	size_t	 i;
+
+	if (pause == http.paused)
+		return;
+	for (i = 0; i < http.nlisteners; i++) {
+		if (pause)
+			evconnlistener_disable(http.listeners[i]);
+		else
+			evconnlistener_enable(http.listeners[i]);
+	}
+	http.paused = pause;
+}
+
+static void
+peer_format(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char	 a[INET6_ADDRSTRLEN];
+
+	switch (sa->sa_family) {
+	case AF_INET:
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr,
+		    a, sizeof(a));
+		snprintf(buf, len, "%s:%u", a, ntohs(((const struct
+		    sockaddr_in *)sa)->sin_port));
+		break;
+	case AF_INET6:
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->
+		    sin6_addr, a, sizeof(a));
+		snprintf(buf, len, "[%s]:%u", a, ntohs(((const struct
+		    sockaddr_in6 *)sa)->sin6_port));
+		break;
+	default:
+		snprintf(buf, len, "unix");
+		break;
+	}
+}
+
+static void
+timer_arm(struct http_conn *c, unsigned int seconds)
+{
+	struct timeval	 tv = { .tv_sec = seconds, .tv_usec = 0 };
+
+	evtimer_add(c->timer, &tv);
+}
+
+static void
+request_clear(struct http_request *r)
+{
+	if (r->hbuf != NULL) {
+		/* the block held the bearer token */
+		explicit_bzero(r->hbuf, r->hlen);
+		free(r->hbuf);
+	}
+	free(r->body);
+	memset(r, 0, sizeof(*r));
+}
+
+static void
+http_accept(struct evconnlistener *l, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct http_conn	*c;
+	struct timeval		 wtv;
+	SSL			*ssl;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    (c->hdrs = evbuffer_new()) == NULL) {
+		log_warn("%s: calloc", __func__);
+		free(c);
+		evutil_closesocket(fd);
+		return;
+	}
+	peer_format(sa, c->peer, sizeof(c->peer));
+	if (http.ssl != NULL) {
+		if ((ssl = SSL_new(http.ssl)) == NULL)
+			goto fail;
+		c->bev = bufferevent_openssl_socket_new(http.base, fd, ssl,
+		    BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+		if (c->bev == NULL) {
+			SSL_free(ssl);
+			goto fail;
+		}
+		bufferevent_openssl_set_allow_dirty_shutdown(c->bev, 1);
+	} else
+		c->bev = bufferevent_socket_new(http.base, fd,
+		    BEV_OPT_CLOSE_ON_FREE);
+	if (c->bev == NULL)
+		goto fail;
+	http.nconns++;
+	if ((c->timer = evtimer_new(http.base, conn_timeout, c)) == NULL ||
+	    (c->next = event_new(http.base, -1, 0, conn_next, c)) == NULL) {
+		log_warnx("%s: cannot set up a connection", __func__);
+		conn_free(c);
+		return;
+	}
+	if (http.nconns >= http.lim.connections)
+		http_pause(1);
+	wtv.tv_sec = http.lim.request_timeout;
+	wtv.tv_usec = 0;
+	bufferevent_set_timeouts(c->bev, NULL, &wtv);
+	bufferevent_setcb(c->bev, conn_read, conn_write, conn_event, c);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	timer_arm(c, http.lim.idle_timeout);
+	log_debug("%s: connection from %s", __func__, c->peer);
+	return;
+ fail:
+	log_warnx("%s: cannot set up a connection", __func__);
+	evbuffer_free(c->hdrs);
+	free(c);
+	evutil_closesocket(fd);
+}
+
+static void
+http_accept_error(struct evconnlistener *l, void *arg)
+{
+	int	 e = EVUTIL_SOCKET_ERROR();
+
+	/* EMFILE and friends: back off rather than spin. */
+	log_warnx("%s: accept: %s", __func__, evutil_socket_error_to_string(e));
+}
+
+int
+http_init(struct event_base *base, const struct http_limits *lim,
+    http_handler_cb handler, http_error_cb error, void *arg, SSL_CTX *ssl)
+{
+	memset(&http, 0, sizeof(http));
+	http.base = base;
+	http.lim = *lim;
+	http.handler = handler;
+	http.error = error;
+	http.arg = arg;
+	http.ssl = ssl;
+	return 0;
+}
+
+/* Takes a bound, listening socket. */
+int
+http_listen(int fd)
+{
+	struct evconnlistener	*l;
+
+	if (http.nlisteners >= HTTP_LISTENERS_MAX) {
+		errno = ENOSPC;
+		return -1;
+	}
+	l = evconnlistener_new(http.base, http_accept, NULL,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
+	if (l == NULL)
+		return -1;
+	evconnlistener_set_error_cb(l, http_accept_error);
+	http.listeners[http.nlisteners++] = l;
+	return 0;
+}
+
+void
+http_shutdown(void)
+{
+	size_t	 i;
+
+	for (i = 0; i < http.nlisteners; i++)
+		evconnlistener_free(http.listeners[i]);
+	http.nlisteners = 0;
+}
+
+unsigned int
+http_nconns(void)
+{
+	return http.nconns;
+}
+
+static void
+conn_free(struct http_conn *c)
+{
+	void	(*abort)(void *) = c->abort;
+
+	c->abort = NULL;
+	if (abort != NULL)
+		abort(c->abort_arg);
+	if (c->bev != NULL)
+		bufferevent_free(c->bev);
+	if (c->timer != NULL)
+		event_free(c->timer);
+	if (c->next != NULL)
+		event_free(c->next);
+	evbuffer_free(c->hdrs);
+	request_clear(&c->req);
+	free(c);
+	http.nconns--;
+	if (http.nconns < http.lim.connections)
+		http_pause(0);
+}
+
+const char *
+http_peer(const struct http_conn *c)
+{
+	return c->peer;
+}
+
+void
+http_set_abort(struct http_conn *c, void (*abort)(void *), void *arg)
+{
+	c->abort = abort;
+	c->abort_arg = arg;
+}
+
+void
+http_set_close(struct http_conn *c)
+{
+	c->keepalive = 0;
+}
+
+const char *
+http_header(const struct http_request *r, const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < r->nh; i++)
+		if (strcasecmp(r->h[i].name, name) == 0)
+			return r->h[i].value;
+	return NULL;
+}
+
+size_t
+http_header_count(const struct http_request *r, const char *name)
+{
+	size_t	 i, n = 0;
+
+	for (i = 0; i < r->nh; i++)
+		if (strcasecmp(r->h[i].name, name) == 0)
+			n++;
+	return n;
+}
+
+void
+http_add_header(struct http_conn *c, const char *name, const char *value)
+{
+	evbuffer_add_printf(c->hdrs, "%s: %s\r\n", name, value);
+}
+
+static void
+reply_head(struct http_conn *c, int status, const char *ctype)
+{
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+
+	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\n", status,
+	    http_status_text(status));
+	if (ctype != NULL)
+		evbuffer_add_printf(out, "Content-Type: %s\r\n", ctype);
+	evbuffer_add_printf(out, "Cache-Control: no-store\r\n"
+	    "X-Content-Type-Options: nosniff\r\n"
+	    "Connection: %s\r\n", c->keepalive ? "keep-alive" : "close");
+	evbuffer_add_buffer(out, c->hdrs);
+}
+
+/* The request has been answered: close, or wait for the next one. */
+static void
+conn_done(struct http_conn *c)
+{
+	c->abort = NULL;
+	request_clear(&c->req);
+	c->started = 0;
+	c->clen = 0;
+	if (!c->keepalive) {
+		c->state = CS_CLOSING;
+		bufferevent_disable(c->bev, EV_READ);
+		evtimer_del(c->timer);
+		if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+			conn_free(c);
+		return;
+	}
+	c->state = CS_HEAD;
+	bufferevent_enable(c->bev, EV_READ);
+	timer_arm(c, http.lim.idle_timeout);
+	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
+		event_active(c->next, 0, 0);
+}
+
+void
+http_reply(struct http_conn *c, int status, const char *ctype,
+    const void *body, size_t len)
+{
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+
+	if (c->state != CS_BUSY) {
+		log_warnx("%s: reply in state %d", __func__, c->state);
+		return;
+	}
+	reply_head(c, status, body != NULL ? ctype : NULL);
+	evbuffer_add_printf(out, "Content-Length: %zu\r\n\r\n", len);
+	if (body != NULL && len > 0 && !c->head_only)
+		evbuffer_add(out, body, len);
+	conn_done(c);
+}
+
+void
+http_stream_start(struct http_conn *c, int status, const char *ctype)
+{
+	if (c->state != CS_BUSY)
+		return;
+	reply_head(c, status, ctype);
+	evbuffer_add_printf(bufferevent_get_output(c->bev),
+	    "Transfer-Encoding: chunked\r\n\r\n");
+	c->state = CS_STREAM;
+}
+
+void
+http_stream_write(struct http_conn *c, const void *data, size_t len)
+{
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+
+	if (c->state != CS_STREAM || len == 0)
+		return;
+	evbuffer_add_printf(out, "%zx\r\n", len);
+	evbuffer_add(out, data, len);
+	evbuffer_add(out, "\r\n", 2);
+}
+
+void
+http_stream_end(struct http_conn *c)
+{
+	if (c->state != CS_STREAM)
+		return;
+	evbuffer_add(bufferevent_get_output(c->bev), "0\r\n\r\n", 5);
+	conn_done(c);
+}
+
+/* The server refuses the request itself; the connection closes after. */
+static void
+conn_fail(struct http_conn *c, int status, const char *msg)
+{
+	log_debug("%s: %s: %d %s", __func__, c->peer, status, msg);
+	c->keepalive = 0;
+	c->state = CS_BUSY;
+	evbuffer_drain(c->hdrs, evbuffer_get_length(c->hdrs));
+	evtimer_del(c->timer);
+	http.error(c, c->req.path, status, msg, http.arg);
+}
+
+static int
+is_tchar(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+static char *
+trim_ows(char *s)
+{
+	char	*e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		*--e = '\0';
+	return s;
+}
+
+/*
+ * Parses the request line and header fields in r->hbuf (CRLF CRLF removed,
+ * NUL-terminated).  Returns 0 or an HTTP status with *msg set.
+ */
+static int
+parse_head(struct http_request *r, const char **msg)
+{
+	char	*line, *next, *sp, *colon, *val, *q;
+
+	if (memchr(r->hbuf, '\0', r->hlen) != NULL) {
+		*msg = "NUL byte in the request head";
+		return 400;
+	}
+	line = r->hbuf;
+	if ((next = strstr(line, "\r\n")) != NULL) {
+		*next = '\0';
+		next += 2;
+	}
+	/* method SP target SP version */
+	if ((sp = strchr(line, ' ')) == NULL) {
+		*msg = "malformed request line";
+		return 400;
+	}
+	*sp = '\0';
+	r->method = line;
+	if (*line == '\0' || strlen(line) > HTTP_METHOD_MAX) {
+		*msg = "malformed method";
+		return 400;
+	}
+	for (q = line; *q != '\0'; q++)
+		if (!is_tchar((unsigned char)*q)) {
+			*msg = "malformed method";
+			return 400;
+		}
+	r->target = sp + 1;
+	if ((sp = strchr(r->target, ' ')) == NULL) {
+		*msg = "malformed request line";
+		return 400;
+	}
+	*sp = '\0';
+	if (r->target[0] != '/') {
+		*msg = "the request target must be an absolute path";
+		return 400;
+	}
+	for (q = (char *)r->target; *q != '\0'; q++)
+		if ((unsigned char)*q <= 0x20 || (unsigned char)*q >= 0x7f) {
+			*msg = "malformed request target";
+			return 400;
+		}
+	if (strcmp(sp + 1, "HTTP/1.1") == 0)
+		r->minor = 1;
+	else if (strcmp(sp + 1, "HTTP/1.0") == 0)
+		r->minor = 0;
+	else if (strncmp(sp + 1, "HTTP/", 5) == 0) {
+		*msg = "only HTTP/1.0 and HTTP/1.1 are served";
+		return 505;
+	} else {
+		*msg = "malformed request line";
+		return 400;
+	}
+	/* The path and query share the target's storage: split a copy. */
+	r->path = r->target;
+	if ((q = strchr(r->target, '?')) != NULL) {
+		*q = '\0';
+		r->query = q + 1;
+	}
+
+	for (line = next; line != NULL && *line != '\0'; line = next) {
+		if ((next = strstr(line, "\r\n")) != NULL) {
+			*next = '\0';
+			next += 2;
+		}
+		if (*line == ' ' || *line == '\t') {
+			*msg = "folded header lines are not accepted";
+			return 400;
+		}
+		if ((colon = strchr(line, ':')) == NULL || colon == line) {
+			*msg = "malformed header field";
+			return 400;
+		}
+		*colon = '\0';
+		for (q = line; *q != '\0'; q++)
+			if (!is_tchar((unsigned char)*q)) {
+				*msg = "malformed header field name";
+				return 400;
+			}
+		val = trim_ows(colon + 1);
+		for (q = val; *q != '\0'; q++)
+			if (((unsigned char)*q < 0x20 && *q != '\t') ||
+			    *q == 0x7f) {
+				*msg = "control character in a header field";
+				return 400;
+			}
+		if (r->nh >= HTTP_HEADERS_MAX) {
+			*msg = "too many header fields";
+			return 431;
+		}
+		r->h[r->nh].name = line;
+		r->h[r->nh].value = val;
+		r->nh++;
+	}
+	return 0;
+}
+
+static int
+token_in_list(const char *list, const char *token)
+{
+	size_t	 n = strlen(token);
+	const char *p = list;
+
+	while (*p != '\0') {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (strncasecmp(p, token, n) == 0 && (p[n] == '\0' ||
+		    p[n] == ',' || p[n] == ' ' || p[n] == '\t'))
+			return 1;
+		p += strcspn(p, ",");
+	}
+	return 0;
+}
+
+/* Checks framing headers.  Returns 0 or an HTTP status. */
+static int
+check_framing(struct http_conn *c, const char **msg)
+{
+	struct http_request	*r = &c->req;
+	const char		*v, *p;
+	size_t			 i, n = 0;
+	unsigned long long	 len = 0, first = 0;
+	int			 seen = 0;
+
+	if (http_header(r, "Transfer-Encoding") != NULL) {
+		*msg = "transfer codings are not accepted; send "
+		    "Content-Length";
+		return 501;
+	}
+	for (i = 0; i < r->nh; i++) {
+		if (strcasecmp(r->h[i].name, "Content-Length") != 0)
+			continue;
+		v = r->h[i].value;
+		if (*v == '\0' || strlen(v) > 19) {
+			*msg = "malformed Content-Length";
+			return 400;
+		}
+		for (len = 0, p = v; *p != '\0'; p++) {
+			if (*p < '0' || *p > '9') {
+				*msg = "malformed Content-Length";
+				return 400;
+			}
+			len = len * 10 + (unsigned long long)(*p - '0');
+		}
+		if (seen && len != first) {
+			*msg = "conflicting Content-Length";
+			return 400;
+		}
+		first = len;
+		seen = 1;
+	}
+	if (seen && first > http.lim.body) {
+		*msg = "request body too large";
+		return 413;
+	}
+	c->clen = seen ? (size_t)first : 0;
+	if (r->minor == 1 && (n = http_header_count(r, "Host")) != 1) {
+		*msg = n == 0 ? "missing Host" : "more than one Host";
+		return 400;
+	}
+	c->keepalive = r->minor == 1;
+	if ((v = http_header(r, "Connection")) != NULL &&
+	    token_in_list(v, "close"))
+		c->keepalive = 0;
+	if ((v = http_header(r, "Expect")) != NULL) {
+		if (strcasecmp(v, "100-continue") != 0) {
+			*msg = "unsupported expectation";
+			return 417;
+		}
+		if (c->clen > 0)
+			evbuffer_add_printf(bufferevent_get_output(c->bev),
+			    "HTTP/1.1 100 Continue\r\n\r\n");
+	}
+	c->head_only = strcmp(r->method, "HEAD") == 0;
+	return 0;
+}
+
+static void
+conn_dispatch(struct http_conn *c)
+{
+	evtimer_del(c->timer);
+	c->state = CS_BUSY;
+	http.handler(c, &c->req, http.arg);
+}
+
+static void
+conn_process(struct http_conn *c)
+{
+	struct evbuffer		*in = bufferevent_get_input(c->bev);
+	struct evbuffer_ptr	 p;
+	const char		*msg = NULL;
+	size_t			 avail;
+	int			 status;
+
+	if (c->state == CS_HEAD) {
+		avail = evbuffer_get_length(in);
+		if (avail == 0)
+			return;
+		if (!c->started) {
+			c->started = 1;
+			timer_arm(c, http.lim.request_timeout);
+		}
+		p = evbuffer_search(in, "\r\n\r\n", 4, NULL);
+		if (p.pos == -1) {
+			if (avail > http.lim.header)
+				conn_fail(c, 431, "request head too large");
+			return;
+		}
+		if ((size_t)p.pos + 4 > http.lim.header) {
+			conn_fail(c, 431, "request head too large");
+			return;
+		}
+		c->req.hlen = (size_t)p.pos;
+		if ((c->req.hbuf = malloc(c->req.hlen + 1)) == NULL) {
+			conn_fail(c, 503, "out of memory");
+			return;
+		}
+		evbuffer_remove(in, c->req.hbuf, c->req.hlen);
+		evbuffer_drain(in, 4);
+		c->req.hbuf[c->req.hlen] = '\0';
+		if ((status = parse_head(&c->req, &msg)) != 0 ||
+		    (status = check_framing(c, &msg)) != 0) {
+			conn_fail(c, status, msg);
+			return;
+		}
+		c->state = CS_BODY;
+	}
+	if (c->state == CS_BODY) {
+		if (evbuffer_get_length(in) < c->clen)
+			return;
+		if ((c->req.body = malloc(c->clen + 1)) == NULL) {
+			conn_fail(c, 503, "out of memory");
+			return;
+		}
+		evbuffer_remove(in, c->req.body, c->clen);
+		c->req.body[c->clen] = '\0';
+		c->req.bodylen = c->clen;
+		conn_dispatch(c);
+	}
+}
+
+static void
+conn_read(struct bufferevent *bev, void *arg)
+{
+	struct http_conn	*c = arg;
+	size_t			 avail;
+
+	if (c->state == CS_HEAD || c->state == CS_BODY) {
+		conn_process(c);
+		return;
+	}
+	/* Busy: keep what was pipelined, within bounds. */
+	avail = evbuffer_get_length(bufferevent_get_input(bev));
+	if (avail > http.lim.header + http.lim.body)
+		bufferevent_disable(bev, EV_READ);
+}
+
+static void
+conn_next(evutil_socket_t fd, short ev, void *arg)
+{
+	struct http_conn	*c = arg;
+
+	if (c->state == CS_HEAD)
+		conn_process(c);
+}
+
+static void
+conn_write(struct bufferevent *bev, void *arg)
+{
+	struct http_conn	*c = arg;
+
+	if (c->state == CS_CLOSING &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		conn_free(c);
+}
+
+static void
+conn_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct http_conn	*c = arg;
+
+	if (what & BEV_EVENT_EOF) {
+		/* A half-closed client may still wait for our answer. */
+		if ((c->state == CS_BUSY || c->state == CS_STREAM) &&
+		    !(what & BEV_EVENT_ERROR)) {
+			c->keepalive = 0;
+			bufferevent_disable(bev, EV_READ);
+			return;
+		}
+		if (c->state == CS_BODY || (c->state == CS_HEAD &&
+		    c->started))
+			log_debug("%s: %s: closed mid-request", __func__,
+			    c->peer);
+	} else if (what & BEV_EVENT_TIMEOUT)
+		log_debug("%s: %s: write timeout", __func__, c->peer);
+	else if (what & BEV_EVENT_ERROR)
+		log_debug("%s: %s: connection error", __func__, c->peer);
+	conn_free(c);
+}
+
+static void
+conn_timeout(evutil_socket_t fd, short ev, void *arg)
+{
+	struct http_conn	*c = arg;
+
+	if ((c->state == CS_HEAD && c->started) || c->state == CS_BODY) {
+		log_info("%s: %s: request not received in %u s", __func__,
+		    c->peer, http.lim.request_timeout);
+		conn_fail(c, 408, "request not received in time");
+		return;
+	}
+	if (c->state == CS_HEAD) {
+		conn_free(c);
+		return;
+	}
+}

@@ -1,0 +1,587 @@
+/*
+ * MCP over Streamable HTTP at /mcp: JSON-RPC 2.0 with sessions, for
+ * protocol versions 2025-03-26, 2025-06-18 and 2025-11-25.
+ *
+ * A POST carries one message (or, on 2025-03-26, a batch).  Requests are
+ * answered with application/json, except a tools/call of a long-running
+ * tool that carries a progressToken: that one is answered over an SSE
+ * stream, with notifications/progress until the result.  Notifications
+ * and responses alone get 202.  GET is refused with 405: there is no
+ * server-initiated stream, since mcvm sends no requests to clients.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "frontd.h"
+#include "log.h"
+
+#define VERSION_BATCH	"2025-03-26"
+#define MCP_INSTRUCTIONS						\
+	"mcvm runs virtual machines for you, scoped to your workspace. "\
+	"Start with vm_create (give a request_id), then vm_exec to run "	\
+	"commands and vm_job_output to read their output; vm_read_file "\
+	"and vm_write_file move files. Suspend VMs you are not using "	\
+	"(vm_suspend) and destroy them when done (vm_destroy). Tools "	\
+	"whose back end is not available say so in their result."
+
+/* Newest first: the first is offered when the client's is unknown. */
+static const char *const mcp_versions[] = {
+	"2025-11-25", "2025-06-18", "2025-03-26",
+};
+
+enum msg_kind {
+	MK_INVALID = 0,
+	MK_REQUEST,
+	MK_NOTIFICATION,
+	MK_RESPONSE,
+};
+
+static void	mcp_send(struct freq *);
+
+int
+mcp_version_supported(const char *v)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(mcp_versions) / sizeof(mcp_versions[0]); i++)
+		if (strcmp(v, mcp_versions[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* {"jsonrpc":"2.0","id":id,"error":{...}}; takes id's reference. */
+json_t *
+mcp_error(json_t *id, int code, const char *msg)
+{
+	return json_pack("{s:s,s:o,s:{s:i,s:s}}", "jsonrpc", "2.0", "id",
+	    id != NULL ? id : json_null(), "error", "code", code, "message",
+	    msg);
+}
+
+static json_t *
+mcp_result(json_t *id, json_t *result)
+{
+	return json_pack("{s:s,s:o,s:o}", "jsonrpc", "2.0", "id", id,
+	    "result", result);
+}
+
+/* Does one media range of an Accept header cover type/subtype? */
+static int
+accept_covers(const char *accept, const char *type, const char *sub)
+{
+	const char	*p = accept, *e, *q;
+	size_t		 n, tl = strlen(type), sl = strlen(sub);
+
+	while (*p != '\0') {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		n = strcspn(p, ",");
+		e = p + strcspn(p, ",;");
+		/* q=0 means "not acceptable" */
+		q = memmem(p, n, "q=0", 3);
+		if (q != NULL && (q + 3 == p + n || q[3] == ',' ||
+		    q[3] == ' ' || (q[3] == '.' && strspn(q + 4, "0") ==
+		    (size_t)(p + n - q - 4))))
+			goto next;
+		while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if ((size_t)(e - p) == 3 && strncmp(p, "*/*", 3) == 0)
+			return 1;
+		if ((size_t)(e - p) == tl + 2 && strncasecmp(p, type, tl) == 0 &&
+		    strncmp(p + tl, "/*", 2) == 0)
+			return 1;
+		if ((size_t)(e - p) == tl + 1 + sl &&
+		    strncasecmp(p, type, tl) == 0 && p[tl] == '/' &&
+		    strncasecmp(p + tl + 1, sub, sl) == 0)
+			return 1;
+ next:
+		p += n;
+	}
+	return 0;
+}
+
+static int
+content_type_json(const char *ct)
+{
+	size_t	 n = strlen("application/json");
+
+	if (ct == NULL || strncasecmp(ct, "application/json", n) != 0)
+		return 0;
+	return ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ';
+}
+
+/*
+ * Sorts one message.  JSON-RPC 2.0 as MCP uses it: "jsonrpc": "2.0", an id
+ * that is a string or an integer, params that are an object, and no other
+ * members.
+ */
+static enum msg_kind
+msg_classify(json_t *m, json_t **id, const char **method, json_t **params)
+{
+	const char	*key;
+	json_t		*v, *jr;
+
+	*id = NULL;
+	*method = NULL;
+	*params = NULL;
+	if (!json_is_object(m))
+		return MK_INVALID;
+	json_object_foreach(m, key, v) {
+		if (strcmp(key, "jsonrpc") != 0 && strcmp(key, "id") != 0 &&
+		    strcmp(key, "method") != 0 && strcmp(key, "params") != 0 &&
+		    strcmp(key, "result") != 0 && strcmp(key, "error") != 0)
+			return MK_INVALID;
+	}
+	jr = json_object_get(m, "jsonrpc");
+	if (!json_is_string(jr) || strcmp(json_string_value(jr), "2.0") != 0)
+		return MK_INVALID;
+	if ((v = json_object_get(m, "id")) != NULL) {
+		if (!json_is_string(v) && !json_is_integer(v))
+			return MK_INVALID;
+		*id = v;
+	}
+	if ((v = json_object_get(m, "method")) != NULL) {
+		if (!json_is_string(v) || json_object_get(m, "result") ||
+		    json_object_get(m, "error"))
+			return MK_INVALID;
+		*method = json_string_value(v);
+		if ((v = json_object_get(m, "params")) != NULL) {
+			if (!json_is_object(v))
+				return MK_INVALID;
+			*params = v;
+		}
+		return *id != NULL ? MK_REQUEST : MK_NOTIFICATION;
+	}
+	if (*id != NULL && (json_object_get(m, "result") != NULL) !=
+	    (json_object_get(m, "error") != NULL) &&
+	    json_object_get(m, "params") == NULL)
+		return MK_RESPONSE;
+	return MK_INVALID;
+}
+
+static json_t *
+mcp_initialize_result(const char *version)
+{
+	return json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s,s:s},s:s}",
+	    "protocolVersion", version,
+	    "capabilities", "tools", "listChanged", 0,
+	    "serverInfo", "name", FRONTD_NAME, "title", "mcvm virtual "
+	    "machines", "version", FRONTD_VERSION,
+	    "instructions", MCP_INSTRUCTIONS);
+}
+
+static void
+sse_event(struct freq *fr, json_t *msg)
+{
+	char	*text, *ev;
+	int	 n;
+
+	if (fr->conn == NULL)
+		return;
+	if ((text = json_dumps(msg, JSON_COMPACT)) == NULL)
+		fatalx("%s: json_dumps", __func__);
+	if ((n = asprintf(&ev, "event: message\ndata: %s\n\n", text)) == -1)
+		fatalx("%s: asprintf", __func__);
+	http_stream_write(fr->conn, ev, (size_t)n);
+	free(ev);
+	free(text);
+}
+
+static void
+mcp_progress_send(struct freq *fr, struct fop *op)
+{
+	json_t	*n;
+	char	 msg[TOOL_PROGRESS_MAX];
+
+	if (fr->progress_n == 0)
+		snprintf(msg, sizeof(msg), "%s started", op->tool->name);
+	else
+		snprintf(msg, sizeof(msg), "%s still running after %u s",
+		    op->tool->name, fr->progress_n * PROGRESS_INTERVAL);
+	n = json_pack("{s:s,s:s,s:{s:O,s:I,s:s}}", "jsonrpc", "2.0",
+	    "method", "notifications/progress", "params",
+	    "progressToken", op->progress, "progress",
+	    (json_int_t)fr->progress_n * PROGRESS_INTERVAL, "message", msg);
+	sse_event(fr, n);
+	json_decref(n);
+}
+
+static void
+mcp_progress_tick(int fd, short ev, void *arg)
+{
+	struct freq	*fr = arg;
+	struct timeval	 tv = { PROGRESS_INTERVAL, 0 };
+
+	if (fr->ops == NULL || fr->ops->progress == NULL)
+		return;
+	fr->progress_n++;
+	mcp_progress_send(fr, fr->ops);
+	evtimer_add(fr->progress_ev, &tv);
+}
+
+static void
+mcp_sse_start(struct freq *fr, struct fop *op)
+{
+	struct timeval	 tv = { PROGRESS_INTERVAL, 0 };
+
+	fr->sse = 1;
+	if (fr->session[0] != '\0')
+		http_add_header(fr->conn, "Mcp-Session-Id", fr->session);
+	http_stream_start(fr->conn, 200, "text/event-stream");
+	mcp_progress_send(fr, op);
+	if ((fr->progress_ev = evtimer_new(fenv->base, mcp_progress_tick,
+	    fr)) == NULL)
+		fatal("%s: evtimer_new", __func__);
+	evtimer_add(fr->progress_ev, &tv);
+}
+
+/* A tool failure the model can act on: a result with isError. */
+static json_t *
+tool_error_result(const char *text)
+{
+	return json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text",
+	    "text", text, "isError", 1);
+}
+
+/*
+ * tools/call.  Returns the reply, or NULL when it went to mcvmd and the
+ * reply will come later.
+ */
+static json_t *
+mcp_tools_call(struct freq *fr, json_t *id, json_t *params, size_t slot)
+{
+	const struct tool_desc	*tool;
+	struct tool_args	 args;
+	struct fop		*op;
+	json_t			*name, *jargs, *meta, *token = NULL;
+	void			*scratch = NULL;
+	char			 err[TOOL_ERR_MAX];
+	char			 text[TOOL_ERR_MAX * 2];
+	json_t			*empty = NULL, *reply;
+
+	if (params == NULL || !json_is_string(name = json_object_get(params,
+	    "name")))
+		return mcp_error(json_incref(id), JSONRPC_INVALID_PARAMS,
+		    "tools/call needs params.name, a string");
+	if ((tool = tool_by_name(json_string_value(name))) == NULL) {
+		snprintf(err, sizeof(err), "Unknown tool: %.64s; tools/list "
+		    "gives the available tools", json_string_value(name));
+		return mcp_error(json_incref(id), JSONRPC_INVALID_PARAMS, err);
+	}
+	jargs = json_object_get(params, "arguments");
+	if (jargs == NULL || json_is_null(jargs))
+		jargs = empty = json_object();
+	else if (!json_is_object(jargs))
+		return mcp_error(json_incref(id), JSONRPC_INVALID_PARAMS,
+		    "params.arguments must be an object");
+	if ((meta = json_object_get(params, "_meta")) != NULL) {
+		if (!json_is_object(meta)) {
+			json_decref(empty);
+			return mcp_error(json_incref(id),
+			    JSONRPC_INVALID_PARAMS,
+			    "params._meta must be an object");
+		}
+		token = json_object_get(meta, "progressToken");
+		if (token != NULL && !json_is_string(token) &&
+		    !json_is_integer(token)) {
+			json_decref(empty);
+			return mcp_error(json_incref(id),
+			    JSONRPC_INVALID_PARAMS,
+			    "progressToken must be a string or an integer");
+		}
+	}
+	if (catalog_args(tool, jargs, &args, &scratch, err,
+	    sizeof(err)) == -1) {
+		json_decref(empty);
+		free(scratch);
+		snprintf(text, sizeof(text), "Invalid arguments for %s: %s. "
+		    "Fix them as the tool's inputSchema describes and call "
+		    "again.", tool->name, err);
+		return mcp_result(json_incref(id), tool_error_result(text));
+	}
+	if ((op = calloc(1, sizeof(*op))) == NULL)
+		fatal("%s: calloc", __func__);
+	op->tool = tool;
+	op->rpc_id = json_incref(id);
+	op->progress = json_incref(token);
+	op->slot = slot;
+	req_op_link(fr, op);
+	if (front_send_tool(op, &args) == -1) {
+		req_op_unlink_free(op);
+		snprintf(text, sizeof(text), "The arguments for %s are too "
+		    "large to send.", tool->name);
+		reply = mcp_result(json_incref(id), tool_error_result(text));
+	} else
+		reply = NULL;
+	json_decref(empty);
+	free(scratch);
+	if (reply == NULL && !fr->batch && token != NULL &&
+	    (tool->flags & TF_LONG))
+		mcp_sse_start(fr, op);
+	return reply;
+}
+
+static json_t *
+mcp_request(struct freq *fr, json_t *id, const char *method, json_t *params,
+    size_t slot)
+{
+	json_t	*cursor;
+	char	 err[TOOL_ERR_MAX];
+
+	if (strcmp(method, "ping") == 0)
+		return mcp_result(json_incref(id), json_object());
+	if (strcmp(method, "tools/list") == 0) {
+		cursor = params != NULL ? json_object_get(params, "cursor") :
+		    NULL;
+		if (cursor != NULL && !json_is_string(cursor))
+			return mcp_error(json_incref(id),
+			    JSONRPC_INVALID_PARAMS, "cursor must be a string");
+		if (cursor != NULL)
+			return mcp_error(json_incref(id),
+			    JSONRPC_INVALID_PARAMS, "unknown cursor: the tool "
+			    "list has a single page");
+		return mcp_result(json_incref(id),
+		    json_incref(fenv->tools_list));
+	}
+	if (strcmp(method, "tools/call") == 0)
+		return mcp_tools_call(fr, id, params, slot);
+	if (strcmp(method, "initialize") == 0)
+		return mcp_error(json_incref(id), JSONRPC_INVALID_REQUEST,
+		    "initialize must be sent alone, to start a session");
+	snprintf(err, sizeof(err), "Method not found: %.64s", method);
+	return mcp_error(json_incref(id), JSONRPC_METHOD_NOT_FOUND, err);
+}
+
+static void
+mcp_cancelled(struct freq *fr, json_t *params)
+{
+	struct fop	*op;
+	struct freq	*owner;
+	json_t		*rid;
+	size_t		 slot;
+
+	if (params == NULL || ((rid = json_object_get(params, "requestId")) ==
+	    NULL) || (!json_is_string(rid) && !json_is_integer(rid)))
+		return;
+	if ((op = req_find_op(fr->session, rid)) == NULL)
+		return;
+	owner = op->req;
+	slot = op->slot;
+	log_debug("%s: %s cancelled by the client", __func__, op->tool->name);
+	json_array_set_new(owner->replies, slot, mcp_error(
+	    json_incref(op->rpc_id), JSONRPC_CANCELLED, "request cancelled"));
+	req_op_cancel(op);
+	if (owner->waiting == 0 && owner != fr)
+		mcp_send(owner);
+}
+
+static void
+mcp_send(struct freq *fr)
+{
+	json_t	*out;
+
+	out = fr->batch ? fr->replies : json_array_get(fr->replies, 0);
+	if (fr->sse) {
+		if (fr->conn != NULL) {
+			sse_event(fr, out);
+			http_set_abort(fr->conn, NULL, NULL);
+			http_stream_end(fr->conn);
+		}
+		req_finish(fr);
+		return;
+	}
+	if (fr->conn != NULL && fr->session[0] != '\0')
+		http_add_header(fr->conn, "Mcp-Session-Id", fr->session);
+	req_reply_json(fr, 200, json_incref(out));
+}
+
+void
+mcp_op_done(struct fop *op, uint32_t status, const char *json)
+{
+	struct freq	*fr = op->req;
+
+	json_array_set_new(fr->replies, op->slot, mcp_result(
+	    json_incref(op->rpc_id), catalog_result(status, json)));
+	req_op_unlink_free(op);
+	if (fr->waiting == 0)
+		mcp_send(fr);
+}
+
+static void
+mcp_fail(struct freq *fr, int status, int code, const char *msg)
+{
+	req_reply_json(fr, status, mcp_error(json_null(), code, msg));
+}
+
+static void
+mcp_initialize(struct freq *fr, json_t *id, json_t *params)
+{
+	struct session	*s;
+	json_t		*pv;
+	const char	*version;
+
+	if (params == NULL || !json_is_string(pv = json_object_get(params,
+	    "protocolVersion"))) {
+		req_reply_json(fr, 200, mcp_error(json_incref(id),
+		    JSONRPC_INVALID_PARAMS,
+		    "initialize needs params.protocolVersion"));
+		return;
+	}
+	version = json_string_value(pv);
+	if (!mcp_version_supported(version))
+		version = mcp_versions[0];
+	if ((s = session_new(fr->workspace, version)) == NULL) {
+		mcp_fail(fr, 503, JSONRPC_SERVER_ERROR,
+		    "too many sessions; retry later");
+		return;
+	}
+	log_debug("%s: workspace %s: session for protocol %s", __func__,
+	    fr->workspace, version);
+	http_add_header(fr->conn, "Mcp-Session-Id", session_id(s));
+	req_reply_json(fr, 200, mcp_result(json_incref(id),
+	    mcp_initialize_result(version)));
+}
+
+void
+mcp_post(struct freq *fr)
+{
+	struct http_request	*r = fr->http;
+	struct session		*s;
+	json_error_t		 jerr;
+	json_t			*m, *id, *params;
+	const char		*pv, *sid, *method, *accept;
+	enum msg_kind		 kind;
+	size_t			 i, n, nreq = 0;
+	char			 err[TOOL_ERR_MAX];
+
+	if (!content_type_json(http_header(r, "Content-Type"))) {
+		mcp_fail(fr, 415, JSONRPC_SERVER_ERROR,
+		    "Unsupported Media Type: Content-Type must be "
+		    "application/json");
+		return;
+	}
+	accept = http_header(r, "Accept");
+	if (accept == NULL || !accept_covers(accept, "application",
+	    "json") || !accept_covers(accept, "text", "event-stream")) {
+		mcp_fail(fr, 406, JSONRPC_SERVER_ERROR,
+		    "Not Acceptable: Accept must list application/json and "
+		    "text/event-stream");
+		return;
+	}
+	pv = http_header(r, "MCP-Protocol-Version");
+	if (http_header_count(r, "MCP-Protocol-Version") > 1 ||
+	    (pv != NULL && !mcp_version_supported(pv))) {
+		snprintf(err, sizeof(err), "Bad Request: unsupported "
+		    "MCP-Protocol-Version (supported: %s, %s, %s)",
+		    mcp_versions[0], mcp_versions[1], mcp_versions[2]);
+		mcp_fail(fr, 400, JSONRPC_SERVER_ERROR, err);
+		return;
+	}
+	fr->body = json_loadb(r->body, r->bodylen, JSON_REJECT_DUPLICATES,
+	    &jerr);
+	if (fr->body == NULL) {
+		snprintf(err, sizeof(err), "Parse error: the body is not "
+		    "valid JSON (line %d, column %d)", jerr.line, jerr.column);
+		mcp_fail(fr, 400, JSONRPC_PARSE_ERROR, err);
+		return;
+	}
+	if (json_is_array(fr->body)) {
+		fr->batch = 1;
+		n = json_array_size(fr->body);
+		if (n == 0 || n > BATCH_MAX) {
+			mcp_fail(fr, 400, JSONRPC_INVALID_REQUEST, n == 0 ?
+			    "Invalid Request: empty batch" :
+			    "Invalid Request: batch too large");
+			return;
+		}
+	} else
+		n = 1;
+
+	/* initialize, alone, is the one message that needs no session. */
+	if (!fr->batch) {
+		kind = msg_classify(fr->body, &id, &method, &params);
+		if (kind == MK_INVALID) {
+			mcp_fail(fr, 400, JSONRPC_INVALID_REQUEST,
+			    "Invalid Request: not a JSON-RPC 2.0 message");
+			return;
+		}
+		if (kind == MK_REQUEST && strcmp(method, "initialize") == 0) {
+			mcp_initialize(fr, id, params);
+			return;
+		}
+	}
+	if ((sid = http_header(r, "Mcp-Session-Id")) == NULL) {
+		mcp_fail(fr, 400, JSONRPC_SERVER_ERROR, "Bad Request: "
+		    "Mcp-Session-Id header is required; call initialize "
+		    "first");
+		return;
+	}
+	if ((s = session_find(sid, fr->workspace)) == NULL) {
+		mcp_fail(fr, 404, JSONRPC_NO_SESSION, "Session not found: it "
+		    "ended or never existed; initialize a new session");
+		return;
+	}
+	session_touch(s);
+	snprintf(fr->session, sizeof(fr->session), "%s", session_id(s));
+	if (fr->batch && strcmp(session_version(s), VERSION_BATCH) != 0) {
+		mcp_fail(fr, 400, JSONRPC_INVALID_REQUEST, "Invalid Request: "
+		    "JSON-RPC batches are accepted only on protocol version "
+		    VERSION_BATCH);
+		return;
+	}
+
+	if ((fr->replies = json_array()) == NULL)
+		fatal("%s: json_array", __func__);
+	for (i = 0; i < n; i++) {
+		m = fr->batch ? json_array_get(fr->body, i) : fr->body;
+		kind = msg_classify(m, &id, &method, &params);
+		switch (kind) {
+		case MK_INVALID:
+			json_array_append_new(fr->replies, mcp_error(NULL,
+			    JSONRPC_INVALID_REQUEST,
+			    "Invalid Request: not a JSON-RPC 2.0 message"));
+			nreq++;
+			break;
+		case MK_REQUEST:
+			json_array_append_new(fr->replies, json_null());
+			m = mcp_request(fr, id, method, params, nreq);
+			if (m != NULL)
+				json_array_set_new(fr->replies, nreq, m);
+			nreq++;
+			break;
+		case MK_NOTIFICATION:
+			if (strcmp(method, "notifications/cancelled") == 0)
+				mcp_cancelled(fr, params);
+			break;
+		case MK_RESPONSE:
+			/* mcvm sends no requests; nothing to match. */
+			break;
+		}
+	}
+	if (nreq == 0) {
+		req_reply_json(fr, 202, NULL);
+		return;
+	}
+	if (fr->waiting == 0)
+		mcp_send(fr);
+}
+
+void
+mcp_delete(struct freq *fr)
+{
+	struct session	*s;
+	const char	*sid;
+
+	if ((sid = http_header(fr->http, "Mcp-Session-Id")) == NULL) {
+		mcp_fail(fr, 400, JSONRPC_SERVER_ERROR,
+		    "Bad Request: Mcp-Session-Id header is required");
+		return;
+	}
+	if ((s = session_find(sid, fr->workspace)) == NULL) {
+		mcp_fail(fr, 404, JSONRPC_NO_SESSION, "Session not found");
+		return;
+	}
+	session_end(s);
+	req_reply_json(fr, 200, NULL);
+}

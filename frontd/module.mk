@@ -1,0 +1,16 @@
+# mcvm-frontd: HTTP, MCP and the JSON tool API; see mcvm-frontd(8).
+PROGS += mcvm-frontd
+mcvm-frontd_SRCS := frontd/frontd.c frontd/http.c frontd/request.c \
+	frontd/mcp.c frontd/api.c frontd/session.c frontd/catalog.c \
+	frontd/sandbox.c
+mcvm-frontd_PKGS := libevent libevent_openssl jansson libseccomp \
+	libcap-ng libcrypto libssl
+MANPAGES += man/mcvm-frontd.8
+
+LIBMCVM_SRCS += common/tools.c
+
+# Unit tests reach the parsers and validators directly.
+UNIT_EXTRA_SRCS += frontd/http.c frontd/catalog.c frontd/session.c
+
+CHECK_SUITES += mcp conformance
+BENCH_SUITES += http
