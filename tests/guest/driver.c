@@ -469,6 +469,19 @@ t_argv_identity(void)
 }
 
 static int
+t_system(void)
+{
+	if (run("hostname; stat -f -c %T /sys/fs/cgroup /tmp; "
+	    "touch /tmp/x && echo tmp writable; python3 -c \""
+	    "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); "
+	    "s.listen(); c = socket.create_connection(s.getsockname()); "
+	    "print('loopback up')\"", 1, NULL) == -1)
+		return -1;
+	return expect_output("mcvm\ncgroup2fs\ntmpfs\ntmp writable\n"
+	    "loopback up\n", "", 0);
+}
+
+static int
 t_fibonacci(void)
 {
 	static const char script[] =
@@ -1059,6 +1072,7 @@ static const struct {
 	{ "ping and info", t_info },
 	{ "python3 prints 4", t_python },
 	{ "argv exec as uid 1000 in /workspace", t_argv_identity },
+	{ "hostname, mounts, loopback", t_system },
 	{ "fibonacci script", t_fibonacci },
 	{ "node, git, make, gcc, bash, CA certificates", t_toolchain },
 	{ "stdout and stderr separate, exit code", t_streams },
