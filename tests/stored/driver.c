@@ -16,6 +16,7 @@
  *	badid			DISK_CREATE with an id that is not one
  *	unknown			a message type stored does not take
  *	exit			wait for stored to exit; print how
+ *	run CMD			run a shell command between requests
  *
  * Each received fd is checked and described: its role, access mode, file
  * type, size and first bytes.  At the end the driver closes the channel
@@ -454,6 +455,11 @@ main(int argc, char *argv[])
 			send_raw(IMSG_CTL_STATUS, 0, NULL);
 		else if (strcmp(cmd, "exit") == 0)
 			wait_exit();
+		else if (strcmp(cmd, "run") == 0) {
+			if ((n = system(ARG(1))) != 0)
+				printf("run rc=%d\n", n);
+			i++;
+		}
 		else
 			usage();
 #undef ARG
