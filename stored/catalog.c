@@ -27,14 +27,14 @@
 
 #define QCOW2_MAGIC	"QFI\xfb"
 
-static const char *const catalog_file_name[CAT_NFILES] = {
+static const char *const imgcat_file_name[CAT_NFILES] = {
 	[CAT_KERNEL] = "kernel",
 	[CAT_INITRD] = "initrd",
 	[CAT_DISK] = "disk",
 };
 
 static void
-catalog_close_files(struct catalog_image *img)
+imgcat_close_files(struct catalog_image *img)
 {
 	int	 i;
 
@@ -47,7 +47,7 @@ catalog_close_files(struct catalog_image *img)
 
 /* Marks an image failed for good; it is never served. */
 static void __attribute__((format(printf, 2, 3)))
-catalog_fail(struct catalog_image *img, const char *fmt, ...)
+imgcat_fail(struct catalog_image *img, const char *fmt, ...)
 {
 	va_list	 ap;
 
@@ -55,12 +55,12 @@ catalog_fail(struct catalog_image *img, const char *fmt, ...)
 	(void)vsnprintf(img->text, sizeof(img->text), fmt, ap);
 	va_end(ap);
 	img->state = CAT_FAILED;
-	catalog_close_files(img);
+	imgcat_close_files(img);
 	log_warnx("image %s: %s", img->conf->name, img->text);
 }
 
 static int
-catalog_same_file(const struct stat *a, const struct stat *b)
+imgcat_same_file(const struct stat *a, const struct stat *b)
 {
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
 	    a->st_size == b->st_size &&
@@ -75,7 +75,7 @@ catalog_same_file(const struct stat *a, const struct stat *b)
  * cannot be opened is marked failed now and reported in its turn.
  */
 void
-catalog_open(struct catalog *cat, const struct mcvm_config *conf)
+imgcat_open(struct catalog *cat, const struct mcvm_config *conf)
 {
 	struct catalog_image	*img;
 	struct catalog_file_ent	*f;
@@ -114,20 +114,20 @@ catalog_open(struct catalog *cat, const struct mcvm_config *conf)
 			f->fd = open(f->path,
 			    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
 			if (f->fd == -1) {
-				catalog_fail(img, "%s: %s",
-				    catalog_file_name[j],
+				imgcat_fail(img, "%s: %s",
+				    imgcat_file_name[j],
 				    errno == ELOOP ? "is a symbolic link" :
 				    strerror(errno));
 				break;
 			}
 			if (fstat(f->fd, &f->st) == -1) {
-				catalog_fail(img, "%s: fstat: %s",
-				    catalog_file_name[j], strerror(errno));
+				imgcat_fail(img, "%s: fstat: %s",
+				    imgcat_file_name[j], strerror(errno));
 				break;
 			}
 			if (!S_ISREG(f->st.st_mode)) {
-				catalog_fail(img, "%s: not a regular file",
-				    catalog_file_name[j]);
+				imgcat_fail(img, "%s: not a regular file",
+				    imgcat_file_name[j]);
 				break;
 			}
 		}
@@ -138,28 +138,28 @@ catalog_open(struct catalog *cat, const struct mcvm_config *conf)
 
 /* Finishes one file's digest and compares it with its pin. */
 static int
-catalog_file_done(struct catalog *cat, struct catalog_image *img,
+imgcat_file_done(struct catalog *cat, struct catalog_image *img,
     struct catalog_file_ent *f)
 {
 	uint8_t		 md[EVP_MAX_MD_SIZE];
 	unsigned int	 mdlen = 0;
 	char		 hex[2 * SHA256_LEN + 1];
 	struct stat	 st;
-	const char	*name = catalog_file_name[img->cur];
+	const char	*name = imgcat_file_name[img->cur];
 
 	if (EVP_DigestFinal_ex(cat->md, md, &mdlen) != 1 ||
 	    mdlen != SHA256_LEN) {
-		catalog_fail(img, "%s: cannot compute sha256", name);
+		imgcat_fail(img, "%s: cannot compute sha256", name);
 		return -1;
 	}
 	hex_encode(md, SHA256_LEN, hex);
 	if (strcmp(hex, f->sha256) != 0) {
-		catalog_fail(img, "%s: sha256 mismatch", name);
+		imgcat_fail(img, "%s: sha256 mismatch", name);
 		return -1;
 	}
-	if (fstat(f->fd, &st) == -1 || !catalog_same_file(&st, &f->st) ||
+	if (fstat(f->fd, &st) == -1 || !imgcat_same_file(&st, &f->st) ||
 	    img->off != f->st.st_size) {
-		catalog_fail(img, "%s: changed while being verified", name);
+		imgcat_fail(img, "%s: changed while being verified", name);
 		return -1;
 	}
 	return 0;
@@ -171,7 +171,7 @@ catalog_file_done(struct catalog *cat, struct catalog_image *img,
  * when the budget is spent or every image is decided.
  */
 struct catalog_image *
-catalog_verify_step(struct catalog *cat, uint64_t budget)
+imgcat_verify_step(struct catalog *cat, uint64_t budget)
 {
 	struct catalog_image	*img;
 	struct catalog_file_ent	*f;
@@ -200,19 +200,19 @@ catalog_verify_step(struct catalog *cat, uint64_t budget)
 			return NULL;
 		if (img->off == 0 &&
 		    EVP_DigestInit_ex(cat->md, EVP_sha256(), NULL) != 1) {
-			catalog_fail(img, "cannot start sha256");
+			imgcat_fail(img, "cannot start sha256");
 			continue;
 		}
 		n = pread(f->fd, cat->buf, CATALOG_READ_SIZE, img->off);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1) {
-			catalog_fail(img, "%s: read: %s",
-			    catalog_file_name[img->cur], strerror(errno));
+			imgcat_fail(img, "%s: read: %s",
+			    imgcat_file_name[img->cur], strerror(errno));
 			continue;
 		}
 		if (n == 0) {
-			if (catalog_file_done(cat, img, f) == 0) {
+			if (imgcat_file_done(cat, img, f) == 0) {
 				img->cur++;
 				img->off = 0;
 			}
@@ -224,12 +224,12 @@ catalog_verify_step(struct catalog *cat, uint64_t budget)
 		    (size_t)n >= sizeof(QCOW2_MAGIC) - 1 &&
 		    memcmp(cat->buf, QCOW2_MAGIC, sizeof(QCOW2_MAGIC) - 1) ==
 		    0) {
-			catalog_fail(img, "disk: is a qcow2 image; catalog "
+			imgcat_fail(img, "disk: is a qcow2 image; catalog "
 			    "disks must be raw");
 			continue;
 		}
 		if (EVP_DigestUpdate(cat->md, cat->buf, (size_t)n) != 1) {
-			catalog_fail(img, "cannot compute sha256");
+			imgcat_fail(img, "cannot compute sha256");
 			continue;
 		}
 		img->off += n;
@@ -239,13 +239,13 @@ catalog_verify_step(struct catalog *cat, uint64_t budget)
 }
 
 int
-catalog_verified(const struct catalog *cat)
+imgcat_verified(const struct catalog *cat)
 {
 	return cat->next == cat->n;
 }
 
 struct catalog_image *
-catalog_lookup(struct catalog *cat, const char *name)
+imgcat_lookup(struct catalog *cat, const char *name)
 {
 	size_t	 i;
 
@@ -261,7 +261,7 @@ catalog_lookup(struct catalog *cat, const char *name)
  * for good.
  */
 int
-catalog_image_usable(struct catalog_image *img, char *text, size_t len)
+imgcat_image_usable(struct catalog_image *img, char *text, size_t len)
 {
 	struct stat	 st;
 	int		 i;
@@ -282,9 +282,9 @@ catalog_image_usable(struct catalog_image *img, char *text, size_t len)
 		if (img->files[i].path == NULL)
 			continue;
 		if (fstat(img->files[i].fd, &st) == -1 ||
-		    !catalog_same_file(&st, &img->files[i].st)) {
-			catalog_fail(img, "%s: changed since it was verified",
-			    catalog_file_name[i]);
+		    !imgcat_same_file(&st, &img->files[i].st)) {
+			imgcat_fail(img, "%s: changed since it was verified",
+			    imgcat_file_name[i]);
 			(void)snprintf(text, len, "image %s: %s",
 			    img->conf->name, img->text);
 			return ESTALE;
@@ -299,12 +299,12 @@ catalog_image_usable(struct catalog_image *img, char *text, size_t len)
  * catalog, ENOMEM when out of memory.
  */
 int
-catalog_dep_add(struct catalog *cat, const char *vm, const char *name)
+imgcat_dep_add(struct catalog *cat, const char *vm, const char *name)
 {
 	struct catalog_image	*img;
 	struct catalog_dep	*d;
 
-	if ((img = catalog_lookup(cat, name)) == NULL) {
+	if ((img = imgcat_lookup(cat, name)) == NULL) {
 		errno = ENOENT;
 		return -1;
 	}
@@ -318,7 +318,7 @@ catalog_dep_add(struct catalog *cat, const char *vm, const char *name)
 }
 
 void
-catalog_dep_del(struct catalog *cat, const char *vm)
+imgcat_dep_del(struct catalog *cat, const char *vm)
 {
 	struct catalog_dep	*d;
 
@@ -337,7 +337,7 @@ catalog_dep_del(struct catalog *cat, const char *vm)
  * follow: refused (EBUSY) while any VM disk is an overlay of it.
  */
 int
-catalog_remove_check(const struct catalog_image *img, char *text, size_t len)
+imgcat_remove_check(const struct catalog_image *img, char *text, size_t len)
 {
 	if (img->users > 0) {
 		(void)snprintf(text, len, "image %s is the base of %u VM "
@@ -349,13 +349,13 @@ catalog_remove_check(const struct catalog_image *img, char *text, size_t len)
 }
 
 void
-catalog_close(struct catalog *cat)
+imgcat_close(struct catalog *cat)
 {
 	struct catalog_dep	*d;
 	size_t			 i;
 
 	for (i = 0; i < cat->n; i++)
-		catalog_close_files(&cat->images[i]);
+		imgcat_close_files(&cat->images[i]);
 	while ((d = TAILQ_FIRST(&cat->deps)) != NULL) {
 		TAILQ_REMOVE(&cat->deps, d, entry);
 		free(d);

@@ -69,14 +69,14 @@ struct catalog {
 	TAILQ_HEAD(, catalog_dep) deps;
 };
 
-void	 catalog_open(struct catalog *, const struct mcvm_config *);
-struct catalog_image *catalog_verify_step(struct catalog *, uint64_t);
-int	 catalog_verified(const struct catalog *);
-struct catalog_image *catalog_lookup(struct catalog *, const char *);
-int	 catalog_image_usable(struct catalog_image *, char *, size_t);
-int	 catalog_dep_add(struct catalog *, const char *, const char *);
-void	 catalog_dep_del(struct catalog *, const char *);
-int	 catalog_remove_check(const struct catalog_image *, char *, size_t);
-void	 catalog_close(struct catalog *);
+void	 imgcat_open(struct catalog *, const struct mcvm_config *);
+struct catalog_image *imgcat_verify_step(struct catalog *, uint64_t);
+int	 imgcat_verified(const struct catalog *);
+struct catalog_image *imgcat_lookup(struct catalog *, const char *);
+int	 imgcat_image_usable(struct catalog_image *, char *, size_t);
+int	 imgcat_dep_add(struct catalog *, const char *, const char *);
+void	 imgcat_dep_del(struct catalog *, const char *);
+int	 imgcat_remove_check(const struct catalog_image *, char *, size_t);
+void	 imgcat_close(struct catalog *);
 
 #endif

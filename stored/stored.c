@@ -31,7 +31,7 @@
  *
  *  - Base images in use.  stored counts, per catalog image, the VM
  *    overlays whose backing it is (found again at start-up by reading
- *    the overlays' headers).  catalog_remove_check() refuses removal of
+ *    the overlays' headers).  imgcat_remove_check() refuses removal of
  *    an image while any lives; stored never writes or removes catalog
  *    files itself, and IMSG_STORE_DISK_DELETE removes only one VM's
  *    directory.
@@ -117,9 +117,9 @@ stored_hash(int fd, short event, void *arg)
 	struct timeval		 now = { 0, 0 };
 	struct catalog_image	*img;
 
-	while ((img = catalog_verify_step(&cat, STORED_HASH_BUDGET)) != NULL)
+	while ((img = imgcat_verify_step(&cat, STORED_HASH_BUDGET)) != NULL)
 		stored_send_status(img);
-	if (!catalog_verified(&cat))
+	if (!imgcat_verified(&cat))
 		evtimer_add(&ev_hash, &now);
 }
 
@@ -218,13 +218,13 @@ stored_image(uint32_t id, const char *name)
 	char			 text[STORED_TEXT_MAX];
 	int			 rc;
 
-	if ((img = catalog_lookup(&cat, name)) == NULL) {
+	if ((img = imgcat_lookup(&cat, name)) == NULL) {
 		textf(text, sizeof(text), "no image %s in the "
 		    "catalog", name);
 		stored_result(id, ENOENT, DISK_RAW, 0, text);
 		return NULL;
 	}
-	if ((rc = catalog_image_usable(img, text, sizeof(text))) != 0) {
+	if ((rc = imgcat_image_usable(img, text, sizeof(text))) != 0) {
 		stored_result(id, rc, DISK_RAW, 0, text);
 		return NULL;
 	}
@@ -251,7 +251,7 @@ stored_disk_create(uint32_t id, const char *vm, const char *name)
 	rc = disk_create(vmsfd, vm, name, img->files[CAT_DISK].fd,
 	    img->disk_bytes, stored_overlay, NULL, &vd, text, sizeof(text));
 	if (rc == 0 && vd.format == DISK_QCOW2 &&
-	    catalog_dep_add(&cat, vm, name) == -1) {
+	    imgcat_dep_add(&cat, vm, name) == -1) {
 		rc = errno;
 		close(vd.fd);
 		(void)disk_delete(vmsfd, vm, text, sizeof(text));
@@ -317,7 +317,7 @@ stored_disk_delete(uint32_t id, const char *vm)
 
 	rc = disk_delete(vmsfd, vm, text, sizeof(text));
 	if (rc == 0) {
-		catalog_dep_del(&cat, vm);
+		imgcat_dep_del(&cat, vm);
 		log_info("%s", text);
 	}
 	stored_result(id, rc, DISK_RAW, 0, text);
@@ -517,7 +517,7 @@ stored_scan_one(const char *vm, void *arg)
 	}
 	close(vd.fd);
 	if (vd.format == DISK_QCOW2 &&
-	    catalog_dep_add(&cat, vm, vd.backing) == -1)
+	    imgcat_dep_add(&cat, vm, vd.backing) == -1)
 		log_warnx("vm %s: overlay of image %s, which is not in the "
 		    "catalog", vm, vd.backing);
 	return 0;
@@ -550,7 +550,7 @@ main(int argc, char *argv[])
 		fatal("chdir %s", store);
 	close(storefd);
 	vmsfd = stored_open_dir(vmsdir, pw);
-	catalog_open(&cat, &conf);
+	imgcat_open(&cat, &conf);
 	if (unshare(CLONE_NEWNET) == -1)
 		fatal("unshare(CLONE_NEWNET)");
 
