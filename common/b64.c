@@ -16,7 +16,8 @@ b64_encode(const uint8_t *in, size_t len, char *out)
 	uint32_t v;
 
 	for (i = 0; i + 3 <= len; i += 3) {
-		v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+		v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 |
+		    in[i + 2];
 		out[o++] = b64_alphabet[(v >> 18) & 0x3f];
 		out[o++] = b64_alphabet[(v >> 12) & 0x3f];
 		out[o++] = b64_alphabet[(v >> 6) & 0x3f];

@@ -16,7 +16,7 @@
 # first one in the host's apt sources); MCVM_SUITE the suite (bookworm).
 set -eu
 
-RECIPE_VERSION=1
+RECIPE_VERSION=1	# bump when the mmdebstrap call changes (cache key)
 SUITE=${MCVM_SUITE:-bookworm}
 PACKAGES="bash,python3,git,gcc,make,libc6-dev,nodejs,ca-certificates,coreutils"
 # The modules the guest needs; their dependencies are added in order.
@@ -49,7 +49,8 @@ host_mirror() {
 	for f in /etc/apt/sources.list.d/*.sources; do
 		[ -r "$f" ] || continue
 		awk '/^URIs:/ { u = $2 } /^Suites:/ && u != "" &&
-		    / '"$SUITE"'( |$)/ && u !~ /security/ { print u; exit }' "$f"
+		    / '"$SUITE"'( |$)/ && u !~ /security/ {
+		    print u; exit }' "$f"
 	done | head -n 1
 	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
 		[ -r "$f" ] || continue
@@ -65,7 +66,8 @@ MIRROR=${MCVM_MIRROR:-$(host_mirror | head -n 1)}
 # they do not know the package yet).
 updated=0
 candidate() {
-	ver=$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ { print $2 }')
+	ver=$(apt-cache policy "$1" 2>/dev/null |
+	    awk '/Candidate:/ { print $2 }')
 	if { [ -z "$ver" ] || [ "$ver" = "(none)" ]; } && [ $updated -eq 0 ]; then
 		log "apt-get update"
 		apt-get -q update >/dev/null || true
@@ -181,7 +183,8 @@ if [ ! -s "$tarball" ]; then
 	    --dpkgopt='path-exclude=/usr/share/info/*' \
 	    --dpkgopt='path-exclude=/usr/share/locale/*' \
 	    --dpkgopt='path-include=/usr/share/locale/locale.alias' \
-	    --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin' \
+	    --customize-hook='rm -rf "$1"/var/lib/apt/lists/*' \
+	    --customize-hook='rm -f "$1"/var/cache/apt/*.bin' \
 	    --format=tar "$SUITE" "$tarball.tmp" "$MIRROR"
 	mv "$tarball.tmp" "$tarball"
 fi

@@ -50,7 +50,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (off < size) {
 		n = agent_frame_check(data + off, size - off, &hdr);
 		if (n <= 0)
-			break;		/* malformed: the connection is dropped */
+			break;	/* malformed: the connection is dropped */
 		if (agent_decode(&hdr, data + off + AGENT_HDR_LEN, &m) == 0) {
 			k = agent_encode(&m, again, sizeof(again));
 			if (k != n || memcmp(again, data + off, (size_t)n) != 0)

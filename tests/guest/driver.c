@@ -633,7 +633,9 @@ static int
 t_base64(void)
 {
 	struct agent_msg	 req, rep;
-	static const uint8_t	 want[] = { 0x00, 0x01, 0xfe, 0xff, 0x80, 0x0a };
+	static const uint8_t	 want[] = {
+		0x00, 0x01, 0xfe, 0xff, 0x80, 0x0a,
+	};
 	char			 enc[B64_ENCODED_LEN(sizeof(want)) + 1];
 	uint8_t			 dec[sizeof(want)];
 	uint32_t		 job;

@@ -159,7 +159,8 @@ Test(path, write_replaces_atomically)
 	d = opendir(path);
 	cr_assert_not_null(d);
 	while ((de = readdir(d)) != NULL)
-		cr_assert(de->d_name[0] != '.' || strcmp(de->d_name, ".") == 0 ||
+		cr_assert(de->d_name[0] != '.' ||
+		    strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0, "left %s", de->d_name);
 	closedir(d);
 }
