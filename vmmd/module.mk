@@ -1,9 +1,10 @@
 PROGS += mcvmd
 mcvmd_SRCS := vmmd/mcvmd.c vmmd/control.c vmmd/state.c vmmd/schema.c \
+	vmmd/qemu.c vmmd/jail.c vmmd/cgroup.c \
 	vmmd/front.c
 mcvmd_PKGS := libevent sqlite3 libcap-ng libseccomp libcrypto
 
-UNIT_EXTRA_SRCS += vmmd/schema.c
+UNIT_EXTRA_SRCS += vmmd/schema.c vmmd/qemu.c vmmd/cgroup.c
 
 # --- mcvm-vmm, the VM monitor (one per VM) ---------------------------------
 PROGS += mcvm-vmm
@@ -13,5 +14,6 @@ UNIT_EXTRA_SRCS += vmmd/qmp.c vmmd/vmm_relay.c vmmd/vmm_sandbox.c
 TESTPROGS += vmm-driver
 vmm-driver_SRCS := tests/vmm/driver.c vmmd/vmm_relay.c
 vmm-driver_PKGS := libevent
+$(OBJ)/tests/vmm/%.o: EXTRA_CFLAGS := -Ivmmd
 CHECK_SUITES += vmm
 # --- end of mcvm-vmm -------------------------------------------------------

@@ -764,8 +764,8 @@ agent_read(int fd, short event, void *arg)
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
-		agent_lost(n == 0 ? "agent channel closed" :
-		    "agent channel failed");
+		agent_lost(n == 0 || errno == ECONNRESET ?
+		    "agent channel closed" : "agent channel failed");
 		return;
 	}
 	vmm.arx_len += (size_t)n;
@@ -813,6 +813,7 @@ agent_request(uint32_t peerid, uint32_t type, struct agent_msg *m)
 	}
 	if (vmm.agent.wqlen > VMM_AGENT_WQ_MAX ||
 	    (r = req_new(peerid, type, CHAN_AGENT)) == NULL) {
+		log_debug("%s %u refused: busy", imsg_type_name(type), peerid);
 		send_error(peerid, VMM_ERR_BUSY, EBUSY,
 		    "too many requests in flight");
 		return;

@@ -1,0 +1,242 @@
+/*
+ * The VM monitor's QMP decoder: greeting, return, error and event lines,
+ * split and concatenated reads, and the input it refuses (oversize lines,
+ * garbage, valid JSON of the wrong shape).
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qmp.h"
+
+#define MSGS_MAX	16
+
+static struct qmp_msg	 got[MSGS_MAX];
+static int		 ngot;
+static struct qmp_parser p;
+
+static void
+collect(const struct qmp_msg *m, void *arg)
+{
+	(void)arg;
+	cr_assert_lt(ngot, MSGS_MAX);
+	got[ngot++] = *m;
+}
+
+static void
+setup(void)
+{
+	ngot = 0;
+	qmp_parser_init(&p);
+}
+
+static int
+feed(const char *s)
+{
+	return qmp_input(&p, s, strlen(s), collect, NULL);
+}
+
+static const char greeting[] = "{\"QMP\": {\"version\": {\"qemu\": "
+	"{\"micro\": 22, \"minor\": 2, \"major\": 7}, \"package\": "
+	"\"Debian 1:7.2+dfsg-7\"}, \"capabilities\": [\"oob\"]}}\r\n";
+
+TestSuite(qmp, .init = setup);
+
+Test(qmp, greeting)
+{
+	cr_assert_eq(feed(greeting), 0);
+	cr_assert_eq(ngot, 1);
+	cr_assert_eq(got[0].kind, QMP_GREETING);
+	cr_assert_eq(got[0].major, 7);
+	cr_assert_eq(got[0].minor, 2);
+	cr_assert_eq(got[0].micro, 22);
+}
+
+Test(qmp, return_with_id)
+{
+	cr_assert_eq(feed("{\"return\": {}, \"id\": 7}\r\n"), 0);
+	cr_assert_eq(ngot, 1);
+	cr_assert_eq(got[0].kind, QMP_RETURN);
+	cr_assert(got[0].has_id);
+	cr_assert_eq(got[0].id, 7);
+	cr_assert_not(got[0].has_status);
+}
+
+Test(qmp, query_status)
+{
+	cr_assert_eq(feed("{\"return\": {\"status\": \"paused\", "
+	    "\"singlestep\": false, \"running\": false}, \"id\": 4294967295}"
+	    "\n"), 0);
+	cr_assert_eq(ngot, 1);
+	cr_assert(got[0].has_status);
+	cr_assert_str_eq(got[0].status, "paused");
+	cr_assert_eq(got[0].running, 0);
+	cr_assert_eq(got[0].id, 4294967295U);
+}
+
+Test(qmp, error)
+{
+	cr_assert_eq(feed("{\"error\": {\"class\": \"GenericError\", "
+	    "\"desc\": \"bad\\u0007 thing\"}, \"id\": 3}\n"), 0);
+	cr_assert_eq(ngot, 1);
+	cr_assert_eq(got[0].kind, QMP_ERROR);
+	cr_assert_str_eq(got[0].err_class, "GenericError");
+	/* Control characters from QEMU never reach a log or mcvmd. */
+	cr_assert_str_eq(got[0].err_desc, "bad? thing");
+}
+
+Test(qmp, long_error_description_is_cut)
+{
+	char	 line[2048];
+
+	memset(line, 0, sizeof(line));
+	strcpy(line, "{\"error\": {\"class\": \"X\", \"desc\": \"");
+	memset(line + strlen(line), 'd', 1000);
+	strcat(line, "\"}}\n");
+	cr_assert_eq(feed(line), 0);
+	cr_assert_eq(strlen(got[0].err_desc), QMP_TEXT_MAX - 1);
+}
+
+Test(qmp, events)
+{
+	cr_assert_eq(feed("{\"timestamp\": {\"seconds\": 1, \"microseconds\": "
+	    "2}, \"event\": \"SHUTDOWN\", \"data\": {\"guest\": false, "
+	    "\"reason\": \"host-qmp-quit\"}}\r\n{\"timestamp\": {\"seconds\": "
+	    "1, \"microseconds\": 3}, \"event\": \"STOP\"}\r\n"), 0);
+	cr_assert_eq(ngot, 2);
+	cr_assert_eq(got[0].kind, QMP_EVENT);
+	cr_assert_str_eq(got[0].event, "SHUTDOWN");
+	cr_assert_str_eq(got[0].detail, "host-qmp-quit");
+	cr_assert_str_eq(got[1].event, "STOP");
+	cr_assert_str_eq(got[1].detail, "");
+}
+
+Test(qmp, split_reads)
+{
+	size_t	 i;
+
+	/* One byte at a time. */
+	for (i = 0; greeting[i] != '\0'; i++) {
+		cr_assert_eq(qmp_input(&p, greeting + i, 1, collect, NULL), 0);
+		cr_assert_eq(ngot, greeting[i + 1] == '\0' ? 1 : 0);
+	}
+	cr_assert_eq(got[0].kind, QMP_GREETING);
+}
+
+Test(qmp, concatenated_and_split)
+{
+	const char	*s = "{\"return\": {}, \"id\": 1}\n{\"return\": {}, "
+			    "\"id\": 2}\n{\"retu";
+
+	cr_assert_eq(feed(s), 0);
+	cr_assert_eq(ngot, 2);
+	cr_assert_eq(feed("rn\": {}, \"id\": 3}\n"), 0);
+	cr_assert_eq(ngot, 3);
+	cr_assert_eq(got[2].id, 3);
+}
+
+Test(qmp, largest_line_accepted)
+{
+	char	*line = malloc(QMP_MSG_MAX);
+	size_t	 head;
+
+	cr_assert_not_null(line);
+	strcpy(line, "{\"return\": {\"x\": \"");
+	head = strlen(line);
+	memset(line + head, 'a', QMP_MSG_MAX - head - 5);
+	memcpy(line + QMP_MSG_MAX - 5, "\"}}\r\n", 5);
+	cr_assert_eq(qmp_input(&p, line, QMP_MSG_MAX, collect, NULL), 0);
+	cr_assert_eq(ngot, 1);
+	free(line);
+}
+
+Test(qmp, oversize_rejected)
+{
+	char	*junk = malloc(QMP_MSG_MAX + 1);
+
+	cr_assert_not_null(junk);
+	memset(junk, ' ', QMP_MSG_MAX + 1);
+	cr_assert_eq(qmp_input(&p, junk, QMP_MSG_MAX + 1, collect, NULL), -1);
+	cr_assert(p.broken);
+	cr_assert(strstr(p.error, "longer") != NULL);
+	/* A broken stream stays broken. */
+	cr_assert_eq(feed("{\"return\": {}}\n"), -1);
+	cr_assert_eq(ngot, 0);
+	free(junk);
+}
+
+static void
+assert_rejected(const char *line)
+{
+	setup();
+	cr_assert_eq(feed(line), -1, "accepted: %s", line);
+	cr_assert_eq(ngot, 0);
+	cr_assert(p.broken);
+}
+
+Test(qmp, garbage_rejected)
+{
+	assert_rejected("garbage\n");
+	assert_rejected("\n");
+	assert_rejected("\r\n");
+	assert_rejected("[1, 2]\n");
+	assert_rejected("\"str\"\n");
+	assert_rejected("{\"return\": {}\n");
+	assert_rejected("{\"return\": {}, \"return\": {}}\n");
+	assert_rejected("{\"return\": {}, \"error\": {\"class\": \"A\", "
+	    "\"desc\": \"b\"}}\n");
+	assert_rejected("{}\n");
+	assert_rejected("{\"other\": 1}\n");
+	assert_rejected("{\"return\": {}, \"id\": \"1\"}\n");
+	assert_rejected("{\"return\": {}, \"id\": 0}\n");
+	assert_rejected("{\"return\": {}, \"id\": -5}\n");
+	assert_rejected("{\"return\": {}, \"id\": 4294967296}\n");
+	assert_rejected("{\"return\": {}, \"id\": 1.5}\n");
+	assert_rejected("{\"return\": {\"status\": \"running\"}}\n");
+	assert_rejected("{\"return\": {\"status\": 1, \"running\": true}}\n");
+	assert_rejected("{\"return\": {\"status\": \"Run ning\", "
+	    "\"running\": true}}\n");
+	assert_rejected("{\"error\": \"x\"}\n");
+	assert_rejected("{\"error\": {\"class\": \"A b\", \"desc\": \"\"}}\n");
+	assert_rejected("{\"error\": {\"desc\": \"d\"}}\n");
+	assert_rejected("{\"event\": 5}\n");
+	assert_rejected("{\"event\": \"lower\"}\n");
+	assert_rejected("{\"event\": \"\"}\n");
+	assert_rejected("{\"event\": \"STOP\", \"data\": []}\n");
+	assert_rejected("{\"event\": \"RESET\", \"data\": {\"reason\": 1}}\n");
+	assert_rejected("{\"QMP\": {}}\n");
+	assert_rejected("{\"QMP\": {\"version\": {\"qemu\": {\"major\": 7, "
+	    "\"minor\": 2, \"micro\": 99999}}, \"capabilities\": []}}\n");
+}
+
+Test(qmp, nul_byte_rejected)
+{
+	static const char line[] = "{\"return\": \"a\0b\"}\n";
+
+	cr_assert_eq(qmp_input(&p, line, sizeof(line) - 1, collect, NULL), -1);
+	cr_assert_eq(ngot, 0);
+}
+
+Test(qmp, garbage_after_good_lines)
+{
+	cr_assert_eq(feed("{\"return\": {}, \"id\": 1}\nnot json\n"
+	    "{\"return\": {}, \"id\": 2}\n"), -1);
+	cr_assert_eq(ngot, 1);
+	cr_assert_str_eq(p.error, "not JSON");
+}
+
+Test(qmp, encode_command)
+{
+	char	 buf[QMP_CMD_MAX];
+	int	 n;
+
+	n = qmp_encode_command(buf, sizeof(buf), "query-status", 12);
+	cr_assert_gt(n, 0);
+	cr_assert_str_eq(buf, "{\"execute\": \"query-status\", \"id\": 12}\n");
+	cr_assert_eq((size_t)n, strlen(buf));
+	cr_assert_eq(qmp_encode_command(buf, sizeof(buf), "bad\"name", 1),
+	    -1);
+	cr_assert_eq(qmp_encode_command(buf, sizeof(buf), "", 1), -1);
+	cr_assert_eq(qmp_encode_command(buf, sizeof(buf), "quit", 0), -1);
+	cr_assert_eq(qmp_encode_command(buf, 10, "quit", 1), -1);
+}

@@ -1,0 +1,1275 @@
+/*
+ * vmm-driver: plays mcvmd for one mcvm-vmm, with real QEMU (TCG, no NIC)
+ * and the real guest image, or with this program standing in for QEMU or
+ * the guest where a test needs them to misbehave.
+ *
+ *	vmm-driver [-w workdir] builddir imagedir
+ *
+ * Run as root.  Prints one line per test and "N passed, N failed".  QEMU
+ * and the monitors are killed by the pids this program started; the work
+ * directory is removed unless a test failed.
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_proto.h"
+#include "imsg.h"
+#include "msg.h"
+#include "proto.h"
+#include "vmm.h"
+
+#define QEMU_BIN		"qemu-system-x86_64"
+#define GUEST_MEM_MIB		"1024"
+#define GUEST_CPUS		"2"
+#define GUEST_APPEND		"console=ttyS0 root=/dev/vda rw panic=-1 quiet"
+#define VM_ID			"vm-0123456789abcdef"
+#define VM_UID			"2000100"
+#define VM_UID_N		2000100
+#define BOOT_TIMEOUT_MS		180000
+#define CALL_TIMEOUT_MS		(VMM_REQ_TIMEOUT_MS + 15000)
+#define SHORT_TIMEOUT_MS	10000
+#define EXIT_TIMEOUT_MS		20000
+#define JOB_TIMEOUT_MS		60000
+#define EVENTS_MAX		64
+
+struct vmm_run {
+	pid_t		 qemu;
+	pid_t		 vmm;
+	int		 vmm_status;
+	struct imsgbuf	 ib;
+	int		 ib_ok;
+	int		 fake_agent;	/* our end, when we are the guest */
+	int		 fake_qmp;	/* our end, when we are QEMU */
+	uint32_t	 next_peerid;
+	struct {
+		uint32_t ev;
+		char	 detail[AGENT_INFO_STR_MAX];
+	}		 events[EVENTS_MAX];
+	size_t		 nevents;
+	int		 unasked_errors;
+	char		 ready_os[AGENT_INFO_STR_MAX];
+	int		 ready;
+	struct imsg	 cur;		/* the last reply, kept for pointers */
+	int		 cur_ok;
+};
+
+static struct vmm_run	 run;
+static const char	*builddir, *imagedir;
+static char		 workdir[256];
+static char		 failmsg[512];
+static int		 passed, failed;
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int __attribute__((format(printf, 1, 2)))
+fail(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(failmsg, sizeof(failmsg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static void
+report(const char *name, int rv)
+{
+	if (rv == 0) {
+		printf("ok - %s\n", name);
+		passed++;
+	} else {
+		printf("not ok - %s: %s\n", name, failmsg);
+		failed++;
+	}
+	fflush(stdout);
+}
+
+/* --- processes */
+
+/* Moves fd to at least 10, so that dup2 onto 3..5 cannot clobber it. */
+static int
+fd_high(int fd)
+{
+	int	 n;
+
+	if ((n = fcntl(fd, F_DUPFD, 10)) == -1) {
+		perror("F_DUPFD");
+		_exit(127);
+	}
+	return n;
+}
+
+static void
+child_fds(const int *fds, int n, const char *log)
+{
+	int	 high[8], i, null, lfd;
+
+	for (i = 0; i < n; i++)
+		high[i] = fd_high(fds[i]);
+	for (i = 0; i < n; i++)
+		if (dup2(high[i], 3 + i) == -1)
+			_exit(127);
+	null = open("/dev/null", O_RDWR);
+	lfd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+	if (null == -1 || lfd == -1)
+		_exit(127);
+	dup2(null, 0);
+	dup2(lfd, 1);
+	dup2(lfd, 2);
+	close_range(3 + n, ~0U, 0);
+}
+
+/*
+ * QEMU with its QMP monitor on the socket qmp and, with a guest, the
+ * agent port on agent: booted from the image (guest = 1), or an empty
+ * machine stopped before it starts (guest = 0).
+ */
+static pid_t
+qemu_start(int qmp, int agent, int guest)
+{
+	char	 kernel[PATH_MAX], initrd[PATH_MAX], drive[PATH_MAX + 64];
+	char	 serial[PATH_MAX + 8], log[PATH_MAX];
+	pid_t	 pid;
+	int	 fds[2] = { qmp, agent };
+
+	snprintf(kernel, sizeof(kernel), "%s/vmlinuz", imagedir);
+	snprintf(initrd, sizeof(initrd), "%s/initrd.img", imagedir);
+	snprintf(drive, sizeof(drive), "file=%s/rootfs.ext4,format=raw,"
+	    "if=none,id=root,snapshot=on,cache=unsafe", imagedir);
+	snprintf(serial, sizeof(serial), "file:%s/serial.log", workdir);
+	snprintf(log, sizeof(log), "%s/qemu.log", workdir);
+	if ((pid = fork()) == -1) {
+		perror("fork");
+		exit(1);
+	}
+	if (pid != 0)
+		return pid;
+	child_fds(fds, guest ? 2 : 1, log);
+	if (guest)
+		execlp(QEMU_BIN, QEMU_BIN, "-nodefaults", "-no-user-config",
+		    "-accel", "tcg", "-machine", "q35", "-cpu", "qemu64",
+		    "-m", GUEST_MEM_MIB, "-smp", GUEST_CPUS,
+		    "-display", "none", "-no-reboot", "-nic", "none",
+		    "-chardev", "socket,id=qmp,fd=3",
+		    "-mon", "chardev=qmp,mode=control",
+		    "-kernel", kernel, "-initrd", initrd,
+		    "-append", GUEST_APPEND,
+		    "-drive", drive, "-device", "virtio-blk-pci,drive=root",
+		    "-device", "virtio-serial-pci",
+		    "-chardev", "socket,id=agent,fd=4",
+		    "-device", "virtserialport,chardev=agent,"
+		    "name=" AGENT_PORT_NAME,
+		    "-device", "virtio-rng-pci",
+		    "-serial", serial, (char *)NULL);
+	else
+		execlp(QEMU_BIN, QEMU_BIN, "-nodefaults", "-no-user-config",
+		    "-accel", "tcg", "-display", "none", "-nic", "none", "-S",
+		    "-chardev", "socket,id=qmp,fd=3",
+		    "-mon", "chardev=qmp,mode=control", (char *)NULL);
+	_exit(127);
+}
+
+static pid_t
+vmm_start(int parent, int qmp, int agent)
+{
+	char	 bin[PATH_MAX], conf[PATH_MAX], log[PATH_MAX];
+	pid_t	 pid;
+	int	 fds[3] = { parent, qmp, agent };
+
+	snprintf(bin, sizeof(bin), "%s/mcvm-vmm", builddir);
+	snprintf(conf, sizeof(conf), "%s/mcvm.conf", workdir);
+	snprintf(log, sizeof(log), "%s/vmm.log", workdir);
+	if ((pid = fork()) == -1) {
+		perror("fork");
+		exit(1);
+	}
+	if (pid != 0)
+		return pid;
+	child_fds(fds, 3, log);
+	execl(bin, "mcvm-vmm", "-d", "-v", "-f", conf, "-i", VM_ID,
+	    "-u", VM_UID, "-g", VM_UID, (char *)NULL);
+	_exit(127);
+}
+
+/* Waits for pid; 0 and its status if it exited in time, else -1. */
+static int
+wait_exit(pid_t pid, int timeout_ms, int *status)
+{
+	uint64_t	 deadline = now_ms() + (uint64_t)timeout_ms;
+	struct timespec	 ts = { 0, 20 * 1000000L };
+
+	while (now_ms() < deadline) {
+		if (waitpid(pid, status, WNOHANG) == pid)
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	return -1;
+}
+
+static void
+kill_wait(pid_t *pid)
+{
+	if (*pid <= 0)
+		return;
+	kill(*pid, SIGKILL);
+	waitpid(*pid, NULL, 0);
+	*pid = -1;
+}
+
+/*
+ * Starts a monitor.  mode 0: QEMU boots the guest; 1: QEMU without a
+ * guest, this program is the agent; 2: this program is QEMU's QMP and
+ * there is no QEMU.
+ */
+static void
+run_start(int mode)
+{
+	int	 sp[2], qp[2], ap[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qp) == -1 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ap) == -1) {
+		perror("socketpair");
+		exit(1);
+	}
+	memset(&run, 0, sizeof(run));
+	run.qemu = run.vmm = -1;
+	run.fake_agent = run.fake_qmp = -1;
+	if (mode == 0)
+		run.qemu = qemu_start(qp[1], ap[1], 1);
+	else if (mode == 1)
+		run.qemu = qemu_start(qp[1], -1, 0);
+	run.vmm = vmm_start(sp[1], qp[0], ap[0]);
+	close(sp[1]);
+	close(qp[0]);
+	close(ap[0]);
+	if (mode == 2)
+		run.fake_qmp = qp[1];
+	else
+		close(qp[1]);
+	if (mode == 0)
+		close(ap[1]);
+	else
+		run.fake_agent = ap[1];
+	if (imsgbuf_init(&run.ib, sp[0]) == -1) {
+		perror("imsgbuf_init");
+		exit(1);
+	}
+	run.ib_ok = 1;
+	run.next_peerid = 1;
+}
+
+static void
+run_stop(void)
+{
+	kill_wait(&run.qemu);
+	kill_wait(&run.vmm);
+	if (run.cur_ok)
+		imsg_free(&run.cur);
+	run.cur_ok = 0;
+	if (run.ib_ok) {
+		close(run.ib.fd);
+		imsgbuf_clear(&run.ib);
+	}
+	run.ib_ok = 0;
+	if (run.fake_agent != -1)
+		close(run.fake_agent);
+	if (run.fake_qmp != -1)
+		close(run.fake_qmp);
+	run.fake_agent = run.fake_qmp = -1;
+}
+
+/* --- the imsg channel, as mcvmd sees it */
+
+/* The next message; 0, or -1 with errno ETIMEDOUT or EPIPE. */
+static int
+next_imsg(struct imsg *im, int timeout_ms)
+{
+	uint64_t	 deadline = now_ms() + (uint64_t)timeout_ms, now;
+	struct pollfd	 pfd;
+	ssize_t		 n;
+	int		 rv;
+
+	for (;;) {
+		if ((rv = imsg_get(&run.ib, im)) == -1)
+			return fail("bad framing from the monitor");
+		if (rv == 1)
+			return 0;
+		now = now_ms();
+		if (now >= deadline) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		pfd.fd = run.ib.fd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, (int)(deadline - now)) <= 0)
+			continue;
+		n = imsgbuf_read(&run.ib);
+		if (n == -1 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0) {
+			errno = EPIPE;
+			return -1;
+		}
+	}
+}
+
+/* Records an unasked message; returns 1 if it was one. */
+static int
+note_unasked(struct imsg *im)
+{
+	struct mreader	 r;
+	const char	*s1, *s2, *s3;
+	uint32_t	 ev, code, err;
+
+	if (im->hdr.peerid != 0)
+		return 0;
+	m_init(&r, im);
+	switch (im->hdr.type) {
+	case IMSG_VMM_EVENT:
+		if (m_get_u32(&r, &ev) == -1 || m_get_str(&r, &s1,
+		    AGENT_INFO_STR_MAX - 1) == -1 || m_end(&r) == -1)
+			break;
+		if (run.nevents < EVENTS_MAX) {
+			run.events[run.nevents].ev = ev;
+			snprintf(run.events[run.nevents].detail,
+			    sizeof(run.events[0].detail), "%s", s1);
+			run.nevents++;
+		}
+		printf("# event %u: %s\n", ev, s1);
+		return 1;
+	case IMSG_VMM_READY:
+		if (m_get_str(&r, &s1, AGENT_INFO_STR_MAX - 1) == -1 ||
+		    m_get_str(&r, &s2, AGENT_INFO_STR_MAX - 1) == -1 ||
+		    m_get_str(&r, &s3, AGENT_INFO_STR_MAX - 1) == -1 ||
+		    m_end(&r) == -1)
+			break;
+		snprintf(run.ready_os, sizeof(run.ready_os), "%s", s2);
+		run.ready = 1;
+		printf("# ready: agent %s, %s, %s\n", s1, s2, s3);
+		return 1;
+	case IMSG_VMM_ERROR:
+		if (m_get_u32(&r, &code) == -1 || m_get_u32(&r, &err) == -1 ||
+		    m_get_str(&r, &s1, AGENT_ERRMSG_MAX - 1) == -1)
+			break;
+		printf("# unasked error %u: %s\n", code, s1);
+		run.unasked_errors++;
+		return 1;
+	case IMSG_HELLO:
+		return 0;
+	}
+	printf("# malformed unasked %s\n", imsg_type_name(im->hdr.type));
+	return 1;
+}
+
+static int
+pump_unasked(int timeout_ms)
+{
+	struct imsg	 im;
+
+	if (next_imsg(&im, timeout_ms) == -1)
+		return -1;
+	if (!note_unasked(&im)) {
+		printf("# reply %s to earlier request %u\n",
+		    imsg_type_name(im.hdr.type), im.hdr.peerid);
+		if (im.hdr.peerid == 0 || im.hdr.peerid >= run.next_peerid) {
+			imsg_free(&im);
+			return fail("unexpected message");
+		}
+	}
+	imsg_free(&im);
+	return 0;
+}
+
+static int
+have_event(uint32_t ev)
+{
+	size_t	 i;
+
+	for (i = 0; i < run.nevents; i++)
+		if (run.events[i].ev == ev)
+			return 1;
+	return 0;
+}
+
+static int
+wait_event(uint32_t ev, int timeout_ms)
+{
+	uint64_t	 deadline = now_ms() + (uint64_t)timeout_ms;
+
+	while (!have_event(ev)) {
+		if (now_ms() >= deadline || pump_unasked((int)(deadline -
+		    now_ms())) == -1)
+			return fail("no event %u", ev);
+	}
+	return 0;
+}
+
+static uint32_t
+send_req(uint32_t type, const struct agent_msg *m)
+{
+	struct ibuf	*b;
+	uint32_t	 peerid = run.next_peerid++;
+
+	if ((b = imsg_create(&run.ib, type, peerid, (uint32_t)getpid(),
+	    0)) == NULL) {
+		perror("imsg_create");
+		exit(1);
+	}
+	if (m != NULL && vmm_req_put(b, m) == -1) {
+		fprintf(stderr, "vmm_req_put failed\n");
+		exit(1);
+	}
+	if (imsg_close(&run.ib, b) == -1 || imsgbuf_flush(&run.ib) == -1) {
+		perror("imsg send");
+		exit(1);
+	}
+	return peerid;
+}
+
+/* Waits for the reply to peerid; unasked messages are noted on the way. */
+static int
+wait_reply(uint32_t peerid, int timeout_ms)
+{
+	uint64_t	 deadline = now_ms() + (uint64_t)timeout_ms;
+	struct imsg	 im;
+
+	if (run.cur_ok)
+		imsg_free(&run.cur);
+	run.cur_ok = 0;
+	for (;;) {
+		if (now_ms() >= deadline)
+			return fail("no reply to request %u", peerid);
+		if (next_imsg(&im, (int)(deadline - now_ms())) == -1)
+			return fail("no reply to request %u: %s", peerid,
+			    strerror(errno));
+		if (note_unasked(&im)) {
+			imsg_free(&im);
+			continue;
+		}
+		if (im.hdr.peerid < peerid) {
+			/* An earlier request failed when its channel did. */
+			printf("# reply %s to earlier request %u\n",
+			    imsg_type_name(im.hdr.type), im.hdr.peerid);
+			imsg_free(&im);
+			continue;
+		}
+		if (im.hdr.peerid != peerid) {
+			imsg_free(&im);
+			return fail("reply to %u while waiting for %u",
+			    im.hdr.peerid, peerid);
+		}
+		run.cur = im;
+		run.cur_ok = 1;
+		return 0;
+	}
+}
+
+/* An agent request and its reply (pointers valid until the next call). */
+static int
+call_agent(struct agent_msg *req, struct agent_msg *rep)
+{
+	struct mreader	 r;
+	uint32_t	 type = vmm_req_imsg_type(req->type), peerid;
+
+	peerid = send_req(type, req);
+	if (wait_reply(peerid, CALL_TIMEOUT_MS) == -1)
+		return -1;
+	m_init(&r, &run.cur);
+	if (vmm_reply_get(req->type, run.cur.hdr.type, &r, rep) == -1)
+		return fail("malformed %s for %s",
+		    imsg_type_name(run.cur.hdr.type), imsg_type_name(type));
+	if (rep->type == AGENT_ERROR)
+		return fail("%s: error %u: %s", imsg_type_name(type),
+		    rep->u.error.code, rep->u.error.message);
+	return 0;
+}
+
+static int
+call_qmp(uint32_t type, char *status, size_t len, uint32_t *running)
+{
+	struct mreader	 r;
+	const char	*s, *msg;
+	uint32_t	 v, code, err, peerid;
+
+	peerid = send_req(type, NULL);
+	if (wait_reply(peerid, CALL_TIMEOUT_MS) == -1)
+		return -1;
+	m_init(&r, &run.cur);
+	switch (run.cur.hdr.type) {
+	case IMSG_VMM_QMP_STATE:
+		if (type != IMSG_VMM_QMP_STATUS ||
+		    m_get_str(&r, &s, 63) == -1 || m_get_u32(&r, &v) == -1 ||
+		    m_end(&r) == -1)
+			return fail("malformed QMP_STATE");
+		snprintf(status, len, "%s", s);
+		*running = v;
+		return 0;
+	case IMSG_VMM_OK:
+		if (type == IMSG_VMM_QMP_STATUS ||
+		    m_get_u32(&r, &v) == -1 || v != 0 || m_end(&r) == -1)
+			return fail("malformed OK");
+		return 0;
+	case IMSG_VMM_ERROR:
+		if (m_get_u32(&r, &code) == -1 || m_get_u32(&r, &err) == -1 ||
+		    m_get_str(&r, &msg, AGENT_ERRMSG_MAX - 1) == -1)
+			return fail("malformed ERROR");
+		return fail("%s: error %u: %s", imsg_type_name(type), code,
+		    msg);
+	}
+	return fail("%s answered with %s", imsg_type_name(type),
+	    imsg_type_name(run.cur.hdr.type));
+}
+
+/* The error code of the current reply, or 0. */
+static uint32_t
+cur_error(void)
+{
+	struct mreader	 r;
+	uint32_t	 code;
+
+	if (!run.cur_ok || run.cur.hdr.type != IMSG_VMM_ERROR)
+		return 0;
+	m_init(&r, &run.cur);
+	if (m_get_u32(&r, &code) == -1)
+		return 0;
+	return code;
+}
+
+/* --- tests with the real guest */
+
+static int
+t_hello(void)
+{
+	struct imsg	 im;
+	struct mreader	 r;
+	uint32_t	 v;
+
+	if (next_imsg(&im, SHORT_TIMEOUT_MS) == -1)
+		return fail("no HELLO: %s", strerror(errno));
+	m_init(&r, &im);
+	if (im.hdr.type != IMSG_HELLO || m_get_u32(&r, &v) == -1 ||
+	    v != MCVM_PROTO_VERSION || m_end(&r) == -1) {
+		imsg_free(&im);
+		return fail("first message is %s",
+		    imsg_type_name(im.hdr.type));
+	}
+	imsg_free(&im);
+	return 0;
+}
+
+static int
+t_ready(void)
+{
+	uint64_t	 t0 = now_ms();
+
+	while (!run.ready)
+		if (pump_unasked(BOOT_TIMEOUT_MS) == -1)
+			return fail("no READY: %s", failmsg);
+	printf("# READY %llu ms after the monitor started\n",
+	    (unsigned long long)(now_ms() - t0));
+	if (strstr(run.ready_os, "Debian") == NULL)
+		return fail("os \"%s\"", run.ready_os);
+	return 0;
+}
+
+static int
+expect_status(const char *want, uint32_t want_running)
+{
+	char		 status[64];
+	uint32_t	 running;
+
+	if (call_qmp(IMSG_VMM_QMP_STATUS, status, sizeof(status),
+	    &running) == -1)
+		return -1;
+	if (strcmp(status, want) != 0 || running != want_running)
+		return fail("status %s running %u, expected %s %u", status,
+		    running, want, want_running);
+	return 0;
+}
+
+static int
+t_status_running(void)
+{
+	return expect_status("running", 1);
+}
+
+static int
+t_proc(void)
+{
+	char		 path[64], line[256], root[PATH_MAX], want[PATH_MAX];
+	FILE		*f;
+	ssize_t		 n;
+	int		 uid_ok = 0, gid_ok = 0, sec_ok = 0, nnp_ok = 0;
+	int		 caps = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)run.vmm);
+	if ((f = fopen(path, "r")) == NULL)
+		return fail("%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strcmp(line, "Uid:\t" VM_UID "\t" VM_UID "\t" VM_UID "\t"
+		    VM_UID "\n") == 0)
+			uid_ok = 1;
+		if (strcmp(line, "Gid:\t" VM_UID "\t" VM_UID "\t" VM_UID "\t"
+		    VM_UID "\n") == 0)
+			gid_ok = 1;
+		if (strcmp(line, "Seccomp:\t2\n") == 0)
+			sec_ok = 1;
+		if (strcmp(line, "NoNewPrivs:\t1\n") == 0)
+			nnp_ok = 1;
+		if ((strncmp(line, "CapEff:", 7) == 0 ||
+		    strncmp(line, "CapPrm:", 7) == 0 ||
+		    strncmp(line, "CapInh:", 7) == 0 ||
+		    strncmp(line, "CapAmb:", 7) == 0 ||
+		    strncmp(line, "CapBnd:", 7) == 0) &&
+		    strcmp(line + 7, "\t0000000000000000\n") == 0)
+			caps++;
+	}
+	fclose(f);
+	if (!uid_ok || !gid_ok)
+		return fail("not running as uid/gid " VM_UID);
+	if (!sec_ok || !nnp_ok)
+		return fail("seccomp mode or no_new_privs not set");
+	if (caps != 5)
+		return fail("capabilities left (%d of 5 sets empty)", caps);
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)run.vmm);
+	if ((n = readlink(path, root, sizeof(root) - 1)) == -1)
+		return fail("%s: %s", path, strerror(errno));
+	root[n] = '\0';
+	snprintf(want, sizeof(want), "%s/run/empty", workdir);
+	if (strcmp(root, want) != 0)
+		return fail("root is %s, expected %s", root, want);
+	return 0;
+}
+
+static int
+job_read_all(uint32_t job, char *out, size_t outlen,
+    struct agent_job_status *st)
+{
+	struct agent_msg	 req, rep;
+	uint64_t		 deadline = now_ms() + JOB_TIMEOUT_MS;
+	size_t			 len = 0;
+
+	for (;;) {
+		memset(&req, 0, sizeof(req));
+		req.type = AGENT_JOB_READ;
+		req.u.job_read.job = job;
+		req.u.job_read.out_cursor = len;
+		req.u.job_read.out_max = AGENT_PAGE_MAX;
+		if (call_agent(&req, &rep) == -1)
+			return -1;
+		if (rep.u.output.out_len >= outlen - len)
+			return fail("output too long");
+		memcpy(out + len, rep.u.output.out, rep.u.output.out_len);
+		len += rep.u.output.out_len;
+		out[len] = '\0';
+		*st = rep.u.output.st;
+		if (st->state != AGENT_JOB_RUNNING && st->out_eof &&
+		    len == st->out_retained)
+			return 0;
+		if (now_ms() > deadline)
+			return fail("job %u still running", job);
+		usleep(50000);
+	}
+}
+
+static int
+t_exec(void)
+{
+	struct agent_msg	 req, rep;
+	struct agent_job_status	 st;
+	char			 out[256];
+
+	memset(&st, 0, sizeof(st));
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_EXEC;
+	req.u.exec.flags = AGENT_EXEC_SHELL;
+	req.u.exec.cwd = "";
+	req.u.exec.argc = 1;
+	req.u.exec.argv[0] = "python3 -c 'print(2+2)'";
+	if (call_agent(&req, &rep) == -1)
+		return -1;
+	if (job_read_all(rep.u.job.job, out, sizeof(out), &st) == -1)
+		return -1;
+	if (st.state != AGENT_JOB_COMPLETED || st.exit_code != 0)
+		return fail("state %s exit %d", agent_job_state_name(st.state),
+		    st.exit_code);
+	if (strcmp(out, "4\n") != 0)
+		return fail("stdout \"%s\"", out);
+	return 0;
+}
+
+static int
+t_files(void)
+{
+	static uint8_t		 data[AGENT_FILE_CHUNK_MAX];
+	struct agent_msg	 req, rep;
+	size_t			 i;
+
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7 + 3);
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_FILE_WRITE;
+	req.u.file_write.path = "vmm-test/data.bin";
+	req.u.file_write.flags = AGENT_WRITE_MKDIRS;
+	req.u.file_write.data = data;
+	req.u.file_write.len = sizeof(data);
+	if (call_agent(&req, &rep) == -1)
+		return -1;
+	if (rep.u.file_written.written != sizeof(data) ||
+	    rep.u.file_written.size != sizeof(data))
+		return fail("wrote %u, size %llu", rep.u.file_written.written,
+		    (unsigned long long)rep.u.file_written.size);
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_FILE_READ;
+	req.u.file_read.path = "vmm-test/data.bin";
+	req.u.file_read.length = AGENT_FILE_CHUNK_MAX;
+	if (call_agent(&req, &rep) == -1)
+		return -1;
+	if (rep.u.file_data.len != sizeof(data) ||
+	    memcmp(rep.u.file_data.data, data, sizeof(data)) != 0)
+		return fail("read back %u bytes, differing",
+		    rep.u.file_data.len);
+	return 0;
+}
+
+static int
+t_agent_error(void)
+{
+	struct agent_msg	 req, rep;
+
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_JOB_STATUS;
+	req.u.job.job = 999999;
+	if (call_agent(&req, &rep) == 0)
+		return fail("status of a job that does not exist");
+	if (cur_error() != AGENT_ERR_NOJOB)
+		return fail("error %u, expected NOJOB", cur_error());
+	return 0;
+}
+
+static int
+t_info(void)
+{
+	struct agent_msg	 req, rep;
+
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_INFO;
+	if (call_agent(&req, &rep) == -1)
+		return -1;
+	if (strncmp(rep.u.info.kernel, "Linux ", 6) != 0)
+		return fail("kernel \"%s\"", rep.u.info.kernel);
+	return 0;
+}
+
+static int
+t_pause(void)
+{
+	char		 status[64];
+	uint32_t	 running;
+
+	run.nevents = 0;
+	if (call_qmp(IMSG_VMM_PAUSE, status, sizeof(status), &running) == -1)
+		return -1;
+	if (wait_event(VMM_EV_STOP, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (expect_status("paused", 0) == -1)
+		return -1;
+	if (call_qmp(IMSG_VMM_CONT, status, sizeof(status), &running) == -1)
+		return -1;
+	if (wait_event(VMM_EV_RESUME, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	return expect_status("running", 1);
+}
+
+/*
+ * With the vCPUs stopped the agent answers nothing: VMM_REQ_MAX requests
+ * wait, one more is refused as busy, and all time out; after cont, their
+ * late answers are dropped and new requests work.
+ */
+static int
+t_busy_timeout(void)
+{
+	struct agent_msg	 req, rep;
+	char			 status[64];
+	uint32_t		 running, first, peerid, code;
+	struct mreader		 r;
+	struct imsg		 im;
+	int			 i, timeouts = 0;
+	uint64_t		 t0;
+
+	if (call_qmp(IMSG_VMM_PAUSE, status, sizeof(status), &running) == -1)
+		return -1;
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_INFO;
+	first = run.next_peerid;
+	t0 = now_ms();
+	for (i = 0; i < VMM_REQ_MAX; i++)
+		send_req(IMSG_VMM_GUEST_INFO, &req);
+	peerid = send_req(IMSG_VMM_GUEST_INFO, &req);
+	if (wait_reply(peerid, SHORT_TIMEOUT_MS) == -1)
+		return fail("request %d: %s", VMM_REQ_MAX + 1, failmsg);
+	if (cur_error() != VMM_ERR_BUSY)
+		return fail("request %d: error %u, expected BUSY",
+		    VMM_REQ_MAX + 1, cur_error());
+	/* The timeouts fire in no particular order. */
+	for (i = 0; i < VMM_REQ_MAX; i++) {
+		if (next_imsg(&im, CALL_TIMEOUT_MS) == -1)
+			return fail("%d replies of %d", i, VMM_REQ_MAX);
+		if (note_unasked(&im)) {
+			imsg_free(&im);
+			i--;
+			continue;
+		}
+		m_init(&r, &im);
+		if (im.hdr.peerid >= first && im.hdr.peerid < peerid &&
+		    im.hdr.type == IMSG_VMM_ERROR &&
+		    m_get_u32(&r, &code) == 0 && code == VMM_ERR_TIMEOUT)
+			timeouts++;
+		imsg_free(&im);
+	}
+	if (timeouts != VMM_REQ_MAX)
+		return fail("%d of %d timed out", timeouts, VMM_REQ_MAX);
+	printf("# %d requests timed out after %llu ms\n", timeouts,
+	    (unsigned long long)(now_ms() - t0));
+	if (call_qmp(IMSG_VMM_CONT, status, sizeof(status), &running) == -1)
+		return -1;
+	return call_agent(&req, &rep);
+}
+
+static int
+t_quit(void)
+{
+	char		 status[64];
+	uint32_t	 running;
+	int		 st;
+
+	run.nevents = 0;
+	if (call_qmp(IMSG_VMM_QUIT, status, sizeof(status), &running) == -1)
+		return -1;
+	if (wait_event(VMM_EV_SHUTDOWN, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (wait_exit(run.vmm, EXIT_TIMEOUT_MS, &st) == -1)
+		return fail("the monitor did not exit");
+	run.vmm = -1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return fail("the monitor ended with status %#x", st);
+	if (wait_exit(run.qemu, EXIT_TIMEOUT_MS, &st) == -1)
+		return fail("QEMU did not exit");
+	run.qemu = -1;
+	return 0;
+}
+
+/* --- this program as the guest: a real QEMU with no guest */
+
+static uint8_t	 fa_rx[2 * AGENT_FRAME_MAX];
+static size_t	 fa_len;
+
+/* Reads one frame the monitor sent to the guest. */
+static int
+fake_agent_recv(struct agent_msg *m, int timeout_ms)
+{
+	static uint8_t	 cur[AGENT_FRAME_MAX];
+	struct agent_hdr hdr;
+	struct pollfd	 pfd;
+	ssize_t		 n;
+	int		 len;
+
+	for (;;) {
+		len = agent_frame_check(fa_rx, fa_len, &hdr);
+		if (len == -1)
+			return fail("malformed frame from the monitor");
+		if (len > 0) {
+			memcpy(cur, fa_rx, (size_t)len);
+			memmove(fa_rx, fa_rx + len, fa_len - (size_t)len);
+			fa_len -= (size_t)len;
+			if (agent_decode(&hdr, cur + AGENT_HDR_LEN, m) == -1)
+				return fail("undecodable frame from the "
+				    "monitor");
+			return 0;
+		}
+		pfd.fd = run.fake_agent;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, timeout_ms) <= 0)
+			return fail("nothing from the monitor");
+		n = recv(run.fake_agent, fa_rx + fa_len,
+		    sizeof(fa_rx) - fa_len, 0);
+		if (n <= 0)
+			return fail("agent channel closed");
+		fa_len += (size_t)n;
+	}
+}
+
+static int
+fake_agent_send(struct agent_msg *m)
+{
+	static uint8_t	 buf[AGENT_FRAME_MAX];
+	int		 n;
+
+	if ((n = agent_encode(m, buf, sizeof(buf))) == -1)
+		return fail("agent_encode");
+	if (write(run.fake_agent, buf, (size_t)n) != n)
+		return fail("write to the monitor");
+	return 0;
+}
+
+static int
+t_fake_handshake(void)
+{
+	struct agent_msg	 m, rep;
+
+	fa_len = 0;
+	if (t_hello() == -1 || fake_agent_recv(&m, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (m.type != AGENT_HELLO || m.u.hello.version != AGENT_PROTO_VERSION)
+		return fail("first frame is %s", agent_type_name(m.type));
+	memset(&rep, 0, sizeof(rep));
+	rep.type = AGENT_REPLY | AGENT_HELLO;
+	rep.id = m.id;
+	rep.u.hello.version = AGENT_PROTO_VERSION;
+	rep.u.hello.agent_version = "fake-1";
+	if (fake_agent_send(&rep) == -1)
+		return -1;
+	/* Skip repeated HELLOs up to the INFO. */
+	do {
+		if (fake_agent_recv(&m, SHORT_TIMEOUT_MS) == -1)
+			return -1;
+	} while (m.type == AGENT_HELLO);
+	if (m.type != AGENT_INFO)
+		return fail("then %s", agent_type_name(m.type));
+	memset(&rep, 0, sizeof(rep));
+	rep.type = AGENT_REPLY | AGENT_INFO;
+	rep.id = m.id;
+	rep.u.info.os = "Fake OS";
+	rep.u.info.kernel = "Linux fake";
+	rep.u.info.agent_version = "fake-1";
+	if (fake_agent_send(&rep) == -1)
+		return -1;
+	while (!run.ready)
+		if (pump_unasked(SHORT_TIMEOUT_MS) == -1)
+			return fail("no READY: %s", failmsg);
+	if (strcmp(run.ready_os, "Fake OS") != 0)
+		return fail("os \"%s\"", run.ready_os);
+	return 0;
+}
+
+/* The guest reads requests but answers only one, out of order. */
+static int
+t_fake_busy(void)
+{
+	struct agent_msg	 req, m, rep;
+	uint32_t		 first, peerid, ids[VMM_REQ_MAX];
+	int			 i;
+
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_JOB_STATUS;
+	first = run.next_peerid;
+	for (i = 0; i < VMM_REQ_MAX; i++) {
+		req.u.job.job = (uint32_t)i;
+		send_req(IMSG_VMM_JOB_STATUS, &req);
+	}
+	peerid = send_req(IMSG_VMM_JOB_STATUS, &req);
+	if (wait_reply(peerid, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (cur_error() != VMM_ERR_BUSY)
+		return fail("error %u, expected BUSY", cur_error());
+	for (i = 0; i < VMM_REQ_MAX; i++) {
+		do {
+			if (fake_agent_recv(&m, SHORT_TIMEOUT_MS) == -1)
+				return -1;
+		} while (m.type == AGENT_HELLO);
+		if (m.type != AGENT_JOB_STATUS || m.u.job.job != (uint32_t)i)
+			return fail("frame %d is %s", i,
+			    agent_type_name(m.type));
+		ids[i] = m.id;
+	}
+	/* Answer the last one only. */
+	memset(&rep, 0, sizeof(rep));
+	rep.type = AGENT_ERROR;
+	rep.id = ids[VMM_REQ_MAX - 1];
+	rep.u.error.code = AGENT_ERR_NOJOB;
+	rep.u.error.message = "no such job";
+	if (fake_agent_send(&rep) == -1)
+		return -1;
+	if (wait_reply(first + VMM_REQ_MAX - 1, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (cur_error() != AGENT_ERR_NOJOB)
+		return fail("error %u, expected NOJOB", cur_error());
+	return 0;
+}
+
+static int
+t_fake_garbage(void)
+{
+	struct agent_msg	 req, rep;
+	static const uint8_t	 junk[] = "MCVA\x01\x80\x00\x00garbage frame";
+
+	run.nevents = 0;
+	if (write(run.fake_agent, junk, sizeof(junk) - 1) !=
+	    (ssize_t)sizeof(junk) - 1)
+		return fail("write");
+	if (wait_event(VMM_EV_GUEST_LOST, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	/* QMP is still served. */
+	if (expect_status("prelaunch", 0) == -1)
+		return -1;
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_INFO;
+	if (call_agent(&req, &rep) == 0)
+		return fail("agent request served after the channel was lost");
+	if (cur_error() != VMM_ERR_GUEST_DOWN)
+		return fail("error %u, expected GUEST_DOWN", cur_error());
+	return 0;
+}
+
+static int
+t_kill_qemu(void)
+{
+	int	 st;
+
+	run.nevents = 0;
+	kill(run.qemu, SIGKILL);
+	waitpid(run.qemu, NULL, 0);
+	run.qemu = -1;
+	if (wait_event(VMM_EV_SHUTDOWN, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (wait_exit(run.vmm, EXIT_TIMEOUT_MS, &st) == -1)
+		return fail("the monitor did not exit");
+	run.vmm = -1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return fail("the monitor ended with status %#x", st);
+	return 0;
+}
+
+/* --- this program as QEMU */
+
+static int
+fake_qmp_line(char *buf, size_t len, int timeout_ms)
+{
+	struct pollfd	 pfd;
+	size_t		 n = 0;
+
+	while (n + 1 < len) {
+		pfd.fd = run.fake_qmp;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, timeout_ms) <= 0)
+			return fail("no QMP command");
+		if (read(run.fake_qmp, buf + n, 1) != 1)
+			return fail("QMP closed");
+		if (buf[n++] == '\n')
+			break;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+static int
+fake_qmp_say(const char *s)
+{
+	if (write(run.fake_qmp, s, strlen(s)) != (ssize_t)strlen(s))
+		return fail("write");
+	return 0;
+}
+
+static int
+t_fake_qmp(void)
+{
+	char		 line[256], reply[128];
+	unsigned int	 id;
+	uint32_t	 peerid, running;
+	int		 st;
+
+	if (t_hello() == -1)
+		return -1;
+	/* A request before the greeting waits for the negotiation. */
+	peerid = send_req(IMSG_VMM_QMP_STATUS, NULL);
+	if (fake_qmp_say("{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 0, "
+	    "\"minor\": 2, \"major\": 7}, \"package\": \"\"}, "
+	    "\"capabilities\": []}}\r\n") == -1 ||
+	    fake_qmp_line(line, sizeof(line), SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (sscanf(line, "{\"execute\": \"qmp_capabilities\", \"id\": %u}",
+	    &id) != 1)
+		return fail("expected qmp_capabilities, got %s", line);
+	snprintf(reply, sizeof(reply), "{\"return\": {}, \"id\": %u}\r\n", id);
+	if (fake_qmp_say(reply) == -1 ||
+	    fake_qmp_line(line, sizeof(line), SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (sscanf(line, "{\"execute\": \"query-status\", \"id\": %u}",
+	    &id) != 1)
+		return fail("expected query-status, got %s", line);
+	/* The reply arrives split in two writes. */
+	snprintf(reply, sizeof(reply), "{\"return\": {\"status\": \"running\""
+	    ", \"singlestep\": false, \"running\": true}, \"id\": %u}\r\n", id);
+	if (write(run.fake_qmp, reply, 10) != 10)
+		return fail("write");
+	usleep(100000);
+	if (fake_qmp_say(reply + 10) == -1)
+		return -1;
+	if (wait_reply(peerid, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (run.cur.hdr.type != IMSG_VMM_QMP_STATE)
+		return fail("QMP_STATUS answered with %s",
+		    imsg_type_name(run.cur.hdr.type));
+	(void)running;
+	/* Garbage from QEMU: reported, not fatal; EOF ends the monitor. */
+	if (fake_qmp_say("{\"return\": {}, \"id\": \"x\"}\r\n") == -1)
+		return -1;
+	while (run.unasked_errors == 0)
+		if (pump_unasked(SHORT_TIMEOUT_MS) == -1)
+			return fail("garbage not reported");
+	close(run.fake_qmp);
+	run.fake_qmp = -1;
+	if (wait_event(VMM_EV_SHUTDOWN, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (wait_exit(run.vmm, EXIT_TIMEOUT_MS, &st) == -1)
+		return fail("the monitor did not exit");
+	run.vmm = -1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return fail("the monitor ended with status %#x", st);
+	return 0;
+}
+
+/* --- setup */
+
+static void
+cleanup(void)
+{
+	char	 cmd[PATH_MAX + 32];
+
+	run_stop();
+	if (failed) {
+		printf("# logs kept in %s\n", workdir);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", workdir);
+	(void)!system(cmd);
+}
+
+static void
+on_signal(int sig)
+{
+	if (run.qemu > 0)
+		kill(run.qemu, SIGKILL);
+	if (run.vmm > 0)
+		kill(run.vmm, SIGKILL);
+	_exit(128 + sig);
+}
+
+static void
+setup_workdir(const char *base)
+{
+	char	 path[PATH_MAX];
+	FILE	*f;
+
+	snprintf(workdir, sizeof(workdir), "%s/mcvm-vmm.XXXXXX", base);
+	if (mkdtemp(workdir) == NULL) {
+		perror("mkdtemp");
+		exit(1);
+	}
+	chmod(workdir, 0755);
+	snprintf(path, sizeof(path), "%s/run", workdir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/run/empty", workdir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/state", workdir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/mcvm.conf", workdir);
+	if ((f = fopen(path, "w")) == NULL) {
+		perror(path);
+		exit(1);
+	}
+	fprintf(f, "state directory \"%s/state\"\n"
+	    "run directory \"%s/run\"\n", workdir, workdir);
+	fclose(f);
+}
+
+int
+main(int argc, char *argv[])
+{
+	const char	*base = "/tmp";
+	int		 ch;
+
+	while ((ch = getopt(argc, argv, "w:")) != -1) {
+		switch (ch) {
+		case 'w':
+			base = optarg;
+			break;
+		default:
+			goto usage;
+		}
+	}
+	if (argc - optind != 2)
+		goto usage;
+	builddir = argv[optind];
+	imagedir = argv[optind + 1];
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	setup_workdir(base);
+
+	/* This program as QEMU: no QEMU at all. */
+	run_start(2);
+	report("fake QEMU: negotiation, split reply, garbage reported, "
+	    "EOF ends the monitor", t_fake_qmp());
+	run_stop();
+
+	/* Real QEMU with no guest; this program as the agent. */
+	run_start(1);
+	report("fake guest: HELLO and INFO, then READY", t_fake_handshake());
+	report("fake guest: 33rd request busy, answers matched by id",
+	    t_fake_busy());
+	report("fake guest: malformed frame, GUEST_LOST, QMP alive",
+	    t_fake_garbage());
+	report("QEMU killed: SHUTDOWN, monitor exits 0", t_kill_qemu());
+	run_stop();
+
+	/* The real guest. */
+	run_start(0);
+	report("HELLO from the monitor", t_hello());
+	if (t_ready() == -1) {
+		report("READY with the guest's os", -1);
+	} else {
+		report("READY with the guest's os", 0);
+		report("QMP status running", t_status_running());
+		report("monitor: VM uid, no capabilities, seccomp, "
+		    "empty root", t_proc());
+		report("exec python3 prints 4", t_exec());
+		report("file write and read back 128 KiB", t_files());
+		report("guest info", t_info());
+		report("agent error relayed", t_agent_error());
+		report("pause, paused, cont", t_pause());
+		report("busy beyond 32 in flight, timeouts, late answers "
+		    "dropped", t_busy_timeout());
+		report("quit: SHUTDOWN, monitor exits 0", t_quit());
+	}
+	cleanup();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+usage:
+	fprintf(stderr, "usage: vmm-driver [-w workdir] builddir imagedir\n");
+	return 2;
+}
