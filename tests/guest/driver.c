@@ -516,6 +516,40 @@ t_toolchain(void)
 }
 
 static int
+t_cwd_env(void)
+{
+	struct agent_msg	 req, rep;
+	struct agent_job_status	 st;
+
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_EXEC;
+	req.u.exec.cwd = "/workspace/dir";
+	req.u.exec.argc = 3;
+	req.u.exec.argv[0] = "sh";
+	req.u.exec.argv[1] = "-c";
+	req.u.exec.argv[2] = "pwd; echo \"$GREETING|$LANG|$HOME\"";
+	req.u.exec.envc = 2;
+	req.u.exec.env[0] = "GREETING=hi there";
+	req.u.exec.env[1] = "LANG=C";
+	if (file_write("dir/keep", AGENT_WRITE_MKDIRS, 0, "", 0, NULL) == -1)
+		return -1;
+	if (call(&req, &rep) == -1)
+		return -1;
+	if (job_wait(rep.u.job.job, &st, JOB_TIMEOUT_MS) == -1 ||
+	    job_collect(rep.u.job.job, AGENT_PAGE_MAX) == -1)
+		return -1;
+	if (expect_output("/workspace/dir\nhi there|C|/workspace\n", "", 0) ==
+	    -1)
+		return -1;
+	req.u.exec.env[0] = "=bad";
+	if (call_err(&req, AGENT_ERR_INVAL) == -1)
+		return -1;
+	req.u.exec.envc = 0;
+	req.u.exec.cwd = "missing";
+	return call_err(&req, AGENT_ERR_NOENT);
+}
+
+static int
 t_streams(void)
 {
 	if (run("echo out; echo err >&2; echo out2; exit 3", 1, NULL) == -1)
@@ -911,8 +945,9 @@ static int
 t_limits(void)
 {
 	struct agent_msg	 req, rep;
+	struct agent_job_status	 st;
 	uint32_t		 jobs[AGENT_JOBS_ACTIVE_MAX], extra;
-	int			 i, rv = 0;
+	int			 i, rv = 0, polls = 0;
 
 	for (i = 0; i < AGENT_JOBS_ACTIVE_MAX; i++)
 		if (exec_start("sleep 60", 1, NULL, 0, &jobs[i]) == -1)
@@ -924,12 +959,35 @@ t_limits(void)
 	req.u.exec.argv[0] = "true";
 	if (call_err(&req, AGENT_ERR_LIMIT) == -1)
 		rv = -1;
+	/* Cancelled while frozen: they die once thawed, if not before. */
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_FREEZE;
+	if (call(&req, &rep) == -1)
+		return -1;
 	for (i = 0; i < AGENT_JOBS_ACTIVE_MAX; i++) {
 		memset(&req, 0, sizeof(req));
 		req.type = AGENT_JOB_CANCEL;
 		req.u.job.job = jobs[i];
 		if (call(&req, &rep) == -1)
 			return -1;
+	}
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_THAW;
+	if (call(&req, &rep) == -1)
+		return -1;
+	for (i = 0; i < AGENT_JOBS_ACTIVE_MAX; i++) {
+		if (job_wait(jobs[i], &st, JOB_TIMEOUT_MS) == -1)
+			return -1;
+		while (st.signal == 0 && st.state == AGENT_JOB_CANCELLED) {
+			sleep_ms(JOB_POLL_MS);
+			if (job_status(jobs[i], &st) == -1)
+				return -1;
+			if (++polls > 500)
+				return fail("job %u not reaped", jobs[i]);
+		}
+		if (st.state != AGENT_JOB_CANCELLED || st.signal != SIGKILL)
+			return fail("job %u: %s, signal %d", jobs[i],
+			    agent_job_state_name(st.state), st.signal);
 	}
 	if (rv == 0 && exec_start("true", 0, NULL, 0, &extra) == -1)
 		return -1;
@@ -1079,6 +1137,7 @@ static const struct {
 	{ "node, git, make, gcc, bash, CA certificates", t_toolchain },
 	{ "stdout and stderr separate, exit code", t_streams },
 	{ "stdin bytes", t_stdin },
+	{ "cwd and environment", t_cwd_env },
 	{ "1 MiB output truncated at 256 KiB", t_truncated },
 	{ "utf-8 cut mid-character across pages", t_utf8 },
 	{ "binary output in base64", t_base64 },
@@ -1087,7 +1146,7 @@ static const struct {
 	{ "symlink and .. escapes refused", t_escape },
 	{ "freeze and thaw, timeout excludes frozen time", t_freeze },
 	{ "set the clock", t_set_time },
-	{ "at most 4 active jobs", t_limits },
+	{ "at most 4 active jobs; cancel while frozen", t_limits },
 	{ "bad requests answered with errors", t_errors },
 	{ "host reconnects, session restarts", t_reconnect },
 	{ "at most 256 jobs per VM", t_total_limit },
