@@ -210,7 +210,8 @@ static const struct tool_text tool_texts[] = {
 	  "Delete live snapshot tag of a VM. The VM keeps running.",
 	  SNAPSHOT_OUT },
 	{ TOOL_VM_SNAPSHOT_LIST,
-	  "List the live snapshots of a VM.",
+	  "List the live snapshots of a VM (tag, saved memory size, date). "
+	  "Restore one with vm_snapshot_restore.",
 	  SNAPSHOTS_OUT },
 	{ TOOL_IMAGE_LIST,
 	  "List the disk images you can use: the operator's catalogue "
@@ -250,10 +251,12 @@ static const struct tool_text tool_texts[] = {
 	  "are lost.",
 	  SNAPSHOT_OUT },
 	{ TOOL_IMAGE_SNAPSHOT_DELETE,
-	  "Delete snapshot tag from an offline qcow2 image.",
+	  "Delete snapshot tag from an offline qcow2 image; the image's "
+	  "current contents are kept.",
 	  SNAPSHOT_OUT },
 	{ TOOL_IMAGE_SNAPSHOT_LIST,
-	  "List the internal snapshots of an offline qcow2 image.",
+	  "List the internal snapshots of an offline qcow2 image. Apply one "
+	  "with image_snapshot_apply.",
 	  SNAPSHOTS_OUT },
 };
 

@@ -28,7 +28,7 @@
 
 #define HTTP_LISTENERS_MAX	16
 #define HTTP_PEER_MAX		64
-#define HTTP_STATUS_LINE_MAX	64
+#define HTTP_PEEK_MAX		64	/* path read from a broken request */
 
 enum conn_state {
 	CS_HEAD = 0,		/* waiting for the request line and headers */
@@ -52,6 +52,7 @@ struct http_conn {
 	void			(*abort)(void *);
 	void			*abort_arg;
 	char			 peer[HTTP_PEER_MAX];
+	char			 peek[HTTP_PEEK_MAX];
 };
 
 static struct {
@@ -435,16 +436,56 @@ http_stream_end(struct http_conn *c)
 	conn_done(c);
 }
 
+/*
+ * The path of a request whose head could not be parsed, read from the
+ * start of its request line, so that the error can take the route's shape.
+ */
+static const char *
+conn_peek_path(struct http_conn *c)
+{
+	struct evbuffer	*in = bufferevent_get_input(c->bev);
+	const char	*line, *sp;
+	size_t		 len, n;
+
+	if (c->req.hbuf != NULL) {
+		line = c->req.hbuf;
+		len = c->req.hlen;
+	} else {
+		len = evbuffer_get_length(in);
+		if (len > sizeof(c->peek) - 1)
+			len = sizeof(c->peek) - 1;
+		if ((line = (const char *)evbuffer_pullup(in,
+		    (ssize_t)len)) == NULL)
+			return NULL;
+	}
+	if ((sp = memchr(line, ' ', len)) == NULL)
+		return NULL;
+	sp++;
+	len -= (size_t)(sp - line);
+	for (n = 0; n < len && n < sizeof(c->peek) - 1; n++) {
+		if (sp[n] == ' ' || sp[n] == '?' || sp[n] == '\r' ||
+		    sp[n] == '\0')
+			break;
+		c->peek[n] = sp[n];
+	}
+	c->peek[n] = '\0';
+	return c->peek[0] == '/' ? c->peek : NULL;
+}
+
 /* The server refuses the request itself; the connection closes after. */
 static void
 conn_fail(struct http_conn *c, int status, const char *msg)
 {
+	const char	*path = c->req.path;
+
 	log_debug("%s: %s: %d %s", __func__, c->peer, status, msg);
+	if (path == NULL)
+		path = conn_peek_path(c);
 	c->keepalive = 0;
 	c->state = CS_BUSY;
 	evbuffer_drain(c->hdrs, evbuffer_get_length(c->hdrs));
 	evtimer_del(c->timer);
-	http.error(c, c->req.path, status, msg, http.arg);
+	http.error(c, path, status, msg, http.arg);
 }
 
 static int
@@ -516,6 +557,11 @@ parse_head(struct http_request *r, const char **msg)
 			*msg = "malformed request target";
 			return 400;
 		}
+	r->path = r->target;
+	if ((q = strchr(r->target, '?')) != NULL) {
+		*q = '\0';
+		r->query = q + 1;
+	}
 	if (strcmp(sp + 1, "HTTP/1.1") == 0)
 		r->minor = 1;
 	else if (strcmp(sp + 1, "HTTP/1.0") == 0)
@@ -526,12 +572,6 @@ parse_head(struct http_request *r, const char **msg)
 	} else {
 		*msg = "malformed request line";
 		return 400;
-	}
-	/* The path and query share the target's storage: split a copy. */
-	r->path = r->target;
-	if ((q = strchr(r->target, '?')) != NULL) {
-		*q = '\0';
-		r->query = q + 1;
 	}
 
 	for (line = next; line != NULL && *line != '\0'; line = next) {

@@ -478,8 +478,8 @@ mcp_post(struct freq *fr)
 		mcp_fail(fr, 400, JSONRPC_SERVER_ERROR, err);
 		return;
 	}
-	fr->body = json_loadb(r->body, r->bodylen, JSON_REJECT_DUPLICATES,
-	    &jerr);
+	fr->body = json_loadb(r->body, r->bodylen, JSON_REJECT_DUPLICATES |
+	    JSON_DECODE_ANY, &jerr);
 	if (fr->body == NULL) {
 		snprintf(err, sizeof(err), "Parse error: the body is not "
 		    "valid JSON (line %d, column %d)", jerr.line, jerr.column);

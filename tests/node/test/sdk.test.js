@@ -1,0 +1,200 @@
+// The official MCP TypeScript SDK client against a running mcvm suite.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from
+    '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import * as env from '../lib/env.mjs';
+
+const CATALOGUE = [
+	'vm_create', 'vm_list', 'vm_status', 'vm_stop', 'vm_start',
+	'vm_suspend', 'vm_resume', 'vm_destroy', 'vm_exec', 'vm_job_status',
+	'vm_job_output', 'vm_job_cancel', 'vm_read_file', 'vm_write_file',
+	'vm_screenshot', 'vm_send_keys', 'vm_type_text', 'vm_click',
+	'vm_mouse_move', 'vm_serial_read', 'vm_snapshot_create',
+	'vm_snapshot_restore', 'vm_snapshot_delete', 'vm_snapshot_list',
+	'image_list', 'image_create', 'image_info', 'image_convert',
+	'image_resize', 'image_delete', 'image_snapshot_create',
+	'image_snapshot_apply', 'image_snapshot_delete', 'image_snapshot_list',
+];
+
+async function connect(token = env.token) {
+	const client = new Client({ name: 'mcvm-sdk-test', version: '1.0.0' });
+	const transport = new StreamableHTTPClientTransport(
+	    new URL(env.mcpUrl),
+	    { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+	await client.connect(transport);
+	return { client, transport };
+}
+
+test('SDK client connects with a bearer token and initializes', async () => {
+	const { client, transport } = await connect();
+	assert.ok(transport.sessionId, 'a session id');
+	assert.match(transport.sessionId, /^[0-9a-f]{32}$/);
+	const info = client.getServerVersion();
+	assert.equal(info.name, 'mcvm');
+	assert.ok(client.getServerCapabilities().tools);
+	assert.ok(client.getInstructions().includes('vm_create'));
+	await client.close();
+});
+
+test('SDK client lists the whole catalogue with schemas', async () => {
+	const { client } = await connect();
+	const { tools } = await client.listTools();
+	assert.deepEqual(tools.map((t) => t.name).sort(),
+	    [...CATALOGUE].sort());
+	for (const t of tools) {
+		assert.equal(t.inputSchema.type, 'object', t.name);
+		assert.equal(t.inputSchema.additionalProperties, false, t.name);
+		assert.equal(t.outputSchema.type, 'object', t.name);
+		assert.ok(t.description.length > 40, t.name);
+		for (const h of ['readOnlyHint', 'destructiveHint',
+		    'idempotentHint', 'openWorldHint'])
+			assert.equal(typeof t.annotations[h], 'boolean',
+			    `${t.name}.${h}`);
+	}
+	const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+	assert.equal(byName.vm_list.annotations.readOnlyHint, true);
+	assert.equal(byName.vm_destroy.annotations.destructiveHint, true);
+	assert.equal(byName.vm_exec.annotations.openWorldHint, true);
+	assert.deepEqual(byName.vm_create.inputSchema.required,
+	    ['request_id']);
+	assert.deepEqual(byName.vm_create.inputSchema.properties.network.enum,
+	    ['off', 'on']);
+	await client.close();
+});
+
+test('SDK client calls a tool: the missing back end is a visible gap',
+    async () => {
+	const { client } = await connect();
+	const r = await client.callTool({ name: 'vm_list', arguments: {} });
+	assert.equal(r.isError, true);
+	assert.match(r.content[0].text, /not available/);
+	await client.close();
+});
+
+test('invalid arguments are a tool error the model can act on', async () => {
+	const { client } = await connect();
+	const r = await client.callTool({ name: 'vm_status',
+	    arguments: { vm_id: 'nope' } });
+	assert.equal(r.isError, true);
+	assert.match(r.content[0].text, /vm_id/);
+	const r2 = await client.callTool({ name: 'vm_create', arguments: {} });
+	assert.equal(r2.isError, true);
+	assert.match(r2.content[0].text, /request_id is required/);
+	await client.close();
+});
+
+test('an unknown tool is a JSON-RPC error', async () => {
+	const { client } = await connect();
+	await assert.rejects(client.callTool({ name: 'no_such_tool',
+	    arguments: {} }), /Unknown tool/);
+	await client.close();
+});
+
+test('a long-running tool with a progressToken reports progress over SSE',
+    async () => {
+	const { client } = await connect();
+	const seen = [];
+	const r = await client.callTool({ name: 'vm_create',
+	    arguments: { request_id: 'progress-1' } }, undefined,
+	    { onprogress: (p) => seen.push(p) });
+	assert.equal(r.isError, true);
+	assert.ok(seen.length >= 1, 'at least one progress notification');
+	assert.equal(typeof seen[0].progress, 'number');
+	await client.close();
+});
+
+test('ping works', async () => {
+	const { client } = await connect();
+	assert.deepEqual(await client.ping(), {});
+	await client.close();
+});
+
+test('terminating the session ends it: later use gets 404', async () => {
+	const { client, transport } = await connect();
+	const sid = transport.sessionId;
+	await transport.terminateSession();
+	const r = await env.post({ jsonrpc: '2.0', id: 5, method: 'ping' },
+	    { 'mcp-session-id': sid });
+	assert.equal(r.status, 404);
+	assert.equal(r.json.error.code, -32001);
+	await client.close();
+});
+
+test('each supported protocol version is negotiated as asked', async () => {
+	for (const v of ['2025-03-26', '2025-06-18', '2025-11-25']) {
+		const r = await env.post(env.initBody(v));
+		assert.equal(r.status, 200);
+		assert.equal(r.json.result.protocolVersion, v);
+	}
+	const r = await env.post(env.initBody('2024-01-01'));
+	assert.equal(r.json.result.protocolVersion, '2025-11-25');
+});
+
+test('batches are accepted on 2025-03-26 only', async () => {
+	const old = await env.session('2025-03-26');
+	const batch = [
+		{ jsonrpc: '2.0', id: 1, method: 'ping' },
+		{ jsonrpc: '2.0', id: 2, method: 'tools/call',
+		    params: { name: 'vm_list', arguments: {} } },
+		{ jsonrpc: '2.0', method: 'notifications/initialized' },
+	];
+	let r = await env.post(batch, { 'mcp-session-id': old.sid,
+	    'mcp-protocol-version': '2025-03-26' });
+	assert.equal(r.status, 200);
+	assert.equal(r.json.length, 2);
+	assert.deepEqual(r.json.map((m) => m.id), [1, 2]);
+	assert.equal(r.json[1].result.isError, true);
+	const cur = await env.session('2025-06-18');
+	r = await env.post(batch, { 'mcp-session-id': cur.sid,
+	    'mcp-protocol-version': '2025-06-18' });
+	assert.equal(r.status, 400);
+	assert.equal(r.json.error.code, -32600);
+});
+
+test('notifications and responses alone get 202', async () => {
+	const s = await env.session();
+	const r = await env.post({ jsonrpc: '2.0',
+	    method: 'notifications/cancelled',
+	    params: { requestId: 99, reason: 'test' } },
+	    { 'mcp-session-id': s.sid });
+	assert.equal(r.status, 202);
+	assert.equal(r.text, '');
+	const r2 = await env.post({ jsonrpc: '2.0', id: 7, result: {} },
+	    { 'mcp-session-id': s.sid });
+	assert.equal(r2.status, 202);
+});
+
+test('a session belongs to its workspace', async () => {
+	const s = await env.session();
+	const other = env.tokenFrom('MCVM_TOKEN2_FILE');
+	const r = await env.post({ jsonrpc: '2.0', id: 1, method: 'ping' },
+	    { ...env.auth(other), 'mcp-session-id': s.sid });
+	assert.equal(r.status, 404);
+});
+
+test('GET /v1/tools lists the same schemas; POST /v1/tools/{name} calls',
+    async () => {
+	let res = await fetch(`${env.url}/v1/tools`, { headers: env.auth() });
+	assert.equal(res.status, 200);
+	const body = await res.json();
+	assert.equal(body.tools.length, CATALOGUE.length);
+	res = await fetch(`${env.url}/v1/tools/vm_list`, { method: 'POST',
+	    headers: { ...env.auth(), 'content-type': 'application/json' },
+	    body: '{}' });
+	assert.equal(res.status, 501);
+	const err = await res.json();
+	assert.equal(err.error.code, 'unavailable');
+	assert.match(err.error.message, /not available/);
+	res = await fetch(`${env.url}/v1/tools/vm_status`, { method: 'POST',
+	    headers: { ...env.auth(), 'content-type': 'application/json' },
+	    body: JSON.stringify({ vm_id: 'vm-0123456789abcdef', x: 1 }) });
+	assert.equal(res.status, 400);
+	assert.equal((await res.json()).error.code, 'invalid_argument');
+	res = await fetch(`${env.url}/v1/tools/nope`, { method: 'POST',
+	    headers: { ...env.auth(), 'content-type': 'application/json' },
+	    body: '{}' });
+	assert.equal(res.status, 404);
+	assert.equal((await res.json()).error.code, 'unknown_tool');
+});
