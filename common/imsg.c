@@ -282,6 +282,13 @@ imsg_close(struct imsgbuf *ib, struct ibuf *b)
 	return 0;
 }
 
+/* Drops a message that was built but will not be sent. */
+void
+imsg_discard(struct ibuf *b)
+{
+	ibuf_free(b);
+}
+
 int
 imsg_compose(struct imsgbuf *ib, uint32_t type, uint32_t peerid,
     uint32_t pid, int fd, const void *data, size_t len)

@@ -72,6 +72,7 @@ struct ibuf *imsg_create(struct imsgbuf *, uint32_t, uint32_t, uint32_t,
 void	 imsg_add(struct ibuf *, const void *, size_t);
 void	 imsg_set_fd(struct ibuf *, int);
 int	 imsg_close(struct imsgbuf *, struct ibuf *);
+void	 imsg_discard(struct ibuf *);
 int	 imsg_compose(struct imsgbuf *, uint32_t, uint32_t, uint32_t, int,
 	    const void *, size_t);
 

@@ -1,4 +1,4 @@
-LIBMCVM := $(BUILD)/libmcvm.a
+LIBMCVM := $(OBJ)/libmcvm.a
 
 # Other modules may append to LIBMCVM_SRCS.
 LIBMCVM_SRCS := common/log.c common/imsg.c common/msg.c common/proto.c \

@@ -35,12 +35,16 @@ struct macro {
 static struct macro	 macros[MACRO_MAX];
 static size_t		 nmacros;
 
-static struct {
+#define FILE_DEPTH_MAX	4	/* nested includes */
+
+static struct conf_file {
 	FILE		*fp;
-	const char	*name;
+	char		 name[PATH_MAX];
 	int		 lineno;
-	int		 errors;
-} file;
+} files[FILE_DEPTH_MAX];
+static int		 nfiles;
+static int		 errors;
+#define file		(files[nfiles - 1])
 
 static struct mcvm_config	*conf;
 static struct image_conf	*cur_image;
@@ -58,6 +62,7 @@ static const char *macro_get(const char *);
 static int	 set_string(char *, size_t, const char *, const char *);
 static int	 set_path(char *, size_t, const char *, const char *);
 static int	 set_sha256(char *, const char *);
+static int	 file_push(const char *);
 
 typedef struct {
 	union {
@@ -74,7 +79,7 @@ typedef struct {
 %token	HOST IDLE IMAGE INITRD KERNEL KEY KVM LIMIT LIMITS LISTEN MEMORY NETD
 %token	ON ORIGIN PAUSE POOL RATE REQUEST RESOLVER RUN SHA256 SOCKET STATE
 %token	STORAGE STORED TCG TIMEOUT TLS TO UIDS UPLINK USER VCPUS VM VMS
-%token	WORKSPACE ERROR
+%token	WORKSPACE INCLUDE ERROR
 %token	<v.string>	STRING
 %token	<v.number>	NUMBER
 %type	<v.string>	string
@@ -87,7 +92,8 @@ grammar		: %empty
 		| grammar varset '\n'
 		| grammar main '\n'
 		| grammar section '\n'
-		| grammar error '\n'		{ file.errors++; }
+		| grammar include '\n'
+		| grammar error '\n'		{ errors++; }
 		;
 
 optnl		: %empty
@@ -152,6 +158,15 @@ varset		: STRING '=' string {
 			}
 			free($1);
 			free($3);
+		}
+		;
+
+include		: INCLUDE string {
+			if (file_push($2) == -1) {
+				free($2);
+				YYERROR;
+			}
+			free($2);
 		}
 		;
 
@@ -547,7 +562,7 @@ yyerror(const char *fmt, ...)
 	va_list	 ap;
 	char	 msg[384];
 
-	file.errors++;
+	errors++;
 	va_start(ap, fmt);
 	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -590,6 +605,7 @@ lookup(const char *s)
 		{ "host",		HOST },
 		{ "idle",		IDLE },
 		{ "image",		IMAGE },
+		{ "include",		INCLUDE },
 		{ "initrd",		INITRD },
 		{ "kernel",		KERNEL },
 		{ "key",		KEY },
@@ -639,6 +655,12 @@ lgetc(void)
 	if (npushback > 0)
 		return (unsigned char)pushback[--npushback];
 	c = getc(file.fp);
+	if (c == EOF && nfiles > 1) {
+		/* The end of an include: go on in the file that named it. */
+		(void)fclose(file.fp);
+		nfiles--;
+		return '\n';
+	}
 	if (c == '\\') {
 		next = getc(file.fp);
 		if (next == '\n') {
@@ -978,6 +1000,51 @@ config_finish(void)
 		yyerror("frontd and stored need different users");
 }
 
+/*
+ * Starts reading another file.  A relative path is taken from the
+ * directory of the file that names it.
+ */
+static int
+file_push(const char *path)
+{
+	char		 full[PATH_MAX], dir[PATH_MAX], *slash;
+	FILE		*fp;
+	int		 n;
+
+	if (nfiles == FILE_DEPTH_MAX) {
+		yyerror("includes nested too deep");
+		return -1;
+	}
+	if (path[0] != '/' && nfiles > 0) {
+		(void)snprintf(dir, sizeof(dir), "%s", file.name);
+		if ((slash = strrchr(dir, '/')) != NULL)
+			*slash = '\0';
+		else
+			(void)snprintf(dir, sizeof(dir), ".");
+		n = snprintf(full, sizeof(full), "%s/%s", dir, path);
+	} else
+		n = snprintf(full, sizeof(full), "%s", path);
+	if (n < 0 || (size_t)n >= sizeof(full)) {
+		yyerror("path too long: %s", path);
+		return -1;
+	}
+	if ((fp = fopen(full, "r")) == NULL) {
+		if (nfiles > 0)
+			yyerror("%s: %s", full, strerror(errno));
+		else {
+			(void)snprintf(lasterror, sizeof(lasterror), "%s: %s",
+			    full, strerror(errno));
+			log_warnx("%s", lasterror);
+		}
+		return -1;
+	}
+	nfiles++;
+	file.fp = fp;
+	file.lineno = 1;
+	memcpy(file.name, full, strlen(full) + 1);
+	return 0;
+}
+
 int
 config_parse(const char *path, struct mcvm_config *c)
 {
@@ -985,23 +1052,20 @@ config_parse(const char *path, struct mcvm_config *c)
 
 	lasterror[0] = '\0';
 	npushback = 0;
+	errors = 0;
+	nfiles = 0;
 	conf = c;
 	(void)snprintf(c->conffile, sizeof(c->conffile), "%s", path);
-	file.name = path;
-	file.lineno = 1;
-	file.errors = 0;
 	yylval.lineno = 0;
-	if ((file.fp = fopen(path, "r")) == NULL) {
-		(void)snprintf(lasterror, sizeof(lasterror), "%s: %s", path,
-		    strerror(errno));
-		log_warnx("%s", lasterror);
+	if (file_push(path) == -1)
 		return -1;
-	}
 	rv = yyparse();
-	(void)fclose(file.fp);
-	file.fp = NULL;
-	if (rv == 0 && file.errors == 0)
+	while (nfiles > 0) {
+		(void)fclose(file.fp);
+		nfiles--;
+	}
+	if (rv == 0 && errors == 0)
 		config_finish();
 	conf = NULL;
-	return (rv != 0 || file.errors != 0) ? -1 : 0;
+	return (rv != 0 || errors != 0) ? -1 : 0;
 }

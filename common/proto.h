@@ -54,9 +54,28 @@
 					   str json */			\
 	X(IMSG_FRONT_CANCEL,	204)	/* (none): cancels peerid */	\
 									\
-	/* mcvm-netd <-> mcvmd */					\
+	/* mcvm-netd <-> mcvmd; peerid is the request id */		\
 	X(IMSG_NET_PREFLIGHT,	300)	/* (none) */			\
 	X(IMSG_NET_PREFLIGHT_RESULT, 301) /* u32 problems, str text */	\
+	X(IMSG_NET_SETUP,	302)	/* str vm id, u32 slot,		\
+					   u32 network (0 off, 1 on),	\
+					   u32 nforwards, then per	\
+					   forward u32 host port (0:	\
+					   auto), u32 guest port */	\
+	X(IMSG_NET_TEARDOWN,	303)	/* str vm id, u32 slot */	\
+	X(IMSG_NET_LIST,	304)	/* (none) */			\
+	X(IMSG_NET_ENTRY,	305)	/* str vm id, u32 slot */	\
+	X(IMSG_NET_FD,		306)	/* u32 enum net_fd_role; the	\
+					   fd travels with it */	\
+	X(IMSG_NET_RESULT,	307)	/* u32 status (0 ok, else	\
+					   errno), str guest address	\
+					   (a.b.c.d/n, "" off), str	\
+					   gateway, str resolver ("" 	\
+					   none), str guest MAC, u32	\
+					   nforwards, then per forward	\
+					   u32 host port, u32 guest	\
+					   port; str text: ends every	\
+					   request */			\
 									\
 	/* mcvm-stored <-> mcvmd; peerid is the request id */		\
 	X(IMSG_STORE_PREFLIGHT,	400)	/* (none) */			\
@@ -102,10 +121,14 @@
 	X(IMSG_VMM_JOB_STATE,	514)	/* job status (below) */	\
 	X(IMSG_VMM_JOB_READ,	515)	/* u32 job, u64 out cursor,	\
 					   u64 err cursor, u32 out max,	\
-					   u32 err max -> JOB_OUTPUT */	\
-	X(IMSG_VMM_JOB_OUTPUT,	516)	/* job status, u64 out cursor,	\
-					   bytes out, u64 err cursor,	\
-					   bytes err */			\
+					   u32 err max, u32 encoding	\
+					   (VMM_ENC_*) -> JOB_OUTPUT */	\
+	X(IMSG_VMM_JOB_OUTPUT,	516)	/* job status, u64 out next	\
+					   cursor, str out, u32 out	\
+					   decoding errors, u64 err	\
+					   next cursor, str err, u32	\
+					   err decoding errors: text	\
+					   the monitor decoded */	\
 	X(IMSG_VMM_FILE_READ,	517)	/* str path, u64 offset,	\
 					   u32 length -> FILE_DATA */	\
 	X(IMSG_VMM_FILE_DATA,	518)	/* u64 offset, u64 size,	\
@@ -166,10 +189,26 @@ enum store_fd_role {
 	STORE_FD_INITRD,	/* read-only */
 };
 
+/* IMSG_NET_FD roles */
+enum net_fd_role {
+	NET_FD_NETNS = 1,	/* the VM's network namespace */
+	NET_FD_TAP,		/* the tap in it, for -netdev tap,fd= */
+};
+
 enum disk_format {
 	DISK_RAW = 0,		/* a reflink clone of a raw base */
 	DISK_QCOW2,		/* a qcow2 overlay on STORE_FD_BASE */
 };
+
+/*
+ * IMSG_VMM_JOB_READ encodings.  The monitor decodes the guest's bytes, so
+ * that mcvmd never parses them: UTF-8 text (an incomplete character at the
+ * end of a page waits for the next read, unless the stream ends there;
+ * invalid bytes become U+FFFD and count as decoding errors), or base64.
+ * The next cursor is the input consumed.
+ */
+#define VMM_ENC_UTF8		0
+#define VMM_ENC_BASE64		1
 
 /* IMSG_VMM_EVENT */
 enum vmm_event {

@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "mcvmd.h"
+#include "vm.h"
 #include "msg.h"
 #include "tools.h"
 
@@ -85,7 +86,9 @@ front_tool(struct imsgev *iev, struct imsg *imsg)
 	}
 	log_debug("%s: workspace %s: %s", __func__, auth.name, tool->name);
 
-	/* No tool has a back end yet: say so plainly, never fake one. */
+	if (vm_tool(imsg->hdr.peerid, &auth, &args))
+		return;
+	/* No back end for this tool yet: say so plainly, never fake one. */
 	snprintf(msg, sizeof(msg), "%s is not available yet: this mcvm "
 	    "build has no back end for it. Nothing was done.", tool->name);
 	front_tool_reply(iev, imsg->hdr.peerid, TOOL_UNAVAILABLE, msg);

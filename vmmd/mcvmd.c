@@ -24,6 +24,7 @@
 #include "log.h"
 #include "mcvmd.h"
 #include "msg.h"
+#include "vm.h"
 
 #define MCVMD_USAGE	"mcvmd [-dhnSv] [-D macro=value] [-f file]"
 #define CHILD_ARGV_MAX	(8 + 2 * 32)
@@ -275,13 +276,17 @@ child_dispatch(int fd, short event, void *arg)
 			break;
 		log_debug("%s: %s", c->desc->title,
 		    imsg_type_name(imsg.hdr.type));
-		if (imsg.hdr.type == IMSG_HELLO)
+		if (imsg.hdr.type == IMSG_HELLO) {
 			child_hello(c, &imsg);
-		else if (c->state != CHILD_RUNNING)
+			if (c->desc->id == PROC_STORED)
+				vm_store_up();
+		} else if (c->state != CHILD_RUNNING)
 			fatalx("%s: %s before IMSG_HELLO", c->desc->title,
 			    imsg_type_name(imsg.hdr.type));
 		else if (c->desc->id == PROC_FRONTD)
 			front_imsg(iev, &imsg);
+		else if (c->desc->id == PROC_STORED)
+			vm_store_imsg(&imsg);
 		else
 			fatalx("%s: unexpected %s", c->desc->title,
 			    imsg_type_name(imsg.hdr.type));
@@ -301,6 +306,8 @@ mcvmd_reap(void)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		if ((c = child_by_pid(pid)) != NULL)
 			child_exited(c, status);
+		else
+			(void)vm_reap(pid, status);
 	}
 }
 
@@ -317,6 +324,7 @@ mcvmd_shutdown(int code)
 	pid_t		 pid;
 
 	env->shutting_down = 1;
+	vm_shutdown();
 	for (id = PROC_PARENT + 1; id < PROC_MAX; id++) {
 		c = child_by_id(id);
 		if (c->pid > 0)
@@ -418,6 +426,7 @@ main(int argc, char *argv[])
 
 	if (state_open(env->conf.statedir) == -1)
 		fatalx("cannot open the state database");
+	vm_init();
 	if (control_init(&env->conf) == -1)
 		fatalx("cannot create the control socket");
 

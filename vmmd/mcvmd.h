@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "hash.h"
 #include "proc.h"
 #include "proto.h"
 #include "validate.h"
@@ -78,6 +79,51 @@ int	 state_token_issue(const char *, const uint8_t [TOKEN_HASH_LEN],
 int	 state_ws_revoke(const char *, uid_t, char *, size_t);
 int	 state_ws_list(int (*)(const struct ws_entry *, void *), void *);
 int	 state_audit(const char *, const char *, const char *);
+
+struct vm_row {
+	char		 id[ID_MAX + 1];
+	int64_t		 ws_id;
+	char		 ws[WS_NAME_MAX + 1];
+	char		 name[OBJ_NAME_MAX + 1];
+	char		 state[16];
+	char		 intent[16];
+	uint32_t	 slot;
+	uint32_t	 uid;
+	uint32_t	 memory_mib;
+	uint32_t	 vcpus;
+	uint32_t	 network;
+	char		 image[OBJ_NAME_MAX + 1];
+	int64_t		 created;
+	char		 reason[256];
+	uint32_t	 idle_seconds;
+	uint32_t	 idle_mode;
+	uint64_t	 disk_bytes;
+};
+
+enum receipt_state {
+	RECEIPT_ERROR = -1,
+	RECEIPT_NEW = 0,	/* recorded as pending: go ahead */
+	RECEIPT_DONE,		/* replay the result */
+	RECEIPT_FAILED,		/* replay the error */
+	RECEIPT_PENDING,	/* still running in this mcvmd */
+	RECEIPT_UNKNOWN,	/* mcvmd died while it ran: never again */
+	RECEIPT_CONFLICT,	/* same id, other tool or arguments */
+};
+
+int	 state_vm_insert(const struct vm_row *);
+int	 state_vm_set(const char *, const char *, const char *, const char *);
+int	 state_vm_delete(const char *);
+int	 state_vm_each(int (*)(const struct vm_row *, void *), void *);
+int	 state_job_insert(const char *, const char *, uint32_t, const char *);
+int	 state_job_lookup(const char *, const char *, uint32_t *);
+int	 state_job_each(const char *, int (*)(const char *, uint32_t,
+	    const char *, int64_t, void *), void *);
+enum receipt_state state_receipt_begin(int64_t, const char *, const char *,
+	    const uint8_t [SHA256_LEN], const char *, char *, size_t);
+int	 state_receipt_end(int64_t, const char *, int, const char *,
+	    const char *);
+int	 state_receipts_orphan(void);
+int	 state_usage(int64_t, uint32_t *, uint64_t *, uint64_t *);
 
 /* front.c */
 void	 front_imsg(struct imsgev *, struct imsg *);

@@ -69,6 +69,23 @@ static const char *const schema_steps[SCHEMA_VERSION] = {
 	"  DEFAULT 0;"
 	"ALTER TABLE workspaces ADD COLUMN max_storage INTEGER NOT NULL "
 	"  DEFAULT 0;",
+
+	/* 3: why a VM failed, its idle policy and disk; jobs seen; which
+	 * VM a receipt belongs to, so that destroy removes it too. */
+	"ALTER TABLE vms ADD COLUMN reason TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE vms ADD COLUMN idle_seconds INTEGER NOT NULL "
+	"  DEFAULT 0;"
+	"ALTER TABLE vms ADD COLUMN idle_mode INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE vms ADD COLUMN disk_bytes INTEGER NOT NULL DEFAULT 0;"
+	"CREATE TABLE jobs ("
+	"  id TEXT PRIMARY KEY,"
+	"  vm_id TEXT NOT NULL REFERENCES vms(id) ON DELETE CASCADE,"
+	"  guest_job INTEGER NOT NULL,"
+	"  command TEXT NOT NULL,"
+	"  created INTEGER NOT NULL,"
+	"  UNIQUE (vm_id, guest_job)"
+	");"
+	"ALTER TABLE receipts ADD COLUMN vm_id TEXT NOT NULL DEFAULT '';",
 };
 
 int

@@ -336,3 +336,328 @@ state_ws_list(int (*cb)(const struct ws_entry *, void *), void *arg)
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
+
+/*
+ * VMs.  A row is written before each action (the intent) and updated when
+ * it is done, so that a crash leaves a visible marker.
+ */
+static void
+state_vm_row(sqlite3_stmt *st, struct vm_row *v)
+{
+	memset(v, 0, sizeof(*v));
+	(void)snprintf(v->id, sizeof(v->id), "%s",
+	    (const char *)sqlite3_column_text(st, 0));
+	v->ws_id = sqlite3_column_int64(st, 1);
+	(void)snprintf(v->name, sizeof(v->name), "%s",
+	    (const char *)sqlite3_column_text(st, 2));
+	(void)snprintf(v->state, sizeof(v->state), "%s",
+	    (const char *)sqlite3_column_text(st, 3));
+	(void)snprintf(v->intent, sizeof(v->intent), "%s",
+	    (const char *)sqlite3_column_text(st, 4));
+	v->slot = (uint32_t)sqlite3_column_int64(st, 5);
+	v->uid = (uint32_t)sqlite3_column_int64(st, 6);
+	v->memory_mib = (uint32_t)sqlite3_column_int64(st, 7);
+	v->vcpus = (uint32_t)sqlite3_column_int64(st, 8);
+	v->network = (uint32_t)sqlite3_column_int64(st, 9);
+	(void)snprintf(v->image, sizeof(v->image), "%s",
+	    (const char *)sqlite3_column_text(st, 10));
+	v->created = sqlite3_column_int64(st, 11);
+	(void)snprintf(v->reason, sizeof(v->reason), "%s",
+	    (const char *)sqlite3_column_text(st, 12));
+	v->idle_seconds = (uint32_t)sqlite3_column_int64(st, 13);
+	v->idle_mode = (uint32_t)sqlite3_column_int64(st, 14);
+	v->disk_bytes = (uint64_t)sqlite3_column_int64(st, 15);
+	(void)snprintf(v->ws, sizeof(v->ws), "%s",
+	    (const char *)sqlite3_column_text(st, 16));
+}
+
+#define VM_COLUMNS	"v.id, v.workspace_id, v.name, v.state, v.intent, "  \
+	"v.slot, v.uid, v.memory_mib, v.vcpus, v.network, v.image, "	      \
+	"v.created, v.reason, v.idle_seconds, v.idle_mode, v.disk_bytes, "    \
+	"w.name FROM vms v JOIN workspaces w ON w.id = v.workspace_id"
+
+int
+state_vm_insert(const struct vm_row *v)
+{
+	sqlite3_stmt	*st;
+	int64_t		 now = (int64_t)time(NULL);
+	int		 rc;
+
+	if ((st = state_prepare("INSERT INTO vms (id, workspace_id, name, "
+	    "state, intent, slot, uid, memory_mib, vcpus, network, image, "
+	    "created, updated, idle_seconds, idle_mode, disk_bytes) VALUES "
+	    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, "
+	    "?14, ?15)")) == NULL)
+		return -1;
+	(void)sqlite3_bind_text(st, 1, v->id, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_int64(st, 2, v->ws_id);
+	(void)sqlite3_bind_text(st, 3, v->name, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_text(st, 4, v->state, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_text(st, 5, v->intent, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_int64(st, 6, v->slot);
+	(void)sqlite3_bind_int64(st, 7, v->uid);
+	(void)sqlite3_bind_int64(st, 8, v->memory_mib);
+	(void)sqlite3_bind_int64(st, 9, v->vcpus);
+	(void)sqlite3_bind_int64(st, 10, v->network);
+	(void)sqlite3_bind_text(st, 11, v->image, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_int64(st, 12, now);
+	(void)sqlite3_bind_int64(st, 13, v->idle_seconds);
+	(void)sqlite3_bind_int64(st, 14, v->idle_mode);
+	(void)sqlite3_bind_int64(st, 15, (int64_t)v->disk_bytes);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		log_warnx("state: vm insert: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+/* Records a state (and the intent in progress, "" when none). */
+int
+state_vm_set(const char *id, const char *state, const char *intent,
+    const char *reason)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = state_prepare("UPDATE vms SET state = ?2, intent = ?3, "
+	    "reason = coalesce(?4, reason), updated = ?5 WHERE id = ?1")) ==
+	    NULL)
+		return -1;
+	(void)sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_text(st, 2, state, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_text(st, 3, intent, -1, SQLITE_STATIC);
+	if (reason != NULL)
+		(void)sqlite3_bind_text(st, 4, reason, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_int64(st, 5, (int64_t)time(NULL));
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		log_warnx("state: vm %s: %s", id, sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+/* Removes a VM with its jobs and receipts; the audit log stays. */
+int
+state_vm_delete(const char *id)
+{
+	if (state_exec("BEGIN IMMEDIATE;") == -1)
+		return -1;
+	if (state_run("DELETE FROM jobs WHERE vm_id = ?1", id, 0, 0) == -1 ||
+	    state_run("DELETE FROM receipts WHERE vm_id = ?1", id, 0, 0) ==
+	    -1 || state_run("DELETE FROM vms WHERE id = ?1", id, 0, 0) == -1 ||
+	    state_exec("COMMIT;") == -1) {
+		(void)state_exec("ROLLBACK;");
+		return -1;
+	}
+	return 0;
+}
+
+int
+state_vm_each(int (*cb)(const struct vm_row *, void *), void *arg)
+{
+	sqlite3_stmt	*st;
+	struct vm_row	 v;
+	int		 rc;
+
+	if ((st = state_prepare("SELECT " VM_COLUMNS " ORDER BY v.created"))
+	    == NULL)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		state_vm_row(st, &v);
+		if (cb(&v, arg) == -1) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* Jobs: the guest's job numbers behind the ids mcvm hands out. */
+int
+state_job_insert(const char *id, const char *vm, uint32_t guest_job,
+    const char *command)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = state_prepare("INSERT INTO jobs (id, vm_id, guest_job, "
+	    "command, created) VALUES (?1, ?2, ?3, ?4, ?5)")) == NULL)
+		return -1;
+	(void)sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_text(st, 2, vm, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_int64(st, 3, guest_job);
+	(void)sqlite3_bind_text(st, 4, command, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_int64(st, 5, (int64_t)time(NULL));
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* 1 found, 0 not (or not this VM's), -1 error. */
+int
+state_job_lookup(const char *id, const char *vm, uint32_t *guest_job)
+{
+	sqlite3_stmt	*st;
+	int		 rc, found = 0;
+
+	if ((st = state_prepare("SELECT guest_job FROM jobs WHERE id = ?1 "
+	    "AND vm_id = ?2")) == NULL)
+		return -1;
+	(void)sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_text(st, 2, vm, -1, SQLITE_STATIC);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*guest_job = (uint32_t)sqlite3_column_int64(st, 0);
+		found = 1;
+		rc = SQLITE_DONE;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? found : -1;
+}
+
+int
+state_job_each(const char *vm, int (*cb)(const char *, uint32_t,
+    const char *, int64_t, void *), void *arg)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = state_prepare("SELECT id, guest_job, command, created FROM "
+	    "jobs WHERE vm_id = ?1 ORDER BY created, guest_job")) == NULL)
+		return -1;
+	(void)sqlite3_bind_text(st, 1, vm, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cb((const char *)sqlite3_column_text(st, 0),
+		    (uint32_t)sqlite3_column_int64(st, 1),
+		    (const char *)sqlite3_column_text(st, 2),
+		    sqlite3_column_int64(st, 3), arg) == -1) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/*
+ * Request receipts.  begin() looks the key up and, when it is new,
+ * records it as pending in the same transaction.
+ */
+enum receipt_state
+state_receipt_begin(int64_t ws, const char *rid, const char *tool,
+    const uint8_t hash[SHA256_LEN], const char *vm, char *result,
+    size_t resultlen)
+{
+	sqlite3_stmt		*st;
+	enum receipt_state	 rs = RECEIPT_ERROR;
+	const char		*state;
+	int			 rc;
+
+	if (state_exec("BEGIN IMMEDIATE;") == -1)
+		return RECEIPT_ERROR;
+	if ((st = state_prepare("SELECT tool, args_hash, state, result FROM "
+	    "receipts WHERE workspace_id = ?1 AND request_id = ?2")) == NULL)
+		goto fail;
+	(void)sqlite3_bind_int64(st, 1, ws);
+	(void)sqlite3_bind_text(st, 2, rid, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		state = (const char *)sqlite3_column_text(st, 2);
+		if (strcmp((const char *)sqlite3_column_text(st, 0), tool) != 0 ||
+		    sqlite3_column_bytes(st, 1) != SHA256_LEN ||
+		    memcmp(sqlite3_column_blob(st, 1), hash, SHA256_LEN) != 0)
+			rs = RECEIPT_CONFLICT;
+		else if (strcmp(state, "done") == 0)
+			rs = RECEIPT_DONE;
+		else if (strcmp(state, "failed") == 0)
+			rs = RECEIPT_FAILED;
+		else if (strcmp(state, "pending") == 0)
+			rs = RECEIPT_PENDING;
+		else
+			rs = RECEIPT_UNKNOWN;
+		(void)snprintf(result, resultlen, "%s",
+		    (const char *)sqlite3_column_text(st, 3));
+		sqlite3_finalize(st);
+		(void)state_exec("ROLLBACK;");
+		return rs;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	if ((st = state_prepare("INSERT INTO receipts (workspace_id, "
+	    "request_id, tool, args_hash, state, created, vm_id) VALUES "
+	    "(?1, ?2, ?3, ?4, 'pending', ?5, ?6)")) == NULL)
+		goto fail;
+	(void)sqlite3_bind_int64(st, 1, ws);
+	(void)sqlite3_bind_text(st, 2, rid, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_text(st, 3, tool, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_blob(st, 4, hash, SHA256_LEN, SQLITE_STATIC);
+	(void)sqlite3_bind_int64(st, 5, (int64_t)time(NULL));
+	(void)sqlite3_bind_text(st, 6, vm, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE || state_exec("COMMIT;") == -1)
+		goto fail;
+	return RECEIPT_NEW;
+fail:
+	(void)state_exec("ROLLBACK;");
+	return RECEIPT_ERROR;
+}
+
+/* Settles a pending receipt: "done" or "failed", with what to replay. */
+int
+state_receipt_end(int64_t ws, const char *rid, int ok, const char *vm,
+    const char *result)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = state_prepare("UPDATE receipts SET state = ?3, result = ?4, "
+	    "vm_id = ?5 WHERE workspace_id = ?1 AND request_id = ?2 AND "
+	    "state = 'pending'")) == NULL)
+		return -1;
+	(void)sqlite3_bind_int64(st, 1, ws);
+	(void)sqlite3_bind_text(st, 2, rid, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_text(st, 3, ok ? "done" : "failed", -1,
+	    SQLITE_STATIC);
+	(void)sqlite3_bind_text(st, 4, result, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_text(st, 5, vm, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* At start-up: whatever was pending when mcvmd died has an unknown end. */
+int
+state_receipts_orphan(void)
+{
+	return state_exec("UPDATE receipts SET state = 'unknown' WHERE "
+	    "state = 'pending';");
+}
+
+/* Counts against quotas: VMs and their memory, per workspace or host. */
+int
+state_usage(int64_t ws, uint32_t *vms, uint64_t *memory_mib,
+    uint64_t *disk_bytes)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = state_prepare("SELECT count(*), coalesce(sum(memory_mib), "
+	    "0), coalesce(sum(disk_bytes), 0) FROM vms WHERE ?1 = 0 OR "
+	    "workspace_id = ?1")) == NULL)
+		return -1;
+	(void)sqlite3_bind_int64(st, 1, ws);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*vms = (uint32_t)sqlite3_column_int64(st, 0);
+		*memory_mib = (uint64_t)sqlite3_column_int64(st, 1);
+		*disk_bytes = (uint64_t)sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}

@@ -254,6 +254,47 @@ Test(config, same_user_twice)
 	cr_assert_not_null(strstr(config_lasterror(), "different users"));
 }
 
+Test(config, include_relative)
+{
+	config_defaults(&conf);
+	cr_assert_eq(config_parse(CONF_DIR "/inc-main.conf", &conf), 0, "%s",
+	    config_lasterror());
+	cr_assert_eq(conf.accel, ACCEL_TCG);
+	cr_assert_eq(conf.vm_vcpus, 3);
+	cr_assert_eq(conf.max_connections, 7);
+}
+
+/* An error in an included file names that file and its line. */
+Test(config, include_error_names_the_file)
+{
+	cr_assert_eq(parse_text("accel auto\ninclude \"" CONF_DIR
+	    "/inc-bad.conf\"\n"), -1);
+	cr_assert_not_null(strstr(config_lasterror(), "inc-bad.conf:4: "),
+	    "%s", config_lasterror());
+}
+
+Test(config, include_missing)
+{
+	cr_assert_eq(parse_text("\ninclude \"/nonexistent.conf\"\n"), -1);
+	assert_error_line(2, "/nonexistent.conf: No such file");
+}
+
+Test(config, include_loop_is_bounded)
+{
+	char	 self[64];
+	FILE	*fp;
+
+	(void)snprintf(self, sizeof(self), "/tmp/mcvm-conf-loop-%d",
+	    (int)getpid());
+	cr_assert_not_null(fp = fopen(self, "w"));
+	fprintf(fp, "include \"%s\"\n", self);
+	fclose(fp);
+	config_defaults(&conf);
+	cr_assert_eq(config_parse(self, &conf), -1);
+	unlink(self);
+	cr_assert_not_null(strstr(config_lasterror(), "nested too deep"));
+}
+
 Test(config, missing_file)
 {
 	config_defaults(&conf);

@@ -58,6 +58,7 @@ Test(schema, from_empty)
 	cr_assert_eq(has_table("audit"), 1);
 	cr_assert_eq(has_table("vms"), 1);
 	cr_assert_eq(has_table("receipts"), 1);
+	cr_assert_eq(has_table("jobs"), 1);
 	/* Running it again changes nothing. */
 	cr_assert_eq(schema_migrate(db, SCHEMA_VERSION), 0);
 	cr_assert_eq(schema_version(db), SCHEMA_VERSION);
@@ -65,16 +66,20 @@ Test(schema, from_empty)
 
 Test(schema, from_previous_version_keeps_data)
 {
-	cr_assert_eq(schema_migrate(db, 1), 0);
-	cr_assert_eq(schema_version(db), 1);
-	cr_assert_eq(has_table("vms"), 0);
+	cr_assert_eq(schema_migrate(db, SCHEMA_VERSION - 1), 0);
+	cr_assert_eq(schema_version(db), SCHEMA_VERSION - 1);
+	cr_assert_eq(has_table("jobs"), 0);
 	cr_assert_eq(sqlite3_exec(db,
 	    "INSERT INTO workspaces (name, flags, created) VALUES "
 	    "('alice', 1, 100);"
 	    "INSERT INTO tokens (workspace_id, hash, created) VALUES "
 	    "(1, zeroblob(32), 100);"
 	    "INSERT INTO audit (time, actor, action, detail) VALUES "
-	    "(100, 'uid 0', 'token-issue', 'workspace alice');",
+	    "(100, 'uid 0', 'token-issue', 'workspace alice');"
+	    "INSERT INTO vms (id, workspace_id, name, state, slot, uid, "
+	    "memory_mib, vcpus, image, created, updated) VALUES "
+	    "('vm-0123456789abcdef', 1, 'box', 'stopped', 0, 2000000, 512, "
+	    "1, 'debian', 100, 100);",
 	    NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
 	cr_assert_eq(schema_migrate(db, SCHEMA_VERSION), 0);
 	cr_assert_eq(schema_version(db), SCHEMA_VERSION);
@@ -82,7 +87,20 @@ Test(schema, from_previous_version_keeps_data)
 	    "name = 'alice' AND flags = 1 AND max_vms = 0"), 1);
 	cr_assert_eq(count("SELECT count(*) FROM tokens"), 1);
 	cr_assert_eq(count("SELECT count(*) FROM audit"), 1);
-	cr_assert_eq(has_table("vms"), 1);
+	cr_assert_eq(count("SELECT count(*) FROM vms WHERE name = 'box' AND "
+	    "state = 'stopped' AND reason = '' AND memory_mib = 512"), 1);
+	cr_assert_eq(has_table("jobs"), 1);
+}
+
+/* Every step in turn, from an empty database. */
+Test(schema, one_step_at_a_time)
+{
+	int	 v;
+
+	for (v = 1; v <= SCHEMA_VERSION; v++) {
+		cr_assert_eq(schema_migrate(db, v), 0, "step %d", v);
+		cr_assert_eq(schema_version(db), v);
+	}
 }
 
 Test(schema, refuses_newer_database)

@@ -1,0 +1,195 @@
+/*
+ * QEMU command lines.  Every value comes from mcvmd's own validated state
+ * (ids it made, numbers it range-checked, fixed strings), and every string
+ * value is escaped all the same: QEMU splits option values at commas, so a
+ * comma is doubled.  Nothing a user typed reaches this file unvalidated,
+ * and no host path does at all: disks are fds, the kernel and initrd are
+ * bound into QEMU's jail (see jail.c).
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "qemu.h"
+#include "validate.h"
+
+/* Doubles every comma.  Returns 0, or -1 if out is too small. */
+int
+qemu_escape(const char *in, char *out, size_t outlen)
+{
+	size_t	 o = 0;
+
+	for (; *in != '\0'; in++) {
+		if (o + (*in == ',' ? 2 : 1) >= outlen)
+			return -1;
+		out[o++] = *in;
+		if (*in == ',')
+			out[o++] = ',';
+	}
+	if (o >= outlen)
+		return -1;
+	out[o] = '\0';
+	return 0;
+}
+
+static int
+arg_add(struct qemu_argv *qa, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int
+arg_add(struct qemu_argv *qa, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 n;
+
+	if (qa->argc == QEMU_ARGV_MAX)
+		return -1;
+	va_start(ap, fmt);
+	n = vsnprintf(qa->buf[qa->argc], QEMU_ARG_MAX, fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= QEMU_ARG_MAX)
+		return -1;
+	qa->argv[qa->argc] = qa->buf[qa->argc];
+	qa->argc++;
+	qa->argv[qa->argc] = NULL;
+	return 0;
+}
+
+/*
+ * The whole command line of one VM.  Returns 0, or -1 if a value is out
+ * of range (which means a bug in mcvmd: callers validated them).
+ */
+int
+qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
+{
+	char	 id[2 * ID_MAX + 1];
+	int	 rc = 0;
+
+	memset(qa, 0, sizeof(*qa));
+	if (!valid_id(s->vm_id, "vm-") ||
+	    !valid_range_u64(s->memory_mib, VM_MEMORY_MIN_MIB,
+	    VM_MEMORY_MAX_MIB) ||
+	    !valid_range_u64(s->vcpus, 1, VM_VCPUS_MAX) ||
+	    qemu_escape(s->vm_id, id, sizeof(id)) == -1)
+		return -1;
+
+	rc |= arg_add(qa, "%s", QEMU_BIN);
+	rc |= arg_add(qa, "-name");
+	rc |= arg_add(qa, "guest=%s", id);
+	rc |= arg_add(qa, "-nodefaults");
+	rc |= arg_add(qa, "-no-user-config");
+	rc |= arg_add(qa, "-display");
+	rc |= arg_add(qa, "none");
+	rc |= arg_add(qa, "-sandbox");
+	rc |= arg_add(qa, "on,obsolete=deny,elevateprivileges=deny,"
+	    "spawn=deny,resourcecontrol=deny");
+	rc |= arg_add(qa, "-machine");
+	rc |= arg_add(qa, "q35");
+	rc |= arg_add(qa, "-accel");
+	if (s->accel == ACCEL_USE_KVM)
+		rc |= arg_add(qa, "kvm");
+	else
+		rc |= arg_add(qa, "tcg,tb-size=%u", QEMU_TCG_TB_MIB);
+	rc |= arg_add(qa, "-cpu");
+	rc |= arg_add(qa, "%s", s->accel == ACCEL_USE_KVM ? "host" : "qemu64");
+	rc |= arg_add(qa, "-m");
+	rc |= arg_add(qa, "%u", s->memory_mib);
+	rc |= arg_add(qa, "-smp");
+	rc |= arg_add(qa, "%u", s->vcpus);
+	rc |= arg_add(qa, "-no-reboot");
+	rc |= arg_add(qa, "-nic");
+	rc |= arg_add(qa, "none");
+
+	rc |= arg_add(qa, "-kernel");
+	rc |= arg_add(qa, "%s", QEMU_JAIL_KERNEL);
+	if (s->has_initrd) {
+		rc |= arg_add(qa, "-initrd");
+		rc |= arg_add(qa, "%s", QEMU_JAIL_INITRD);
+	}
+	rc |= arg_add(qa, "-append");
+	rc |= arg_add(qa, "%s", QEMU_APPEND);
+
+	/* Disks are fds: /dev/fdset/N names an -add-fd set, no path. */
+	rc |= arg_add(qa, "-add-fd");
+	rc |= arg_add(qa, "fd=%d,set=1", QEMU_FD_DISK);
+	if (s->disk_format == DISK_QCOW2) {
+		rc |= arg_add(qa, "-add-fd");
+		rc |= arg_add(qa, "fd=%d,set=2", QEMU_FD_BASE);
+		rc |= arg_add(qa, "-blockdev");
+		rc |= arg_add(qa, "driver=raw,node-name=base,read-only=on,"
+		    "file.driver=file,file.filename=/dev/fdset/2");
+		rc |= arg_add(qa, "-blockdev");
+		rc |= arg_add(qa, "driver=qcow2,node-name=disk,backing=base,"
+		    "file.driver=file,file.filename=/dev/fdset/1");
+	} else {
+		rc |= arg_add(qa, "-blockdev");
+		rc |= arg_add(qa, "driver=raw,node-name=disk,"
+		    "file.driver=file,file.filename=/dev/fdset/1");
+	}
+	rc |= arg_add(qa, "-device");
+	rc |= arg_add(qa, "virtio-blk-pci,drive=disk");
+
+	rc |= arg_add(qa, "-chardev");
+	rc |= arg_add(qa, "socket,id=qmp,fd=%d", QEMU_FD_QMP);
+	rc |= arg_add(qa, "-mon");
+	rc |= arg_add(qa, "chardev=qmp,mode=control");
+	rc |= arg_add(qa, "-chardev");
+	rc |= arg_add(qa, "socket,id=agent,fd=%d", QEMU_FD_AGENT);
+	rc |= arg_add(qa, "-device");
+	rc |= arg_add(qa, "virtio-serial-pci");
+	rc |= arg_add(qa, "-device");
+	rc |= arg_add(qa, "virtserialport,chardev=agent,name=org.mcvm.agent.0");
+	/* No serial console yet: nothing would drain it. */
+	rc |= arg_add(qa, "-serial");
+	rc |= arg_add(qa, "none");
+	rc |= arg_add(qa, "-device");
+	rc |= arg_add(qa, "virtio-rng-pci");
+	return rc != 0 ? -1 : 0;
+}
+
+/*
+ * auto: KVM where it can run a standard guest kernel, TCG otherwise.  On a
+ * nested PVM host (kvm_pvm loaded) /dev/kvm exists but standard kernels
+ * hang under it, so auto falls back.  why receives the reason, for logs.
+ * sysroot prefixes the paths probed (tests point it at a fake tree).
+ */
+enum accel_choice
+accel_choose(enum accel_mode mode, const char *sysroot, char *why,
+    size_t whylen)
+{
+	char		 kvm[PATH_MAX], pvm[PATH_MAX];
+	struct stat	 st;
+	int		 fd;
+
+	(void)snprintf(kvm, sizeof(kvm), "%s/dev/kvm", sysroot);
+	(void)snprintf(pvm, sizeof(pvm), "%s/sys/module/kvm_pvm", sysroot);
+	switch (mode) {
+	case ACCEL_TCG:
+		(void)snprintf(why, whylen, "tcg: configured");
+		return ACCEL_USE_TCG;
+	case ACCEL_KVM:
+		(void)snprintf(why, whylen, "kvm: configured");
+		return ACCEL_USE_KVM;
+	case ACCEL_AUTO:
+		break;
+	}
+	if (stat(pvm, &st) == 0) {
+		(void)snprintf(why, whylen, "tcg: %s exists: a nested PVM "
+		    "host, where standard guest kernels hang under KVM", pvm);
+		return ACCEL_USE_TCG;
+	}
+	if ((fd = open(kvm, O_RDWR | O_CLOEXEC)) == -1) {
+		(void)snprintf(why, whylen, "tcg: %s: %s", kvm,
+		    strerror(errno));
+		return ACCEL_USE_TCG;
+	}
+	close(fd);
+	(void)snprintf(why, whylen, "kvm: %s is usable", kvm);
+	return ACCEL_USE_KVM;
+}

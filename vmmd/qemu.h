@@ -1,0 +1,56 @@
+/*
+ * QEMU command lines, built from validated values only, and the choice of
+ * accelerator.
+ */
+#ifndef MCVMD_QEMU_H
+#define MCVMD_QEMU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "proto.h"
+
+#define QEMU_BIN		"/usr/bin/qemu-system-x86_64"
+#define QEMU_ARGV_MAX		96
+#define QEMU_ARG_MAX		512	/* one argument, escaped */
+#define QEMU_TCG_TB_MIB		64	/* TCG translation cache: bounds RSS */
+#define QEMU_APPEND		"console=ttyS0 root=/dev/vda rw panic=-1 quiet"
+
+/* Fixed fds QEMU finds its resources on (see jail.c). */
+#define QEMU_FD_QMP		3
+#define QEMU_FD_AGENT		4
+#define QEMU_FD_DISK		5
+#define QEMU_FD_BASE		6
+#define QEMU_FD_MAX		QEMU_FD_BASE
+
+/* Paths inside QEMU's jail root. */
+#define QEMU_JAIL_KERNEL	"/kernel"
+#define QEMU_JAIL_INITRD	"/initrd"
+
+enum accel_choice {
+	ACCEL_USE_TCG = 0,
+	ACCEL_USE_KVM,
+};
+
+struct qemu_spec {
+	const char	*vm_id;		/* valid_id(, "vm-") */
+	enum accel_choice accel;
+	uint32_t	 memory_mib;
+	uint32_t	 vcpus;
+	enum disk_format disk_format;
+	int		 has_initrd;
+};
+
+struct qemu_argv {
+	char		*argv[QEMU_ARGV_MAX + 1];
+	char		 buf[QEMU_ARGV_MAX][QEMU_ARG_MAX];
+	size_t		 argc;
+};
+
+int	 qemu_escape(const char *, char *, size_t);
+int	 qemu_build_argv(const struct qemu_spec *, struct qemu_argv *);
+enum accel_choice accel_choose(enum accel_mode, const char *, char *,
+	    size_t);
+
+#endif

@@ -1,0 +1,1468 @@
+/*
+ * The VM controller: VM objects and their lifecycle.
+ *
+ * Every transition is written to state.db before it is acted on (state
+ * and intent) and settled after, so a crash leaves a visible marker that
+ * start-up reconciliation turns into "failed" rather than a guess.
+ *
+ * A VM runs as two processes, both in the VM's cgroup and both as the VM
+ * slot's uid: QEMU in its jail (jail.c) and the VM monitor (mcvm-vmm),
+ * the only process that parses what QEMU and the guest send.  mcvmd reads
+ * typed imsg fields from the monitor and nothing else.
+ */
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "hash.h"
+#include "jail.h"
+#include "log.h"
+#include "msg.h"
+#include "qemu.h"
+#include "vm.h"
+
+#define VM_HOST_MEM_RESERVE	(256ULL << 20)	/* kept free for the host */
+#define VM_STORE_REQ_FIRST	1
+
+struct vm_list		 vms = TAILQ_HEAD_INITIALIZER(vms);
+
+static struct cgroups	 cgroups;
+static enum accel_choice accel;
+static uint32_t		 store_req_next = VM_STORE_REQ_FIRST;
+static uint32_t		 call_next = 1;
+static int		 store_up;
+static char		 vmsdir[PATH_MAX];	/* rundir/vms: jail roots */
+
+/* What stored said of each catalog image. */
+static struct {
+	char		 name[OBJ_NAME_MAX + 1];
+	int		 ok;
+	uint64_t	 bytes;
+	char		 text[256];
+} images[CONF_MAX_IMAGES];
+static size_t		 nimages;
+
+static const char *const state_names[VS_NSTATES] = {
+	[VS_CREATING] = "creating",
+	[VS_BOOTING] = "booting",
+	[VS_RUNNING] = "running",
+	[VS_PAUSED] = "paused",
+	[VS_STOPPING] = "stopping",
+	[VS_STOPPED] = "stopped",
+	[VS_FAILED] = "failed",
+	[VS_DESTROYING] = "destroying",
+};
+
+static void	 vm_spawn(struct vm *);
+static void	 vm_fail(struct vm *, const char *);
+static void	 vm_vmm_dispatch(int, short, void *);
+static void	 vm_processes_gone(struct vm *);
+static void	 vm_op_done(struct vm *, int, const char *);
+
+const char *
+vm_state_name(enum vm_state s)
+{
+	return s < VS_NSTATES ? state_names[s] : "unknown";
+}
+
+static enum vm_state
+vm_state_parse(const char *s)
+{
+	int	 i;
+
+	for (i = 0; i < VS_NSTATES; i++)
+		if (strcmp(state_names[i], s) == 0)
+			return i;
+	return VS_FAILED;
+}
+
+/* A VM by id, visible only to its own workspace (ws 0: any). */
+struct vm *
+vm_find(const char *id, int64_t ws)
+{
+	struct vm	*vm;
+
+	TAILQ_FOREACH(vm, &vms, entry)
+		if (strcmp(vm->row.id, id) == 0 &&
+		    (ws == 0 || vm->row.ws_id == ws))
+			return vm;
+	return NULL;
+}
+
+void
+vm_reply(uint32_t peerid, enum tool_status st, const char *text)
+{
+	struct child	*c = child_by_id(PROC_FRONTD);
+	struct ibuf	*b;
+
+	if (peerid == 0)
+		return;
+	if (!c->iev_live || c->state != CHILD_RUNNING) {
+		log_warnx("frontd is down: reply to request %u dropped",
+		    peerid);
+		return;
+	}
+	if ((b = imsg_create(&c->iev.ibuf, IMSG_FRONT_TOOL_RESULT, peerid, 0,
+	    strlen(text) + 16)) == NULL)
+		fatal("%s", __func__);
+	m_add_u32(b, st);
+	m_add_str(b, text);
+	if (imsgev_close(&c->iev, b) == -1)
+		fatal("%s", __func__);
+}
+
+/* Sends a JSON result mcvmd built, and frees it. */
+void
+vm_reply_json(uint32_t peerid, json_t *j)
+{
+	char	*text;
+
+	if ((text = json_dumps(j, JSON_COMPACT)) == NULL)
+		fatalx("%s: json_dumps", __func__);
+	vm_reply(peerid, TOOL_OK, text);
+	free(text);
+	json_decref(j);
+}
+
+json_t *
+vm_json(const struct vm *vm)
+{
+	json_t	*j;
+
+	j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:I, s:i, s:s}",
+	    "vm_id", vm->row.id,
+	    "name", vm->row.name,
+	    "state", vm_state_name(vm->state),
+	    "image", vm->row.image,
+	    "memory_mib", (int)vm->row.memory_mib,
+	    "vcpus", (int)vm->row.vcpus,
+	    "network", vm->row.network ? "on" : "off",
+	    "created", (json_int_t)vm->row.created,
+	    "idle_seconds", (int)vm->row.idle_seconds,
+	    "idle_mode", vm->row.idle_mode ? "pause" : "hibernate");
+	if (j == NULL)
+		fatalx("%s: json_pack", __func__);
+	if (vm->row.reason[0] != '\0')
+		json_object_set_new(j, "reason", json_string(vm->row.reason));
+	return j;
+}
+
+/* Records the new state in memory and state.db. */
+void
+vm_set_state(struct vm *vm, enum vm_state s, const char *reason)
+{
+	const char	*intent = "";
+
+	switch (s) {
+	case VS_CREATING:
+		intent = "create";
+		break;
+	case VS_BOOTING:
+		intent = "boot";
+		break;
+	case VS_STOPPING:
+		intent = "stop";
+		break;
+	case VS_DESTROYING:
+		intent = "destroy";
+		break;
+	default:
+		break;
+	}
+	log_info("%s: %s -> %s%s%s", vm->row.id, vm_state_name(vm->state),
+	    vm_state_name(s), reason != NULL ? ": " : "",
+	    reason != NULL ? reason : "");
+	vm->state = s;
+	(void)snprintf(vm->row.state, sizeof(vm->row.state), "%s",
+	    vm_state_name(s));
+	if (reason != NULL)
+		(void)snprintf(vm->row.reason, sizeof(vm->row.reason), "%s",
+		    reason);
+	else if (s == VS_RUNNING)
+		vm->row.reason[0] = '\0';
+	if (state_vm_set(vm->row.id, vm_state_name(s), intent,
+	    s == VS_RUNNING ? "" : reason) == -1)
+		log_warnx("%s: state not recorded", vm->row.id);
+}
+
+static struct vm *
+vm_alloc(const struct vm_row *row)
+{
+	struct vm	*vm;
+	int		 i;
+
+	if ((vm = calloc(1, sizeof(*vm))) == NULL)
+		fatal("%s", __func__);
+	vm->row = *row;
+	vm->state = vm_state_parse(row->state);
+	TAILQ_INIT(&vm->calls);
+	for (i = 0; i <= STORE_FD_INITRD; i++)
+		vm->store_fds[i] = -1;
+	TAILQ_INSERT_TAIL(&vms, vm, entry);
+	return vm;
+}
+
+static void
+vm_close_store_fds(struct vm *vm)
+{
+	int	 i;
+
+	for (i = 0; i <= STORE_FD_INITRD; i++) {
+		if (vm->store_fds[i] != -1)
+			close(vm->store_fds[i]);
+		vm->store_fds[i] = -1;
+	}
+}
+
+static void
+vm_timer_clear(struct vm *vm)
+{
+	if (vm->timer_set)
+		evtimer_del(&vm->timer);
+	vm->timer_set = 0;
+}
+
+static void
+vm_free(struct vm *vm)
+{
+	struct vm_call	*c;
+
+	vm_timer_clear(vm);
+	while ((c = TAILQ_FIRST(&vm->calls)) != NULL)
+		vm_call_fail(c, "the VM is gone");
+	vm_close_store_fds(vm);
+	TAILQ_REMOVE(&vms, vm, entry);
+	free(vm);
+}
+
+/* ---- start-up and reconciliation ---------------------------------------- */
+
+static int
+vm_load_row(const struct vm_row *row, void *arg)
+{
+	struct vm	*vm;
+	char		 why[200];
+
+	vm = vm_alloc(row);
+	switch (vm->state) {
+	case VS_STOPPED:
+	case VS_FAILED:
+	case VS_DESTROYING:
+		break;
+	default:
+		/* Its processes died with the old mcvmd, or are killed
+		 * below: never guess that it is still fine. */
+		(void)snprintf(why, sizeof(why), "mcvmd restarted while the "
+		    "VM was %s (intent %s); its processes were stopped",
+		    row->state, row->intent[0] != '\0' ? row->intent : "none");
+		vm_set_state(vm, VS_FAILED, why);
+		break;
+	}
+	return 0;
+}
+
+static void
+vm_kill_leftover(const char *id, void *arg)
+{
+	log_warnx("%s: killing the processes left in its cgroup", id);
+	if (cgroup_vm_kill(&cgroups, id) == -1 ||
+	    cgroup_vm_destroy(&cgroups, id) == -1)
+		log_warn("%s: leftover cgroup", id);
+}
+
+static void
+vm_instance_name(char *out, size_t len)
+{
+	uint8_t	 h[SHA256_LEN];
+	char	 hex[2 * SHA256_LEN + 1];
+
+	if (sha256(env->conf.statedir, strlen(env->conf.statedir), h) == -1)
+		fatalx("%s: sha256", __func__);
+	hex_encode(h, 4, hex);
+	hex[8] = '\0';
+	if (strlen(hex) >= len)
+		fatalx("%s: buffer", __func__);
+	memcpy(out, hex, strlen(hex) + 1);
+}
+
+/*
+ * Loads the VMs state.db knows, marks the interrupted ones failed, kills
+ * whatever processes the previous mcvmd left in VM cgroups, and settles
+ * receipts whose outcome is now unknown.
+ */
+void
+vm_init(void)
+{
+	char	 why[256], instance[16];
+
+	vm_instance_name(instance, sizeof(instance));
+	if (cgroup_init(&cgroups, instance) == -1)
+		log_warnx("VMs disabled: %s", cgroups.why);
+	else
+		log_info("%s", cgroups.why);
+	accel = accel_choose(env->conf.accel, "", why, sizeof(why));
+	log_info("accelerator %s", why);
+	if (snprintf(vmsdir, sizeof(vmsdir), "%s/vms", env->conf.rundir) >=
+	    (int)sizeof(vmsdir))
+		fatalx("run directory path too long");
+	if (mkdir(vmsdir, 0755) == -1 && errno != EEXIST)
+		fatal("mkdir %s", vmsdir);
+
+	if (state_vm_each(vm_load_row, NULL) == -1)
+		fatalx("cannot load VMs from state.db");
+	if (cgroups.ok)
+		(void)cgroup_vm_list(&cgroups, vm_kill_leftover, NULL);
+	if (state_receipts_orphan() == -1)
+		fatalx("cannot settle request receipts");
+}
+
+static void
+vm_store_send(struct vm *vm, uint32_t type)
+{
+	struct child	*c = child_by_id(PROC_STORED);
+	struct ibuf	*b;
+
+	vm->store_req = store_req_next++;
+	if (store_req_next == 0)
+		store_req_next = VM_STORE_REQ_FIRST;
+	if ((b = imsg_create(&c->iev.ibuf, type, vm->store_req, 0, 128)) ==
+	    NULL)
+		fatal("%s", __func__);
+	m_add_str(b, vm->row.id);
+	if (type != IMSG_STORE_DISK_DELETE)
+		m_add_str(b, vm->row.image);
+	if (imsgev_close(&c->iev, b) == -1)
+		fatal("%s", __func__);
+}
+
+/* stored (re)started: finish deletions a crash interrupted. */
+void
+vm_store_up(void)
+{
+	struct vm	*vm;
+
+	store_up = 1;
+	nimages = 0;
+	TAILQ_FOREACH(vm, &vms, entry) {
+		if (vm->state == VS_DESTROYING && vm->store_req == 0)
+			vm_store_send(vm, IMSG_STORE_DISK_DELETE);
+		else if (vm->store_req != 0) {
+			/* The old stored died with this request. */
+			vm->store_req = 0;
+			vm_close_store_fds(vm);
+			if (vm->state == VS_CREATING ||
+			    vm->state == VS_BOOTING)
+				vm_fail(vm, "the storage daemon restarted");
+		}
+	}
+}
+
+static void
+vm_image_status(struct imsg *imsg)
+{
+	struct mreader	 r;
+	const char	*name, *text;
+	uint64_t	 bytes;
+	uint32_t	 ok;
+
+	m_init(&r, imsg);
+	if (m_get_str(&r, &name, OBJ_NAME_MAX) == -1 ||
+	    m_get_u32(&r, &ok) == -1 || m_get_u64(&r, &bytes) == -1 ||
+	    m_get_str(&r, &text, 255) == -1 || m_end(&r) == -1)
+		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
+	if (nimages == CONF_MAX_IMAGES)
+		fatalx("stored: too many images");
+	(void)snprintf(images[nimages].name, sizeof(images[nimages].name),
+	    "%s", name);
+	images[nimages].ok = ok == 1;
+	images[nimages].bytes = bytes;
+	(void)snprintf(images[nimages].text, sizeof(images[nimages].text),
+	    "%s", text);
+	nimages++;
+	if (ok == 1)
+		log_info("image %s: %s", name, text);
+	else
+		log_warnx("image %s refused: %s", name, text);
+}
+
+static struct vm *
+vm_by_store_req(uint32_t req)
+{
+	struct vm	*vm;
+
+	if (req == 0)
+		return NULL;
+	TAILQ_FOREACH(vm, &vms, entry)
+		if (vm->store_req == req)
+			return vm;
+	return NULL;
+}
+
+static void
+vm_store_result(struct vm *vm, struct imsg *imsg)
+{
+	struct mreader	 r;
+	const char	*text;
+	uint64_t	 bytes;
+	uint32_t	 status, format;
+	char		 msg[320];
+
+	m_init(&r, imsg);
+	if (m_get_u32(&r, &status) == -1 || m_get_u32(&r, &format) == -1 ||
+	    m_get_u64(&r, &bytes) == -1 || m_get_str(&r, &text, 255) == -1 ||
+	    m_end(&r) == -1 || format > DISK_QCOW2)
+		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
+	vm->store_req = 0;
+	if (imsg->hdr.type != IMSG_STORE_RESULT)
+		fatalx("stored: unexpected %s", imsg_type_name(imsg->hdr.type));
+
+	if (vm->state == VS_DESTROYING) {
+		if (status != 0 && status != ENOENT) {
+			log_warnx("%s: disk not deleted: %s", vm->row.id,
+			    text);
+			vm_op_done(vm, 0, "the VM's disk could not be deleted; "
+			    "retry vm_destroy");
+			return;
+		}
+		if (state_vm_delete(vm->row.id) == -1)
+			log_warnx("%s: rows not deleted", vm->row.id);
+		(void)state_audit("mcvmd", "vm-destroy", vm->row.id);
+		log_info("%s: destroyed", vm->row.id);
+		if (vm->op.pending) {
+			json_t *j = json_pack("{s:s, s:b}", "vm_id",
+			    vm->row.id, "destroyed", 1);
+
+			vm->op.pending = 0;
+			vm_reply_json(vm->op.peerid, j);
+		}
+		vm_free(vm);
+		return;
+	}
+	if (status != 0 || vm->store_fds[STORE_FD_DISK] == -1 ||
+	    vm->store_fds[STORE_FD_KERNEL] == -1 ||
+	    (format == DISK_QCOW2 && vm->store_fds[STORE_FD_BASE] == -1)) {
+		(void)snprintf(msg, sizeof(msg), "the disk could not be "
+		    "prepared: %s", status != 0 ? text : "descriptors missing");
+		vm_close_store_fds(vm);
+		vm_fail(vm, msg);
+		return;
+	}
+	vm->disk_format = format;
+	log_info("%s: disk ready (%s)", vm->row.id, text);
+	vm_spawn(vm);
+}
+
+void
+vm_store_imsg(struct imsg *imsg)
+{
+	struct mreader	 r;
+	struct vm	*vm;
+	uint32_t	 role;
+	int		 fd;
+
+	switch (imsg->hdr.type) {
+	case IMSG_STORE_IMAGE_STATUS:
+		vm_image_status(imsg);
+		return;
+	case IMSG_STORE_PREFLIGHT_RESULT:
+	case IMSG_STORE_DISK_ENTRY:
+		return;
+	case IMSG_STORE_FD:
+		m_init(&r, imsg);
+		if (m_get_u32(&r, &role) == -1 || m_end(&r) == -1 ||
+		    role < STORE_FD_DISK || role > STORE_FD_INITRD ||
+		    imsg->fd == -1)
+			fatalx("stored: malformed IMSG_STORE_FD");
+		fd = imsg_get_fd(imsg);
+		if ((vm = vm_by_store_req(imsg->hdr.peerid)) == NULL) {
+			close(fd);
+			return;
+		}
+		if (vm->store_fds[role] != -1)
+			fatalx("stored: fd role %u sent twice", role);
+		vm->store_fds[role] = fd;
+		return;
+	case IMSG_STORE_RESULT:
+		if ((vm = vm_by_store_req(imsg->hdr.peerid)) == NULL)
+			return;
+		vm_store_result(vm, imsg);
+		return;
+	default:
+		fatalx("stored: unexpected %s", imsg_type_name(imsg->hdr.type));
+	}
+}
+
+/* ---- creation ----------------------------------------------------------- */
+
+static int
+vm_image_find(const char *name, uint64_t *bytes, char *err, size_t errlen)
+{
+	size_t	 i;
+
+	for (i = 0; i < nimages; i++) {
+		if (strcmp(images[i].name, name) != 0)
+			continue;
+		if (!images[i].ok) {
+			(void)snprintf(err, errlen, "image %s is not usable: "
+			    "%s", name, images[i].text);
+			return -1;
+		}
+		*bytes = images[i].bytes;
+		return 0;
+	}
+	(void)snprintf(err, errlen, "no image named %s%s", name,
+	    store_up ? "" : " (the storage daemon is not up yet)");
+	return -1;
+}
+
+static int
+vm_slot_alloc(uint32_t *slot)
+{
+	uint32_t	 n = env->conf.vm_uid_last - env->conf.vm_uid_first + 1;
+	uint32_t	 s;
+	struct vm	*vm;
+	int		 used;
+
+	for (s = 0; s < n; s++) {
+		used = 0;
+		TAILQ_FOREACH(vm, &vms, entry)
+			if (vm->row.slot == s)
+				used = 1;
+		if (!used) {
+			*slot = s;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static uint64_t
+host_mem_available(void)
+{
+	char		 buf[4096], *p;
+	ssize_t		 n;
+	int		 fd;
+
+	if ((fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if ((p = strstr(buf, "MemAvailable:")) == NULL)
+		return 0;
+	return strtoull(p + strlen("MemAvailable:"), NULL, 10) << 10;
+}
+
+/* Quotas per workspace and per host, then what the host has free. */
+static int
+vm_admit(int64_t ws, uint32_t mem_mib, uint64_t disk, char *err,
+    size_t errlen)
+{
+	const struct limits	*w = &env->conf.ws_limits;
+	const struct limits	*h = &env->conf.host_limits;
+	uint64_t		 mem, dsk, avail;
+	uint32_t		 n;
+
+	if (state_usage(ws, &n, &mem, &dsk) == -1)
+		goto dberr;
+	if (n + 1 > w->max_vms) {
+		(void)snprintf(err, errlen, "the workspace has %u VMs, its "
+		    "limit: destroy one first", n);
+		return -1;
+	}
+	if ((mem + mem_mib) << 20 > w->max_memory) {
+		(void)snprintf(err, errlen, "the workspace's VMs would have "
+		    "%llu MiB of memory, over its limit of %llu MiB",
+		    (unsigned long long)(mem + mem_mib),
+		    (unsigned long long)(w->max_memory >> 20));
+		return -1;
+	}
+	if (dsk + disk > w->max_storage) {
+		(void)snprintf(err, errlen, "the workspace's disks would "
+		    "exceed its storage limit of %llu MiB",
+		    (unsigned long long)(w->max_storage >> 20));
+		return -1;
+	}
+	if (state_usage(0, &n, &mem, &dsk) == -1)
+		goto dberr;
+	if (n + 1 > h->max_vms || (mem + mem_mib) << 20 > h->max_memory ||
+	    dsk + disk > h->max_storage) {
+		(void)snprintf(err, errlen, "the host is at its VM, memory or "
+		    "storage limit; try again later");
+		return -1;
+	}
+	avail = host_mem_available();
+	if (avail < ((uint64_t)mem_mib << 20) + CG_MEM_OVERHEAD +
+	    VM_HOST_MEM_RESERVE) {
+		(void)snprintf(err, errlen, "the host has %llu MiB of memory "
+		    "available, not enough for %u MiB; try a smaller VM or "
+		    "later", (unsigned long long)(avail >> 20), mem_mib);
+		return -1;
+	}
+	return 0;
+dberr:
+	(void)snprintf(err, errlen, "state database error");
+	return -1;
+}
+
+static void
+vm_random_id(const char *prefix, char *out, size_t len)
+{
+	uint8_t	 raw[ID_HEX_LEN / 2];
+	char	 hex[ID_HEX_LEN + 1];
+
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		fatal("getrandom");
+	hex_encode(raw, sizeof(raw), hex);
+	(void)snprintf(out, len, "%s%s", prefix, hex);
+}
+
+/* A receipt's error, replayed as it was first answered. */
+static void
+vm_receipt_fail(int64_t ws, const char *rid, uint32_t peerid,
+    enum tool_status st, const char *msg)
+{
+	if (rid[0] != '\0' && state_receipt_end(ws, rid, 0, "", msg) == -1)
+		log_warnx("receipt %s not settled", rid);
+	vm_reply(peerid, st, msg);
+}
+
+void
+vm_create(uint32_t peerid, const struct ws_auth *auth,
+    const struct tool_args *args)
+{
+	const struct tool_value	*v;
+	struct vm_row		 row;
+	struct vm		*vm;
+	const char		*rid, *name, *image;
+	uint8_t			 hash[SHA256_LEN];
+	char			 err[320], result[VM_RESULT_MAX];
+	uint64_t		 disk = 0;
+	int64_t			 i;
+
+	rid = tool_arg_str(args, "request_id");
+	memset(&row, 0, sizeof(row));
+	row.ws_id = auth->id;
+	(void)snprintf(row.ws, sizeof(row.ws), "%s", auth->name);
+	row.memory_mib = (uint32_t)(env->conf.vm_memory >> 20);
+	row.vcpus = env->conf.vm_vcpus;
+	row.idle_seconds = env->conf.vm_idle_seconds;
+	row.idle_mode = env->conf.vm_idle_mode;
+	if (tool_arg_int(args, "memory_mib", &i) == 0)
+		row.memory_mib = (uint32_t)i;
+	if (tool_arg_int(args, "vcpus", &i) == 0)
+		row.vcpus = (uint32_t)i;
+	if (tool_arg_int(args, "idle_seconds", &i) == 0)
+		row.idle_seconds = (uint32_t)i;
+	if (tool_arg_int(args, "idle_mode", &i) == 0)
+		row.idle_mode = (uint32_t)i;
+	if (tool_arg_int(args, "network", &i) == 0)
+		row.network = (uint32_t)i;
+	name = tool_arg_str(args, "name");
+	image = tool_arg_str(args, "image");
+	if (image == NULL && env->conf.nimages > 0)
+		image = env->conf.images[0].name;
+
+	/* Re-validate what frontd checked: mcvmd trusts no peer. */
+	if (rid == NULL || !valid_request_id(rid) ||
+	    (name != NULL && !valid_object_name(name)) ||
+	    !valid_range_u64(row.memory_mib, VM_MEMORY_MIN_MIB,
+	    VM_MEMORY_MAX_MIB) || !valid_range_u64(row.vcpus, 1, VM_VCPUS_MAX))
+		fatalx("frontd: vm_create arguments out of range");
+
+	if (vm_args_hash(args, hash) == -1)
+		fatalx("%s: hash", __func__);
+	switch (state_receipt_begin(auth->id, rid, "vm_create", hash, "",
+	    result, sizeof(result))) {
+	case RECEIPT_NEW:
+		break;
+	case RECEIPT_DONE:
+		vm_reply(peerid, TOOL_OK, result);
+		return;
+	case RECEIPT_FAILED:
+		vm_reply(peerid, TOOL_ERROR, result);
+		return;
+	case RECEIPT_PENDING:
+		vm_reply(peerid, TOOL_ERROR, "this request_id is still being "
+		    "created; retry the same call in a few seconds");
+		return;
+	case RECEIPT_UNKNOWN:
+		vm_reply(peerid, TOOL_ERROR, "this request_id was interrupted "
+		    "by a service restart and its outcome is unknown; it is "
+		    "not run again: check vm_list, and use a new request_id");
+		return;
+	case RECEIPT_CONFLICT:
+		vm_reply(peerid, TOOL_ERROR, "this request_id was already "
+		    "used with other arguments; use a new request_id");
+		return;
+	case RECEIPT_ERROR:
+		vm_reply(peerid, TOOL_ERROR, "state database error");
+		return;
+	}
+
+	if (row.network != 0) {
+		vm_receipt_fail(auth->id, rid, peerid, TOOL_ERROR,
+		    (auth->flags & WS_ALLOW_NETWORK) ?
+		    "network \"on\" is not available in this mcvm build yet: "
+		    "create the VM with network \"off\"" :
+		    "this workspace may not use the network: create the VM "
+		    "with network \"off\", or ask the operator for a workspace "
+		    "with network access");
+		return;
+	}
+	if ((v = vm_arg(args, "port_forwards")) != NULL && v->nlist > 0) {
+		vm_receipt_fail(auth->id, rid, peerid, TOOL_ERROR,
+		    "port_forwards need networking, which is not available "
+		    "in this mcvm build yet");
+		return;
+	}
+	if (!cgroups.ok) {
+		vm_receipt_fail(auth->id, rid, peerid, TOOL_UNAVAILABLE,
+		    "this host cannot confine VMs with cgroups: the operator "
+		    "must fix it (mcvmd's log says why)");
+		return;
+	}
+	if (image == NULL) {
+		vm_receipt_fail(auth->id, rid, peerid, TOOL_ERROR,
+		    "no image is configured on this host");
+		return;
+	}
+	if (vm_image_find(image, &disk, err, sizeof(err)) == -1 ||
+	    vm_admit(auth->id, row.memory_mib, disk, err, sizeof(err)) == -1) {
+		vm_receipt_fail(auth->id, rid, peerid, TOOL_ERROR, err);
+		return;
+	}
+	if (name != NULL) {
+		TAILQ_FOREACH(vm, &vms, entry) {
+			if (vm->row.ws_id == auth->id &&
+			    strcmp(vm->row.name, name) == 0) {
+				(void)snprintf(err, sizeof(err), "the "
+				    "workspace already has a VM named %s (%s)",
+				    name, vm->row.id);
+				vm_receipt_fail(auth->id, rid, peerid,
+				    TOOL_ERROR, err);
+				return;
+			}
+		}
+	}
+	if (vm_slot_alloc(&row.slot) == -1) {
+		vm_receipt_fail(auth->id, rid, peerid, TOOL_ERROR,
+		    "every VM slot on this host is taken; try again later");
+		return;
+	}
+	vm_random_id("vm-", row.id, sizeof(row.id));
+	row.uid = env->conf.vm_uid_first + row.slot;
+	(void)snprintf(row.name, sizeof(row.name), "%s",
+	    name != NULL ? name : row.id);
+	(void)snprintf(row.image, sizeof(row.image), "%s", image);
+	(void)snprintf(row.state, sizeof(row.state), "%s",
+	    vm_state_name(VS_CREATING));
+	(void)snprintf(row.intent, sizeof(row.intent), "create");
+	row.disk_bytes = disk;
+	row.created = (int64_t)time(NULL);
+	if (state_vm_insert(&row) == -1) {
+		vm_receipt_fail(auth->id, rid, peerid, TOOL_ERROR,
+		    "state database error");
+		return;
+	}
+	vm = vm_alloc(&row);
+	vm->op.pending = 1;
+	vm->op.peerid = peerid;
+	vm->op.tool = TOOL_VM_CREATE;
+	(void)snprintf(vm->op.rid, sizeof(vm->op.rid), "%s", rid);
+	(void)snprintf(err, sizeof(err), "workspace %s: vm %s (%s, %u MiB)",
+	    auth->name, vm->row.id, image, row.memory_mib);
+	(void)state_audit("mcvmd", "vm-create", err);
+	vm_store_send(vm, IMSG_STORE_DISK_CREATE);
+}
+
+/* ---- processes ---------------------------------------------------------- */
+
+static void
+vm_boot_timeout(int fd, short event, void *arg)
+{
+	struct vm	*vm = arg;
+	char		 msg[128];
+
+	vm->timer_set = 0;
+	(void)snprintf(msg, sizeof(msg), "the guest agent did not answer "
+	    "within %d s of QEMU starting", VM_BOOT_TIMEOUT);
+	vm_fail(vm, msg);
+}
+
+static void
+vm_timer_start(struct vm *vm, int seconds, void (*cb)(int, short, void *))
+{
+	struct timeval	 tv = { seconds, 0 };
+
+	vm_timer_clear(vm);
+	evtimer_set(&vm->timer, cb, vm);
+	evtimer_add(&vm->timer, &tv);
+	vm->timer_set = 1;
+}
+
+static int
+vm_jail_dir(const struct vm *vm, char *path, size_t len)
+{
+	return snprintf(path, len, "%s/%s", vmsdir, vm->row.id) >= (int)len ?
+	    -1 : 0;
+}
+
+static pid_t
+vm_fork_monitor(struct vm *vm, char procs[][PATH_MAX], size_t nprocs,
+    int sp, int qmp, int agent)
+{
+	char		 path[PATH_MAX], uid[16], gid[16], *argv[VM_ARGV_MAX];
+	char *const	 envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+	int		 argc = 0, i, fd, fds[3] = { sp, qmp, agent };
+	size_t		 d;
+	pid_t		 pid;
+
+	if (snprintf(path, sizeof(path), "%s/%s", env->bindir,
+	    VM_VMM_BINARY) >= (int)sizeof(path))
+		return -1;
+	(void)snprintf(uid, sizeof(uid), "%u", vm->row.uid);
+	(void)snprintf(gid, sizeof(gid), "%u", vm->row.uid);
+	argv[argc++] = VM_VMM_BINARY;
+	argv[argc++] = "-f";
+	argv[argc++] = env->conf.conffile;
+	for (d = 0; d < env->opts.ndefines; d++) {
+		argv[argc++] = "-D";
+		argv[argc++] = (char *)env->opts.defines[d];
+	}
+	if (env->opts.foreground)
+		argv[argc++] = "-d";
+	for (i = 0; i < env->opts.verbose && i < 2; i++)
+		argv[argc++] = "-v";
+	if (env->opts.sandbox_debug)
+		argv[argc++] = "-S";
+	argv[argc++] = "-i";
+	argv[argc++] = vm->row.id;
+	argv[argc++] = "-u";
+	argv[argc++] = uid;
+	argv[argc++] = "-g";
+	argv[argc++] = gid;
+	argv[argc] = NULL;
+
+	if ((pid = fork()) != 0)
+		return pid;
+	for (d = 0; d < nprocs; d++) {
+		if ((fd = open(procs[d], O_WRONLY | O_CLOEXEC)) == -1 ||
+		    write(fd, "0", 1) != 1)
+			_exit(127);
+		close(fd);
+	}
+	/* 3: mcvmd, 4: QMP, 5: agent; via high numbers to avoid clashes. */
+	for (i = 0; i < 3; i++)
+		if ((fds[i] = fcntl(fds[i], F_DUPFD, 64)) == -1)
+			_exit(127);
+	for (i = 0; i < 3; i++)
+		if (dup2(fds[i], PROC_PARENT_SOCK_FILENO + i) == -1)
+			_exit(127);
+	if (close_range(PROC_PARENT_SOCK_FILENO + 3, ~0U, 0) == -1)
+		_exit(127);
+	execve(path, argv, envp);
+	_exit(127);
+}
+
+/* QEMU's stdout and stderr, for the operator; never read by mcvmd. */
+static int
+vm_qemu_log(const struct vm *vm)
+{
+	char	 path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/%s.log", vmsdir, vm->row.id) >=
+	    (int)sizeof(path))
+		return -1;
+	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+	    O_NOFOLLOW, 0600);
+}
+
+static void
+vm_qemu_log_remove(const struct vm *vm)
+{
+	char	 path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/%s.log", vmsdir, vm->row.id) <
+	    (int)sizeof(path))
+		(void)unlink(path);
+}
+
+/*
+ * Starts the VM's processes: its cgroups, QEMU in the jail and the
+ * monitor, connected by socketpairs that mcvmd makes and hands out.
+ */
+static void
+vm_spawn(struct vm *vm)
+{
+	struct qemu_argv	*qa;
+	struct qemu_spec	 spec;
+	struct jail		 jail;
+	char			 root[PATH_MAX];
+	char			 procs[JAIL_CGROUPS_MAX][PATH_MAX];
+	size_t			 nprocs = 0, i;
+	int			 qmp[2] = { -1, -1 }, agent[2] = { -1, -1 };
+	int			 sp[2] = { -1, -1 }, log = -1;
+	const char		*why = NULL;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.vm_id = vm->row.id;
+	spec.accel = accel;
+	spec.memory_mib = vm->row.memory_mib;
+	spec.vcpus = vm->row.vcpus;
+	spec.disk_format = vm->disk_format;
+	spec.has_initrd = vm->store_fds[STORE_FD_INITRD] != -1;
+	if ((qa = calloc(1, sizeof(*qa))) == NULL)
+		fatal("%s", __func__);
+	if (qemu_build_argv(&spec, qa) == -1) {
+		why = "internal error building QEMU's command line";
+		goto fail;
+	}
+	if (vm_jail_dir(vm, root, sizeof(root)) == -1 ||
+	    (mkdir(root, 0755) == -1 && errno != EEXIST)) {
+		why = "cannot make the jail directory";
+		goto fail;
+	}
+	if (cgroup_vm_create(&cgroups, vm->row.id,
+	    (uint64_t)vm->row.memory_mib << 20, vm->row.vcpus, procs,
+	    &nprocs) == -1) {
+		why = "cannot create the VM's cgroups";
+		goto fail;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qmp) == -1 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, agent) == -1 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1 ||
+	    (log = vm_qemu_log(vm)) == -1) {
+		why = "cannot create the VM's channels";
+		goto fail;
+	}
+
+	memset(&jail, 0, sizeof(jail));
+	jail.root = root;
+	jail.uid = vm->row.uid;
+	jail.gid = vm->row.uid;
+	jail.kvm = accel == ACCEL_USE_KVM;
+	jail.kernel_fd = vm->store_fds[STORE_FD_KERNEL];
+	jail.initrd_fd = vm->store_fds[STORE_FD_INITRD];
+	jail.log_fd = log;
+	for (i = 0; i <= QEMU_FD_MAX; i++)
+		jail.fds[i] = -1;
+	jail.fds[QEMU_FD_QMP] = qmp[0];
+	jail.fds[QEMU_FD_AGENT] = agent[0];
+	jail.fds[QEMU_FD_DISK] = vm->store_fds[STORE_FD_DISK];
+	if (vm->disk_format == DISK_QCOW2)
+		jail.fds[QEMU_FD_BASE] = vm->store_fds[STORE_FD_BASE];
+	for (i = 0; i < nprocs; i++)
+		jail.cgroup_procs[i] = procs[i];
+	jail.ncgroups = nprocs;
+
+	switch (vm->qemu_pid = fork()) {
+	case -1:
+		why = "cannot fork QEMU";
+		goto fail;
+	case 0:
+		jail_exec(&jail, qa->argv);
+	}
+	vm->qemu_status = 0;
+	if ((vm->vmm_pid = vm_fork_monitor(vm, procs, nprocs, sp[1], qmp[1],
+	    agent[1])) == -1) {
+		why = "cannot start the VM monitor";
+		goto fail;
+	}
+	close(qmp[0]);
+	close(qmp[1]);
+	close(agent[0]);
+	close(agent[1]);
+	close(sp[1]);
+	close(log);
+	vm_close_store_fds(vm);
+	free(qa);
+	if (fcntl(sp[0], F_SETFL, O_NONBLOCK) == -1 ||
+	    imsgev_init(&vm->vmm, sp[0], vm->row.id, vm_vmm_dispatch,
+	    vm) == -1)
+		fatal("%s", __func__);
+	vm->vmm_live = 1;
+	vm->ready = 0;
+	vm->guest_poweroff = 0;
+	vm_set_state(vm, VS_BOOTING, NULL);
+	vm_timer_start(vm, VM_BOOT_TIMEOUT, vm_boot_timeout);
+	log_info("%s: qemu pid %d, monitor pid %d, uid %u", vm->row.id,
+	    (int)vm->qemu_pid, (int)vm->vmm_pid, vm->row.uid);
+	return;
+fail:
+	free(qa);
+	for (i = 0; i < 2; i++) {
+		if (qmp[i] != -1)
+			close(qmp[i]);
+		if (agent[i] != -1)
+			close(agent[i]);
+		if (sp[i] != -1)
+			close(sp[i]);
+	}
+	if (log != -1)
+		close(log);
+	vm_close_store_fds(vm);
+	vm_fail(vm, why);
+}
+
+/*
+ * Tells the caller of the pending lifecycle operation how it ended, and
+ * settles its receipt.
+ */
+static void
+vm_op_done(struct vm *vm, int ok, const char *msg)
+{
+	char	*text;
+	json_t	*j;
+
+	if (!vm->op.pending)
+		return;
+	vm->op.pending = 0;
+	if (!ok) {
+		vm_receipt_fail(vm->row.ws_id, vm->op.rid, vm->op.peerid,
+		    TOOL_ERROR, msg);
+		return;
+	}
+	j = vm_json(vm);
+	if (vm->os[0] != '\0')
+		json_object_set_new(j, "guest", json_pack("{s:s, s:s, s:s}",
+		    "os", vm->os, "kernel", vm->kernel, "agent_version",
+		    vm->agent));
+	if ((text = json_dumps(j, JSON_COMPACT)) == NULL)
+		fatalx("%s: json_dumps", __func__);
+	json_decref(j);
+	if (vm->op.rid[0] != '\0' && state_receipt_end(vm->row.ws_id,
+	    vm->op.rid, 1, vm->row.id, text) == -1)
+		log_warnx("%s: receipt not settled", vm->row.id);
+	vm_reply(vm->op.peerid, TOOL_OK, text);
+	free(text);
+}
+
+/* Kills whatever runs in the VM's cgroup. */
+static void
+vm_kill(struct vm *vm)
+{
+	if (vm->qemu_pid > 0)
+		(void)kill(vm->qemu_pid, SIGKILL);
+	if (vm->vmm_pid > 0)
+		(void)kill(vm->vmm_pid, SIGKILL);
+	if (cgroups.ok && cgroup_vm_kill(&cgroups, vm->row.id) == -1)
+		log_warn("%s: cgroup kill", vm->row.id);
+}
+
+/*
+ * The VM failed: its processes are killed, the state says why, and the
+ * pending operation fails.  A VM that failed while being created is
+ * removed again, so that nothing of it stays behind.
+ */
+static void
+vm_fail(struct vm *vm, const char *why)
+{
+	int	 creating = vm->op.pending && vm->op.tool == TOOL_VM_CREATE;
+	char	 msg[400];
+
+	vm_timer_clear(vm);
+	vm_kill(vm);
+	if (vm->state == VS_DESTROYING)
+		return;
+	vm_set_state(vm, VS_FAILED, why);
+	if (creating) {
+		(void)snprintf(msg, sizeof(msg), "the VM could not be "
+		    "created: %s. Nothing was kept.", why);
+		vm_op_done(vm, 0, msg);
+		vm_destroy(0, vm);
+		return;
+	}
+	vm_op_done(vm, 0, why);
+	if (vm->qemu_pid <= 0 && vm->vmm_pid <= 0)
+		vm_processes_gone(vm);
+}
+
+/* Both processes have exited: release what they held. */
+static void
+vm_processes_gone(struct vm *vm)
+{
+	char	 root[PATH_MAX];
+
+	if (vm->vmm_live) {
+		int fd = vm->vmm.ibuf.fd;
+
+		imsgev_clear(&vm->vmm);
+		close(fd);
+		vm->vmm_live = 0;
+	}
+	vm->ready = 0;
+	while (!TAILQ_EMPTY(&vm->calls))
+		vm_call_fail(TAILQ_FIRST(&vm->calls), "the VM stopped");
+	if (cgroups.ok && cgroup_vm_exists(&cgroups, vm->row.id) &&
+	    (cgroup_vm_kill(&cgroups, vm->row.id) == -1 ||
+	    cgroup_vm_destroy(&cgroups, vm->row.id) == -1))
+		log_warn("%s: cgroup not removed", vm->row.id);
+	if (vm_jail_dir(vm, root, sizeof(root)) == 0)
+		(void)rmdir(root);
+	vm_timer_clear(vm);
+	if (vm->state == VS_DESTROYING)
+		vm_qemu_log_remove(vm);
+
+	switch (vm->state) {
+	case VS_STOPPING:
+		vm_set_state(vm, VS_STOPPED, NULL);
+		vm_op_done(vm, 1, NULL);
+		break;
+	case VS_DESTROYING:
+		if (vm->store_req == 0 && store_up)
+			vm_store_send(vm, IMSG_STORE_DISK_DELETE);
+		break;
+	case VS_FAILED:
+	case VS_STOPPED:
+		break;
+	default:
+		if (vm->guest_poweroff) {
+			vm_set_state(vm, VS_STOPPED, "the guest powered off");
+			vm_op_done(vm, 0, "the guest powered off");
+		} else
+			vm_fail(vm, "QEMU exited unexpectedly");
+		break;
+	}
+}
+
+/* SIGCHLD: is it one of ours?  1 if it was a VM's process. */
+int
+vm_reap(pid_t pid, int status)
+{
+	struct vm	*vm;
+
+	TAILQ_FOREACH(vm, &vms, entry) {
+		if (pid == vm->qemu_pid) {
+			vm->qemu_pid = 0;
+			vm->qemu_status = status;
+			log_info("%s: qemu exited (%s %d); its output is in "
+			    "%s/%s.log", vm->row.id,
+			    WIFSIGNALED(status) ? "signal" : "status",
+			    WIFSIGNALED(status) ? WTERMSIG(status) :
+			    WEXITSTATUS(status), vmsdir, vm->row.id);
+		} else if (pid == vm->vmm_pid) {
+			vm->vmm_pid = 0;
+			if (vm->qemu_pid > 0 && vm->state != VS_STOPPING &&
+			    vm->state != VS_DESTROYING &&
+			    vm->state != VS_FAILED)
+				vm_fail(vm, "the VM monitor died");
+			else
+				log_info("%s: monitor exited", vm->row.id);
+		} else
+			continue;
+		if (vm->qemu_pid <= 0 && vm->vmm_pid <= 0)
+			vm_processes_gone(vm);
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- the monitor's messages --------------------------------------------- */
+
+static struct vm_call *
+vm_call_find(struct vm *vm, uint32_t id)
+{
+	struct vm_call	*c;
+
+	TAILQ_FOREACH(c, &vm->calls, entry)
+		if (c->id == id)
+			return c;
+	return NULL;
+}
+
+static void
+vm_vmm_ready(struct vm *vm, struct imsg *imsg)
+{
+	struct mreader	 r;
+	const char	*agent, *os, *kernel;
+
+	m_init(&r, imsg);
+	if (m_get_str(&r, &agent, VM_GUEST_STR_MAX - 1) == -1 ||
+	    m_get_str(&r, &os, VM_GUEST_STR_MAX - 1) == -1 ||
+	    m_get_str(&r, &kernel, VM_GUEST_STR_MAX - 1) == -1 ||
+	    m_end(&r) == -1) {
+		vm_fail(vm, "malformed READY from the VM monitor");
+		return;
+	}
+	(void)snprintf(vm->agent, sizeof(vm->agent), "%s", agent);
+	(void)snprintf(vm->os, sizeof(vm->os), "%s", os);
+	(void)snprintf(vm->kernel, sizeof(vm->kernel), "%s", kernel);
+	vm->ready = 1;
+	if (vm->state != VS_BOOTING)
+		return;
+	vm_timer_clear(vm);
+	vm_set_state(vm, VS_RUNNING, NULL);
+	vm_op_done(vm, 1, NULL);
+}
+
+static void
+vm_vmm_event(struct vm *vm, struct imsg *imsg)
+{
+	struct mreader	 r;
+	const char	*detail;
+	uint32_t	 ev;
+
+	m_init(&r, imsg);
+	if (m_get_u32(&r, &ev) == -1 || m_get_str(&r, &detail, 255) == -1 ||
+	    m_end(&r) == -1) {
+		vm_fail(vm, "malformed event from the VM monitor");
+		return;
+	}
+	log_debug("%s: event %u (%s)", vm->row.id, ev, detail);
+	switch (ev) {
+	case VMM_EV_SHUTDOWN:
+		/* A guest-initiated power-off is a stop, not a crash. */
+		vm->guest_poweroff = 1;
+		break;
+	case VMM_EV_GUEST_LOST:
+		vm->ready = 0;
+		log_warnx("%s: guest agent lost: %s", vm->row.id, detail);
+		break;
+	case VMM_EV_GUEST_BACK:
+		vm->ready = 1;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * The monitor is a process of mcvm's, but it runs as the VM's uid next to
+ * QEMU: a message it should not send costs that VM, not mcvmd.
+ */
+static void
+vm_vmm_dispatch(int fd, short event, void *arg)
+{
+	struct imsgev	*iev = arg;
+	struct vm	*vm = iev->data;
+	struct vm_call	*c;
+	struct imsg	 imsg;
+	struct mreader	 r;
+	uint32_t	 version;
+	int		 n;
+
+	if (imsgev_read(iev, event) == -1) {
+		imsgev_clear(&vm->vmm);
+		close(fd);
+		vm->vmm_live = 0;
+		if (vm->state == VS_BOOTING || vm->state == VS_RUNNING ||
+		    vm->state == VS_PAUSED)
+			vm_fail(vm, "the VM monitor closed its channel");
+		return;
+	}
+	for (;;) {
+		if ((n = imsg_get(&iev->ibuf, &imsg)) == -1) {
+			vm_fail(vm, "bad framing from the VM monitor");
+			return;
+		}
+		if (n == 0)
+			break;
+		switch (imsg.hdr.type) {
+		case IMSG_HELLO:
+			m_init(&r, &imsg);
+			if (m_get_u32(&r, &version) == -1 || m_end(&r) == -1 ||
+			    version != MCVM_PROTO_VERSION)
+				vm_fail(vm, "the VM monitor speaks another "
+				    "protocol version");
+			break;
+		case IMSG_VMM_READY:
+			vm_vmm_ready(vm, &imsg);
+			break;
+		case IMSG_VMM_EVENT:
+			vm_vmm_event(vm, &imsg);
+			break;
+		default:
+			if ((c = vm_call_find(vm, imsg.hdr.peerid)) == NULL) {
+				log_warnx("%s: %s for no request", vm->row.id,
+				    imsg_type_name(imsg.hdr.type));
+				break;
+			}
+			TAILQ_REMOVE(&vm->calls, c, entry);
+			vm->ncalls--;
+			vm_call_done(c, &imsg);
+			break;
+		}
+		imsg_free(&imsg);
+		if (!vm->vmm_live)
+			return;
+	}
+}
+
+/* ---- requests to the monitor -------------------------------------------- */
+
+struct vm_call *
+vm_call_new(struct vm *vm, uint32_t peerid, enum tool_id tool)
+{
+	struct vm_call	*c;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		fatal("%s", __func__);
+	c->vm = vm;
+	c->peerid = peerid;
+	c->tool = tool;
+	return c;
+}
+
+void
+vm_call_free(struct vm_call *c)
+{
+	if (c->acc != NULL)
+		json_decref(c->acc);
+	free(c->command);
+	free(c);
+}
+
+/* Starts a message of type for call c (its id becomes the peerid). */
+struct ibuf *
+vm_call_msg(struct vm *vm, uint32_t type, struct vm_call *c)
+{
+	struct ibuf	*b;
+
+	c->id = call_next++;
+	if (call_next == 0)
+		call_next = 1;
+	c->type = type;
+	if ((b = imsg_create(&vm->vmm.ibuf, type, c->id, 0, 256)) == NULL)
+		fatal("%s", __func__);
+	return b;
+}
+
+/*
+ * Sends the message and remembers the call.  On failure (no monitor, too
+ * many in flight) the call fails at once, and -1 is returned.
+ */
+int
+vm_call(struct vm *vm, struct vm_call *c, struct ibuf *b)
+{
+	if (!vm->vmm_live || vm->ncalls >= VM_CALLS_MAX) {
+		imsg_discard(b);
+		vm_call_fail(c, vm->vmm_live ? "too many requests to this VM "
+		    "at once; retry" : "the VM is not running");
+		return -1;
+	}
+	if (imsgev_close(&vm->vmm, b) == -1)
+		fatal("%s", __func__);
+	TAILQ_INSERT_TAIL(&vm->calls, c, entry);
+	vm->ncalls++;
+	return 0;
+}
+
+/* ---- stop, start, destroy, shutdown ------------------------------------- */
+
+static void
+vm_stop_timeout(int fd, short event, void *arg)
+{
+	struct vm	*vm = arg;
+	char		 msg[160];
+
+	vm->timer_set = 0;
+	if (vm->state != VS_STOPPING)
+		return;
+	(void)snprintf(msg, sizeof(msg), "the guest did not shut down in "
+	    "time; it keeps running: retry vm_stop with force=true to power "
+	    "it off at once");
+	vm_set_state(vm, VS_RUNNING, NULL);
+	vm_op_done(vm, 0, msg);
+}
+
+/* Asks the guest to power off (the agent, else ACPI), or kills QEMU. */
+void
+vm_stop(uint32_t peerid, struct vm *vm, int force, uint32_t timeout)
+{
+	struct vm_call	*c;
+	struct ibuf	*b;
+
+	vm->op.pending = 1;
+	vm->op.peerid = peerid;
+	vm->op.tool = TOOL_VM_STOP;
+	vm->op.rid[0] = '\0';
+	vm_set_state(vm, VS_STOPPING, NULL);
+	if (force || !vm->vmm_live) {
+		vm_kill(vm);
+		if (vm->qemu_pid <= 0 && vm->vmm_pid <= 0)
+			vm_processes_gone(vm);
+		return;
+	}
+	c = vm_call_new(vm, 0, TOOL_VM_STOP);
+	b = vm_call_msg(vm, vm->ready ? IMSG_VMM_GUEST_POWEROFF :
+	    IMSG_VMM_POWERDOWN, c);
+	(void)vm_call(vm, c, b);
+	vm_timer_start(vm, (int)timeout, vm_stop_timeout);
+}
+
+void
+vm_start(uint32_t peerid, struct vm *vm)
+{
+	vm->op.pending = 1;
+	vm->op.peerid = peerid;
+	vm->op.tool = TOOL_VM_START;
+	vm->op.rid[0] = '\0';
+	vm_set_state(vm, VS_CREATING, NULL);
+	if (!store_up) {
+		vm_fail(vm, "the storage daemon is not up");
+		return;
+	}
+	vm_store_send(vm, IMSG_STORE_DISK_OPEN);
+}
+
+/*
+ * Removes every trace: processes, cgroups, the jail directory, the disk
+ * (through stored) and the rows, except the audit log.  peerid 0: no one
+ * waits for the answer.
+ */
+void
+vm_destroy(uint32_t peerid, struct vm *vm)
+{
+	if (vm->op.pending && vm->op.peerid != peerid)
+		vm_op_done(vm, 0, "the VM was destroyed");
+	vm->op.pending = peerid != 0;
+	vm->op.peerid = peerid;
+	vm->op.tool = TOOL_VM_DESTROY;
+	vm->op.rid[0] = '\0';
+	vm_set_state(vm, VS_DESTROYING, NULL);
+	vm_kill(vm);
+	if (vm->qemu_pid <= 0 && vm->vmm_pid <= 0)
+		vm_processes_gone(vm);
+}
+
+/*
+ * mcvmd is stopping: every VM's processes are killed and the VM is marked
+ * stopped (its disk stays), so that vm_start boots it again later.
+ */
+void
+vm_shutdown(void)
+{
+	struct vm	*vm;
+	int		 status;
+
+	TAILQ_FOREACH(vm, &vms, entry) {
+		if (vm->qemu_pid <= 0 && vm->vmm_pid <= 0 &&
+		    !cgroup_vm_exists(&cgroups, vm->row.id))
+			continue;
+		vm_kill(vm);
+		if (vm->qemu_pid > 0)
+			(void)waitpid(vm->qemu_pid, &status, 0);
+		if (vm->vmm_pid > 0)
+			(void)waitpid(vm->vmm_pid, &status, 0);
+		vm->qemu_pid = vm->vmm_pid = 0;
+		if (vm->state != VS_DESTROYING && vm->state != VS_FAILED)
+			vm_set_state(vm, VS_STOPPED, "mcvmd stopped");
+		if (cgroups.ok)
+			(void)cgroup_vm_destroy(&cgroups, vm->row.id);
+	}
+}

@@ -1,0 +1,125 @@
+/*
+ * The VM controller inside mcvmd: VM objects, their state machine, the
+ * processes behind them (QEMU in its jail, the VM monitor), and the tools
+ * that act on them.
+ */
+#ifndef MCVMD_VM_H
+#define MCVMD_VM_H
+
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <event.h>
+#include <jansson.h>
+
+#include "mcvmd.h"
+#include "tools.h"
+
+#define VM_BOOT_TIMEOUT		180	/* s: QEMU start to the agent's READY */
+#define VM_CALLS_MAX		32	/* monitor requests in flight per VM */
+#define VM_RESULT_MAX		8192	/* a receipt's replayed result */
+#define VM_GUEST_STR_MAX	256
+#define VM_JOB_PAGE_MAX		(16 * 1024)	/* per stream per read */
+#define VM_VMM_BINARY		"mcvm-vmm"
+#define VM_ARGV_MAX		(16 + 2 * 32)
+
+enum vm_state {
+	VS_CREATING = 0,	/* disk being made */
+	VS_BOOTING,		/* QEMU started, no READY yet */
+	VS_RUNNING,
+	VS_PAUSED,
+	VS_STOPPING,
+	VS_STOPPED,
+	VS_FAILED,
+	VS_DESTROYING,
+	VS_NSTATES,
+};
+
+/* What the current lifecycle operation owes its caller. */
+struct vm_op {
+	int		 pending;
+	uint32_t	 peerid;	/* frontd request */
+	enum tool_id	 tool;
+	char		 rid[REQUEST_ID_MAX + 1];	/* receipt, or "" */
+	int		 timed_out;
+};
+
+struct vm;
+
+/* A request to a VM's monitor, and what to do with its answer. */
+struct vm_call {
+	TAILQ_ENTRY(vm_call) entry;
+	uint32_t	 id;		/* imsg peerid to the monitor */
+	struct vm	*vm;
+	uint32_t	 peerid;	/* frontd request, 0 for internal */
+	enum tool_id	 tool;
+	int		 step;		/* chained calls */
+	uint32_t	 type;		/* IMSG_VMM_* sent */
+	int		 force;
+	uint32_t	 encoding;	/* vm_job_output: 0 utf-8, 1 base64 */
+	char		 job_id[ID_MAX + 1];
+	char		 rid[REQUEST_ID_MAX + 1];
+	char		 path[TOOL_PATH_MAX];
+	char		*command;	/* vm_exec, for the jobs table */
+	json_t		*acc;		/* partial result of a chain */
+};
+TAILQ_HEAD(vm_calls, vm_call);
+
+struct vm {
+	TAILQ_ENTRY(vm)	 entry;
+	struct vm_row	 row;		/* what state.db holds */
+	enum vm_state	 state;
+	pid_t		 qemu_pid;
+	pid_t		 vmm_pid;
+	int		 qemu_status;	/* wait status once reaped */
+	struct imsgev	 vmm;
+	int		 vmm_live;
+	int		 ready;
+	int		 guest_poweroff;	/* SHUTDOWN seen: not a crash */
+	struct event	 timer;
+	int		 timer_set;
+	struct vm_op	 op;
+	uint32_t	 store_req;	/* stored request in flight, 0 none */
+	int		 store_fds[STORE_FD_INITRD + 1];
+	enum disk_format disk_format;
+	char		 os[VM_GUEST_STR_MAX];
+	char		 kernel[VM_GUEST_STR_MAX];
+	char		 agent[VM_GUEST_STR_MAX];
+	struct vm_calls	 calls;
+	unsigned int	 ncalls;
+};
+TAILQ_HEAD(vm_list, vm);
+
+extern struct vm_list	 vms;
+
+/* vm.c */
+void		 vm_init(void);
+void		 vm_store_up(void);
+void		 vm_store_imsg(struct imsg *);
+int		 vm_reap(pid_t, int);
+void		 vm_shutdown(void);
+struct vm	*vm_find(const char *, int64_t);
+const char	*vm_state_name(enum vm_state);
+void		 vm_reply(uint32_t, enum tool_status, const char *);
+void		 vm_reply_json(uint32_t, json_t *);
+void		 vm_create(uint32_t, const struct ws_auth *,
+		    const struct tool_args *);
+void		 vm_start(uint32_t, struct vm *);
+void		 vm_stop(uint32_t, struct vm *, int, uint32_t);
+void		 vm_destroy(uint32_t, struct vm *);
+void		 vm_set_state(struct vm *, enum vm_state, const char *);
+int		 vm_call(struct vm *, struct vm_call *, struct ibuf *);
+struct vm_call	*vm_call_new(struct vm *, uint32_t, enum tool_id);
+void		 vm_call_free(struct vm_call *);
+struct ibuf	*vm_call_msg(struct vm *, uint32_t, struct vm_call *);
+json_t		*vm_json(const struct vm *);
+
+/* vmtools.c */
+int		 vm_tool(uint32_t, const struct ws_auth *,
+		    const struct tool_args *);
+void		 vm_call_done(struct vm_call *, struct imsg *);
+void		 vm_call_fail(struct vm_call *, const char *);
+const struct tool_value *vm_arg(const struct tool_args *, const char *);
+int		 vm_args_hash(const struct tool_args *, uint8_t [SHA256_LEN]);
+
+#endif
