@@ -152,7 +152,8 @@ imsgev_add(struct imsgev *iev)
 
 	if (iev->ibuf.wqlen > 0)
 		events |= EV_WRITE;
-	if (iev->events != 0 && events == iev->events)
+	if (iev->events != 0 && events == iev->events &&
+	    event_pending(&iev->ev, EV_READ | EV_WRITE, NULL))
 		return;
 	if (iev->events != 0)
 		event_del(&iev->ev);

@@ -1,10 +1,16 @@
 PROGS += mcvmd
 mcvmd_SRCS := vmmd/mcvmd.c vmmd/control.c vmmd/state.c vmmd/schema.c \
-	vmmd/qemu.c vmmd/jail.c vmmd/cgroup.c \
+	vmmd/qemu.c vmmd/jail.c vmmd/cgroup.c vmmd/vm.c vmmd/vmtools.c \
 	vmmd/front.c
-mcvmd_PKGS := libevent sqlite3 libcap-ng libseccomp libcrypto
+mcvmd_PKGS := libevent sqlite3 libcap-ng libseccomp libcrypto jansson
 
 UNIT_EXTRA_SRCS += vmmd/schema.c vmmd/qemu.c vmmd/cgroup.c
+
+# The built image as a config fragment, included by etc/mcvm.dev.conf.
+IMAGE_TARGETS += $(BUILD)/image/mcvm-image.conf
+$(BUILD)/image/mcvm-image.conf: $(BUILD)/image/manifest etc/image-conf.sh
+	etc/image-conf.sh $(BUILD)/image debian > $@.tmp
+	mv $@.tmp $@
 
 # --- mcvm-vmm, the VM monitor (one per VM) ---------------------------------
 PROGS += mcvm-vmm
