@@ -15,9 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define QMP_MSG_MAX		(64 * 1024)	/* one line, newline included */
-#define QMP_NAME_MAX		64	/* event names, error classes, status */
-#define QMP_TEXT_MAX		256	/* error descriptions, event details */
+#define QMP_MSG_MAX		(64 * 1024)	/* a line and newline */
+#define QMP_NAME_MAX		64	/* events, errors, status */
+#define QMP_TEXT_MAX		256	/* error texts, event details */
 #define QMP_CMD_MAX		128	/* an encoded command */
 
 enum qmp_kind {
@@ -65,7 +65,8 @@ void	 qmp_parser_init(struct qmp_parser *);
  * Returns 0, or -1 once the stream is broken (a line too long, not JSON,
  * or not a QMP message); the reason is in p->error, and later calls fail.
  */
-int	 qmp_input(struct qmp_parser *, const void *, size_t, qmp_cb, void *);
+int	 qmp_input(struct qmp_parser *, const void *, size_t, qmp_cb,
+	    void *);
 
 /* Decodes one line (without its newline).  Returns 0 or -1. */
 int	 qmp_decode_line(const char *, size_t, struct qmp_msg *, char *,

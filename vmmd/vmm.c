@@ -48,7 +48,7 @@ enum vmm_chan {
 
 struct outbuf {
 	TAILQ_ENTRY(outbuf)	 entry;
-	struct vmm_req		*owner;		/* NULL once abandoned */
+	struct vmm_req		*owner;	/* NULL: abandoned */
 	size_t			 len;
 	size_t			 off;
 	uint8_t			 data[];
@@ -64,7 +64,7 @@ struct vmm_req {
 	uint16_t	 agent_type;
 	const char	*qmp_cmd;
 	int		 unsent;		/* QMP not negotiated yet */
-	struct outbuf	*out;			/* its frame, while queued */
+	struct outbuf	*out;		/* its frame, while queued */
 	struct event	 timer;
 };
 
@@ -87,10 +87,10 @@ enum qmp_state {
 };
 
 enum agent_state {
-	AG_S_HELLO,		/* HELLO sent, repeated while the guest boots */
+	AG_S_HELLO,		/* HELLO sent, repeated while booting */
 	AG_S_INFO,		/* INFO sent */
 	AG_S_READY,
-	AG_S_LOST,		/* malformed input or closed: not read again */
+	AG_S_LOST,		/* malformed or closed: not read again */
 };
 
 static struct {

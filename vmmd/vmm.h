@@ -18,14 +18,14 @@
 #include "msg.h"
 
 /* The fds mcvmd gives the monitor, beside its imsg socket on fd 3. */
-#define VMM_QMP_FILENO		4	/* connected to QEMU's QMP monitor */
+#define VMM_QMP_FILENO		4	/* to QEMU's QMP monitor */
 #define VMM_AGENT_FILENO	5	/* connected to the agent chardev */
 
-#define VMM_REQ_MAX		32	/* requests in flight -> VMM_ERR_BUSY */
+#define VMM_REQ_MAX		32	/* in flight, then VMM_ERR_BUSY */
 #define VMM_REQ_TIMEOUT_MS	30000	/* -> VMM_ERR_TIMEOUT */
 #define VMM_HELLO_RETRY_MS	500	/* while the guest boots */
 #define VMM_READ_MAX		(16 * 1024)	/* bytes per read(2) */
-#define VMM_AGENT_WQ_MAX	(4 * AGENT_FRAME_MAX)	/* queued to guest */
+#define VMM_AGENT_WQ_MAX	(4 * AGENT_FRAME_MAX)	/* unsent bytes */
 
 /*
  * Requests: vmm_req_get reads an IMSG_VMM_* agent request (EXEC ...

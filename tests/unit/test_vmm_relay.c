@@ -309,7 +309,8 @@ status_sample(void)
 
 Test(vmm_relay, replies_roundtrip)
 {
-	static uint8_t		 page[AGENT_PAGE_MAX], chunk[AGENT_FILE_CHUNK_MAX];
+	static uint8_t		 page[AGENT_PAGE_MAX];
+	static uint8_t		 chunk[AGENT_FILE_CHUNK_MAX];
 	struct agent_msg	 m;
 
 	memset(page, 'o', sizeof(page));

@@ -35,7 +35,7 @@
 #define QEMU_BIN		"qemu-system-x86_64"
 #define GUEST_MEM_MIB		"1024"
 #define GUEST_CPUS		"2"
-#define GUEST_APPEND		"console=ttyS0 root=/dev/vda rw panic=-1 quiet"
+#define GUEST_APPEND	"console=ttyS0 root=/dev/vda rw panic=-1 quiet"
 #define VM_ID			"vm-0123456789abcdef"
 #define VM_UID			"2000100"
 #define VM_UID_N		2000100
@@ -52,7 +52,7 @@ struct vmm_run {
 	int		 vmm_status;
 	struct imsgbuf	 ib;
 	int		 ib_ok;
-	int		 fake_agent;	/* our end, when we are the guest */
+	int		 fake_agent;	/* our end, as the guest */
 	int		 fake_qmp;	/* our end, when we are QEMU */
 	uint32_t	 next_peerid;
 	struct {
@@ -63,7 +63,7 @@ struct vmm_run {
 	int		 unasked_errors;
 	char		 ready_os[AGENT_INFO_STR_MAX];
 	int		 ready;
-	struct imsg	 cur;		/* the last reply, kept for pointers */
+	struct imsg	 cur;		/* the last reply, kept */
 	int		 cur_ok;
 };
 
@@ -629,7 +629,8 @@ t_status_running(void)
 static int
 t_proc(void)
 {
-	char		 path[64], line[256], root[PATH_MAX], want[PATH_MAX];
+	char		 path[64], line[256];
+	char		 root[PATH_MAX], want[PATH_MAX];
 	FILE		*f;
 	ssize_t		 n;
 	int		 uid_ok = 0, gid_ok = 0, sec_ok = 0, nnp_ok = 0;
@@ -1034,7 +1035,8 @@ static int
 t_fake_garbage(void)
 {
 	struct agent_msg	 req, rep;
-	static const uint8_t	 junk[] = "MCVA\x01\x80\x00\x00garbage frame";
+	static const uint8_t	 junk[] =
+	    "MCVA\x01\x80\x00\x00garbage frame";
 
 	run.nevents = 0;
 	if (write(run.fake_agent, junk, sizeof(junk) - 1) !=
