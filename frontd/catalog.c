@@ -413,8 +413,14 @@ catalog_init(void)
 		json_array_append_new(tools, tool_json(&tool_table[i],
 		    &tool_texts[k]));
 	}
-	fenv->tools_list = json_pack("{s:o}", "tools", tools);
-	return fenv->tools_list != NULL ? 0 : -1;
+	if ((fenv->tools_list = json_pack("{s:o}", "tools", tools)) == NULL)
+		return -1;
+	/* Served on every listing: serialized once. */
+	if ((fenv->tools_list_text = json_dumps(fenv->tools_list,
+	    JSON_COMPACT)) == NULL)
+		return -1;
+	fenv->tools_list_len = strlen(fenv->tools_list_text);
+	return 0;
 }
 
 json_t *

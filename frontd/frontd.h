@@ -118,6 +118,8 @@ void	 req_auth_result(uint32_t, uint32_t, const char *);
 void	 req_tool_result(uint32_t, uint32_t, const char *);
 void	 req_reply_json(struct freq *, int, json_t *);
 void	 req_reply_error(struct freq *, int, const char *, const char *);
+void	 req_reply_text(struct freq *, int, const char *, const char *,
+	    size_t, const char *);
 void	 req_finish(struct freq *);
 void	 req_op_link(struct freq *, struct fop *);
 void	 req_op_free(struct fop *);

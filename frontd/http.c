@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <arpa/inet.h>
 
 #include <errno.h>
@@ -28,6 +29,7 @@
 
 #define HTTP_LISTENERS_MAX	16
 #define HTTP_PEER_MAX		64
+#define HTTP_WRITE_MAX		(256 * 1024)	/* bytes per write(2) */
 #define HTTP_PEEK_MAX		64	/* path read from a broken request */
 
 enum conn_state {
@@ -174,6 +176,7 @@ http_accept(struct evconnlistener *l, evutil_socket_t fd,
 	struct http_conn	*c;
 	struct timeval		 wtv;
 	SSL			*ssl;
+	int			 one = 1;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
 	    (c->hdrs = evbuffer_new()) == NULL) {
@@ -183,6 +186,10 @@ http_accept(struct evconnlistener *l, evutil_socket_t fd,
 		return;
 	}
 	peer_format(sa, c->peer, sizeof(c->peer));
+	/* Replies are written whole: Nagle would only hold back their tail. */
+	if (sa->sa_family != AF_UNIX && setsockopt(fd, IPPROTO_TCP,
+	    TCP_NODELAY, &one, sizeof(one)) == -1)
+		log_warn("%s: TCP_NODELAY", __func__);
 	if (http.ssl != NULL) {
 		if ((ssl = SSL_new(http.ssl)) == NULL)
 			goto fail;
@@ -210,6 +217,7 @@ http_accept(struct evconnlistener *l, evutil_socket_t fd,
 	wtv.tv_sec = http.lim.request_timeout;
 	wtv.tv_usec = 0;
 	bufferevent_set_timeouts(c->bev, NULL, &wtv);
+	bufferevent_set_max_single_write(c->bev, HTTP_WRITE_MAX);
 	bufferevent_setcb(c->bev, conn_read, conn_write, conn_event, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	timer_arm(c, http.lim.idle_timeout);

@@ -182,6 +182,28 @@ req_reply_json(struct freq *fr, int status, json_t *j)
 	req_finish(fr);
 }
 
+/* An answer already serialized, in up to three pieces. */
+void
+req_reply_text(struct freq *fr, int status, const char *a, const char *b,
+    size_t blen, const char *c)
+{
+	struct http_conn	*conn = fr->conn;
+	char			*text;
+	size_t			 alen = strlen(a), clen = strlen(c);
+
+	if (conn == NULL)
+		return;
+	if ((text = malloc(alen + blen + clen)) == NULL)
+		fatal("%s: malloc", __func__);
+	memcpy(text, a, alen);
+	memcpy(text + alen, b, blen);
+	memcpy(text + alen + blen, c, clen);
+	http_set_abort(conn, NULL, NULL);
+	http_reply(conn, status, "application/json", text, alen + blen + clen);
+	free(text);
+	req_finish(fr);
+}
+
 /*
  * An error answer in the shape of the route: JSON-RPC for /mcp, the
  * {"error": {"code", "message"}} object for /v1.
@@ -503,7 +525,8 @@ req_route(struct freq *fr)
 			    "use GET /v1/tools to list the tools");
 			break;
 		}
-		req_reply_json(fr, 200, json_incref(fenv->tools_list));
+		req_reply_text(fr, 200, "", fenv->tools_list_text,
+		    fenv->tools_list_len, "");
 		break;
 	case ROUTE_TOOL:
 		if (strcmp(m, "POST") != 0) {
