@@ -24,22 +24,25 @@ struct tool_text {
 
 #define VM_PROPS							\
 	"'vm_id':{'type':'string'},'name':{'type':'string'},"		\
-	"'state':{'type':'string','description':'creating, running, "	\
-	"paused, hibernated, stopped or failed'},"			\
+	"'state':{'type':'string','description':'creating, booting, "	\
+	"running, paused, hibernated, stopped or failed'},"		\
 	"'image':{'type':'string'},'memory_mib':{'type':'integer'},"	\
-	"'vcpus':{'type':'integer'},'network':{'type':'string'}"
+	"'vcpus':{'type':'integer'},'network':{'type':'string'},"	\
+	"'created':{'type':'integer'},'idle_seconds':{'type':'integer'},"\
+	"'idle_mode':{'type':'string'},'reason':{'type':'string'}"
 #define VM_OBJECT							\
 	"{'type':'object','properties':{" VM_PROPS "},"			\
 	"'required':['vm_id','state']}"
-#define VM_STATE_OUT							\
-	"{'type':'object','properties':{'vm_id':{'type':'string'},"	\
-	"'state':{'type':'string'}},'required':['vm_id','state']}"
+#define JOB_PROPS							\
+	"'vm_id':{'type':'string'},'job_id':{'type':'string'},"		\
+	"'state':{'type':'string','description':'running, completed, "	\
+	"failed, cancelled or timed_out'},'exit_code':{'type':["	\
+	"'integer','null']},'signal':{'type':'integer'},'timed_out':"	\
+	"{'type':'boolean'},'truncated':{'type':'boolean'},"		\
+	"'stdout_bytes':{'type':'integer'},'stderr_bytes':{'type':"	\
+	"'integer'},'runtime_ms':{'type':'integer'}"
 #define JOB_OUT								\
-	"{'type':'object','properties':{'vm_id':{'type':'string'},"	\
-	"'job_id':{'type':'string'},'state':{'type':'string',"		\
-	"'description':'running, completed, failed, cancelled or "	\
-	"timed_out'},'exit_code':{'type':['integer','null']},"		\
-	"'timed_out':{'type':'boolean'},'truncated':{'type':'boolean'}},"\
+	"{'type':'object','properties':{" JOB_PROPS "},"		\
 	"'required':['job_id','state']}"
 #define INPUT_OUT							\
 	"{'type':'object','properties':{'vm_id':{'type':'string'},"	\
@@ -90,26 +93,27 @@ static const struct tool_text tool_texts[] = {
 	  "retry with force=true to power off at once. Running jobs and "
 	  "unsaved guest state are lost; the disk is kept. Start it again "
 	  "with vm_start.",
-	  VM_STATE_OUT },
+	  VM_OBJECT },
 	{ TOOL_VM_START,
 	  "Boot a stopped VM from its disk. Nothing of the previous run's "
 	  "memory survives; use vm_resume for suspended VMs.",
-	  VM_STATE_OUT },
+	  VM_OBJECT },
 	{ TOOL_VM_SUSPEND,
 	  "Suspend a VM. mode=\"hibernate\" (the default) writes its memory "
 	  "to disk and frees it; mode=\"pause\" stops its vCPUs and keeps "
 	  "memory. Refused while jobs run unless force=true, which freezes "
 	  "them; their timeouts do not count suspended time. Resume with "
 	  "vm_resume, or just use the VM: work wakes it.",
-	  VM_STATE_OUT },
+	  VM_OBJECT },
 	{ TOOL_VM_RESUME,
 	  "Resume a paused or hibernated VM. The guest clock is corrected "
 	  "before jobs continue.",
-	  VM_STATE_OUT },
+	  VM_OBJECT },
 	{ TOOL_VM_DESTROY,
 	  "Destroy a VM for good: stop it and delete its disk, checkpoints "
 	  "and logs. Cannot be undone. Base images are not touched.",
-	  VM_STATE_OUT },
+	  "{'type':'object','properties':{'vm_id':{'type':'string'},"
+	  "'destroyed':{'type':'boolean'}},'required':['vm_id']}" },
 	{ TOOL_VM_EXEC,
 	  "Start a shell command in the VM and return at once with job_id; "
 	  "the command runs as uid 1000 in /workspace (or cwd). Read its "
@@ -132,16 +136,15 @@ static const struct tool_text tool_texts[] = {
 	  "empty answer is not the end; once it has completed, read until "
 	  "neither offset advances. encoding=\"base64\" returns exact bytes "
 	  "in stdout_base64 and stderr_base64.",
-	  "{'type':'object','properties':{'job_id':{'type':'string'},"
+	  "{'type':'object','properties':{" JOB_PROPS ","
 	  "'encoding':{'type':'string'},'stdout':{'type':'string'},"
 	  "'stderr':{'type':'string'},'stdout_base64':{'type':'string'},"
 	  "'stderr_base64':{'type':'string'},'next_cursor':{'type':"
 	  "'object','properties':{'stdout':{'type':'integer'},'stderr':"
 	  "{'type':'integer'}},'required':['stdout','stderr']},"
-	  "'decoding_errors':{'type':'object'},'state':{'type':'string'},"
-	  "'exit_code':{'type':['integer','null']},'truncated':{'type':"
-	  "'boolean'},'timed_out':{'type':'boolean'}},'required':["
-	  "'job_id','next_cursor','state']}" },
+	  "'decoding_errors':{'type':'object','properties':{'stdout':"
+	  "{'type':'boolean'},'stderr':{'type':'boolean'}}}},"
+	  "'required':['job_id','next_cursor','state']}" },
 	{ TOOL_VM_JOB_CANCEL,
 	  "Cancel a running job: it and every descendant are killed. "
 	  "Cancelling a finished job changes nothing.",
@@ -152,8 +155,9 @@ static const struct tool_text tool_texts[] = {
 	  "whether the end was reached; call again with a larger offset for "
 	  "the rest. Symlinks are refused.",
 	  "{'type':'object','properties':{'path':{'type':'string'},"
-	  "'offset':{'type':'integer'},'size':{'type':'integer'},"
-	  "'content_base64':{'type':'string'},'eof':{'type':'boolean'}},"
+	  "'offset':{'type':'integer'},'bytes':{'type':'integer'},"
+	  "'size':{'type':'integer'},'content_base64':{'type':'string'},"
+	  "'eof':{'type':'boolean'}},"
 	  "'required':['path','content_base64']}" },
 	{ TOOL_VM_WRITE_FILE,
 	  "Write a file under /workspace in the VM from content_base64 (at "
@@ -162,8 +166,8 @@ static const struct tool_text tool_texts[] = {
 	  "directories must exist (create them with vm_exec). Symlinks are "
 	  "refused.",
 	  "{'type':'object','properties':{'path':{'type':'string'},"
-	  "'bytes_written':{'type':'integer'}},'required':['path',"
-	  "'bytes_written']}" },
+	  "'size':{'type':'integer'},'written':{'type':'integer'}},"
+	  "'required':['path']}" },
 	{ TOOL_VM_SCREENSHOT,
 	  "Capture the VM's display as a PNG image. Works without guest "
 	  "software. Use it to read a console or installer, and before "

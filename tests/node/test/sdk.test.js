@@ -64,12 +64,33 @@ test('SDK client lists the whole catalogue with schemas', async () => {
 	await client.close();
 });
 
-test('SDK client calls a tool: the missing back end is a visible gap',
+test('SDK client calls a tool and gets structured content', async () => {
+	const { client } = await connect();
+	// The SDK checks structuredContent against the tool's outputSchema.
+	const r = await client.callTool({ name: 'vm_list', arguments: {} });
+	assert.ok(!r.isError, JSON.stringify(r));
+	assert.ok(Array.isArray(r.structuredContent.vms));
+	assert.deepEqual(JSON.parse(r.content[0].text), r.structuredContent);
+	await client.close();
+});
+
+test('a tool without a back end yet is a visible gap, not a fake result',
     async () => {
 	const { client } = await connect();
-	const r = await client.callTool({ name: 'vm_list', arguments: {} });
+	const r = await client.callTool({ name: 'vm_screenshot',
+	    arguments: { vm_id: 'vm-0123456789abcdef' } });
 	assert.equal(r.isError, true);
 	assert.match(r.content[0].text, /not available/);
+	assert.equal(r.structuredContent, undefined);
+	await client.close();
+});
+
+test('an unknown VM is a tool error', async () => {
+	const { client } = await connect();
+	const r = await client.callTool({ name: 'vm_status',
+	    arguments: { vm_id: 'vm-0123456789abcdef' } });
+	assert.equal(r.isError, true);
+	assert.ok(r.content[0].text.length > 0);
 	await client.close();
 });
 
@@ -99,7 +120,7 @@ test('a long-running tool with a progressToken reports progress over SSE',
 	const r = await client.callTool({ name: 'vm_create',
 	    arguments: { request_id: 'progress-1' } }, undefined,
 	    { onprogress: (p) => seen.push(p) });
-	assert.equal(r.isError, true);
+	assert.ok(Array.isArray(r.content), JSON.stringify(r));
 	assert.ok(seen.length >= 1, 'at least one progress notification');
 	assert.equal(typeof seen[0].progress, 'number');
 	await client.close();
@@ -145,7 +166,7 @@ test('batches are accepted on 2025-03-26 only', async () => {
 	assert.equal(r.status, 200);
 	assert.equal(r.json.length, 2);
 	assert.deepEqual(r.json.map((m) => m.id), [1, 2]);
-	assert.equal(r.json[1].result.isError, true);
+	assert.ok(Array.isArray(r.json[1].result.structuredContent.vms));
 	const cur = await env.session('2025-06-18');
 	r = await env.post(batch, { 'mcp-session-id': cur.sid,
 	    'mcp-protocol-version': '2025-06-18' });
@@ -183,6 +204,12 @@ test('GET /v1/tools lists the same schemas; POST /v1/tools/{name} calls',
 	res = await fetch(`${env.url}/v1/tools/vm_list`, { method: 'POST',
 	    headers: { ...env.auth(), 'content-type': 'application/json' },
 	    body: '{}' });
+	assert.equal(res.status, 200);
+	assert.ok(Array.isArray((await res.json()).vms));
+	res = await fetch(`${env.url}/v1/tools/vm_screenshot`, {
+	    method: 'POST', headers: { ...env.auth(),
+	    'content-type': 'application/json' },
+	    body: JSON.stringify({ vm_id: 'vm-0123456789abcdef' }) });
 	assert.equal(res.status, 501);
 	const err = await res.json();
 	assert.equal(err.error.code, 'unavailable');
@@ -192,6 +219,11 @@ test('GET /v1/tools lists the same schemas; POST /v1/tools/{name} calls',
 	    body: JSON.stringify({ vm_id: 'vm-0123456789abcdef', x: 1 }) });
 	assert.equal(res.status, 400);
 	assert.equal((await res.json()).error.code, 'invalid_argument');
+	res = await fetch(`${env.url}/v1/tools/vm_status`, { method: 'POST',
+	    headers: { ...env.auth(), 'content-type': 'application/json' },
+	    body: JSON.stringify({ vm_id: 'vm-0123456789abcdef' }) });
+	assert.equal(res.status, 404);
+	assert.equal((await res.json()).error.code, 'not_found');
 	res = await fetch(`${env.url}/v1/tools/nope`, { method: 'POST',
 	    headers: { ...env.auth(), 'content-type': 'application/json' },
 	    body: '{}' });
