@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "b64.h"
 #include "frontd.h"
 #include "log.h"
 
@@ -434,70 +435,6 @@ catalog_tools(void)
 }
 
 static int
-b64_value(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-/*
- * Strict base64 (RFC 4648 section 4): padded, no whitespace, no bits set
- * past the end.  Returns 0 with a malloc'd buffer, or -1.
- */
-int
-base64_decode(const char *s, size_t len, uint8_t **out, size_t *outlen)
-{
-	uint8_t		*buf;
-	size_t		 i, o = 0, pad = 0;
-	int		 v[4], k;
-
-	*out = NULL;
-	*outlen = 0;
-	if (len % 4 != 0)
-		return -1;
-	if (len > 0 && s[len - 1] == '=')
-		pad++;
-	if (len > 1 && s[len - 2] == '=')
-		pad++;
-	if ((buf = malloc(len / 4 * 3 + 1)) == NULL)
-		return -1;
-	for (i = 0; i < len; i += 4) {
-		for (k = 0; k < 4; k++) {
-			if (i + k >= len - pad) {
-				v[k] = 0;
-				continue;
-			}
-			if ((v[k] = b64_value((unsigned char)s[i + k])) == -1) {
-				free(buf);
-				return -1;
-			}
-		}
-		buf[o++] = (uint8_t)(v[0] << 2 | v[1] >> 4);
-		buf[o++] = (uint8_t)((v[1] & 0xf) << 4 | v[2] >> 2);
-		buf[o++] = (uint8_t)((v[2] & 0x3) << 6 | v[3]);
-	}
-	o -= pad;
-	/* Unused bits of the last quantum must be zero. */
-	if ((pad == 1 && (v[2] & 0x3) != 0) ||
-	    (pad == 2 && (v[1] & 0xf) != 0)) {
-		free(buf);
-		return -1;
-	}
-	*out = buf;
-	*outlen = o;
-	return 0;
-}
-
-static int
 arg_fail(char *err, size_t errlen, const char *name, const char *why)
 {
 	snprintf(err, errlen, "%s %s", name, why);
@@ -512,6 +449,7 @@ arg_convert(const struct tool_param *p, json_t *j, struct tool_value *v,
 	json_t		*e;
 	const char	*key;
 	size_t		 i, slen;
+	long		 dlen;
 	int		 idx;
 	uint8_t		*bytes;
 
@@ -582,12 +520,16 @@ arg_convert(const struct tool_param *p, json_t *j, struct tool_value *v,
 		if (*scratch != NULL)
 			return arg_fail(err, errlen, p->name,
 			    "is a second byte parameter");
-		if (base64_decode(json_string_value(j), json_string_length(j),
-		    &bytes, &v->blen) == -1)
+		slen = json_string_length(j);
+		if ((bytes = malloc(B64_DECODED_MAX(slen) + 1)) == NULL)
+			fatal("%s: malloc", __func__);
+		*scratch = bytes;
+		if ((dlen = b64_decode(json_string_value(j), slen,
+		    bytes)) < 0)
 			return arg_fail(err, errlen, p->name,
 			    "is not valid padded base64");
-		*scratch = bytes;
 		v->b = bytes;
+		v->blen = (size_t)dlen;
 		break;
 	case TP_CURSOR:
 		if (!json_is_object(j))

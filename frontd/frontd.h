@@ -161,7 +161,6 @@ json_t	*catalog_tools(void);
 int	 catalog_args(const struct tool_desc *, json_t *, struct tool_args *,
 	    void **, char *, size_t);
 json_t	*catalog_result(uint32_t, const char *);
-int	 base64_decode(const char *, size_t, uint8_t **, size_t *);
 
 /* sandbox.c */
 void	 frontd_sandbox(int);

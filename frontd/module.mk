@@ -9,8 +9,8 @@ MANPAGES += man/mcvm-frontd.8
 
 LIBMCVM_SRCS += common/tools.c
 
-# Unit tests reach the parsers and validators directly.
-UNIT_EXTRA_SRCS += frontd/http.c frontd/catalog.c frontd/session.c
+# Unit tests reach the argument conversion and the session table directly.
+UNIT_EXTRA_SRCS += frontd/catalog.c frontd/session.c
 
 CHECK_SUITES += mcp conformance
 BENCH_SUITES += http
