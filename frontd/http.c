@@ -803,6 +803,9 @@ conn_event(struct bufferevent *bev, short what, void *arg)
 {
 	struct http_conn	*c = arg;
 
+	/* The TLS handshake completed. */
+	if (what == BEV_EVENT_CONNECTED)
+		return;
 	if (what & BEV_EVENT_EOF) {
 		/* A half-closed client may still wait for our answer. */
 		if ((c->state == CS_BUSY || c->state == CS_STREAM) &&
