@@ -128,7 +128,7 @@ struct tool_param {
 	enum tparam_type	 type;
 	enum tstr_kind		 kind;		/* TP_STRING, TP_LIST */
 	int			 required;
-	int64_t			 min;		/* TP_INT value, TP_LIST count */
+	int64_t			 min;	/* TP_INT value, TP_LIST count */
 	int64_t			 max;
 	size_t			 maxlen;	/* string, entry or bytes */
 	const char *const	*values;	/* TP_ENUM, NULL-terminated */

@@ -352,7 +352,8 @@ param_schema(const struct tool_param *p)
 		break;
 	case TP_BYTES:
 		json_object_set_new(s, "type", json_string("string"));
-		json_object_set_new(s, "contentEncoding", json_string("base64"));
+		json_object_set_new(s, "contentEncoding",
+		    json_string("base64"));
 		json_object_set_new(s, "maxLength", json_integer(
 		    (json_int_t)((p->maxlen + 2) / 3 * 4)));
 		break;

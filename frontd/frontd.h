@@ -83,7 +83,7 @@ struct freq {
 	/* MCP */
 	char			 session[SESSION_ID_LEN + 1];
 	json_t			*body;		/* parsed request */
-	json_t			*replies;	/* array, one slot per request */
+	json_t			*replies;	/* one slot per request */
 	int			 batch;
 	size_t			 waiting;	/* fops outstanding */
 	struct fop		*ops;

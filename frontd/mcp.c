@@ -19,7 +19,7 @@
 #define VERSION_BATCH	"2025-03-26"
 #define MCP_INSTRUCTIONS						\
 	"mcvm runs virtual machines for you, scoped to your workspace. "\
-	"Start with vm_create (give a request_id), then vm_exec to run "	\
+	"Start with vm_create (give a request_id), then vm_exec to run "\
 	"commands and vm_job_output to read their output; vm_read_file "\
 	"and vm_write_file move files. Suspend VMs you are not using "	\
 	"(vm_suspend) and destroy them when done (vm_destroy). Tools "	\
@@ -66,36 +66,56 @@ mcp_result(json_t *id, json_t *result)
 	    "result", result);
 }
 
-/* Does one media range of an Accept header cover type/subtype? */
+/* Is a media range's q parameter zero ("not acceptable")? */
+static int
+range_refused(const char *params, size_t len)
+{
+	const char	*p = params, *end = params + len;
+
+	while (p < end) {
+		while (p < end && (*p == ';' || *p == ' ' || *p == '\t'))
+			p++;
+		if (end - p >= 2 && (p[0] == 'q' || p[0] == 'Q') &&
+		    p[1] == '=') {
+			p += 2;
+			if (p < end && *p == '0') {
+				p++;
+				if (p < end && *p == '.')
+					for (p++; p < end && *p == '0'; p++)
+						;
+				return p == end || *p == ';' || *p == ' ';
+			}
+			return 0;
+		}
+		while (p < end && *p != ';')
+			p++;
+	}
+	return 0;
+}
+
+/* Does a media range of an Accept header cover type/subtype? */
 static int
 accept_covers(const char *accept, const char *type, const char *sub)
 {
-	const char	*p = accept, *e, *q;
-	size_t		 n, tl = strlen(type), sl = strlen(sub);
+	const char	*p = accept, *e;
+	size_t		 n, mlen, len, tl = strlen(type), sl = strlen(sub);
 
 	while (*p != '\0') {
 		while (*p == ' ' || *p == '\t' || *p == ',')
 			p++;
-		n = strcspn(p, ",");
-		e = p + strcspn(p, ",;");
-		/* q=0 means "not acceptable" */
-		q = memmem(p, n, "q=0", 3);
-		if (q != NULL && (q + 3 == p + n || q[3] == ',' ||
-		    q[3] == ' ' || (q[3] == '.' && strspn(q + 4, "0") ==
-		    (size_t)(p + n - q - 4))))
-			goto next;
+		n = strcspn(p, ",");		/* the whole range */
+		mlen = strcspn(p, ",;");	/* its media type */
+		e = p + mlen;
 		while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
 			e--;
-		if ((size_t)(e - p) == 3 && strncmp(p, "*/*", 3) == 0)
+		len = (size_t)(e - p);
+		if (!range_refused(p + mlen, n - mlen) &&
+		    ((len == 3 && strncmp(p, "*/*", 3) == 0) ||
+		    (len == tl + 2 && strncasecmp(p, type, tl) == 0 &&
+		    strncmp(p + tl, "/*", 2) == 0) ||
+		    (len == tl + 1 + sl && strncasecmp(p, type, tl) == 0 &&
+		    p[tl] == '/' && strncasecmp(p + tl + 1, sub, sl) == 0)))
 			return 1;
-		if ((size_t)(e - p) == tl + 2 && strncasecmp(p, type, tl) == 0 &&
-		    strncmp(p + tl, "/*", 2) == 0)
-			return 1;
-		if ((size_t)(e - p) == tl + 1 + sl &&
-		    strncasecmp(p, type, tl) == 0 && p[tl] == '/' &&
-		    strncasecmp(p + tl + 1, sub, sl) == 0)
-			return 1;
- next:
 		p += n;
 	}
 	return 0;

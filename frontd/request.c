@@ -21,7 +21,8 @@
 #define PENDING_BUCKETS		1024
 #define WWW_AUTH_MISSING	"Bearer realm=\"mcvm\""
 #define WWW_AUTH_INVALID	"Bearer realm=\"mcvm\", error=\"invalid_token\""
-#define WWW_AUTH_MALFORMED	"Bearer realm=\"mcvm\", error=\"invalid_request\""
+#define WWW_AUTH_MALFORMED						\
+	"Bearer realm=\"mcvm\", error=\"invalid_request\""
 
 static struct fop	*pending[PENDING_BUCKETS];
 

@@ -78,6 +78,8 @@ const table = [
 	    406, -32000],
 	['Accept without text/event-stream', () => mcp({ Accept:
 	    'application/json' }), 406, -32000],
+	['Accept refusing text/event-stream with q=0', () => mcp({ Accept:
+	    'application/json, text/event-stream;q=0' }), 406, -32000],
 	['unknown session', () => mcp({ 'Mcp-Session-Id':
 	    '0123456789abcdef0123456789abcdef' }), 404, -32001],
 	['missing session', () => request('POST', '/mcp', host, hdr, ping),

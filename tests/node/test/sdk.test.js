@@ -174,6 +174,16 @@ test('batches are accepted on 2025-03-26 only', async () => {
 	assert.equal(r.json.error.code, -32600);
 });
 
+test('Accept wildcards are understood', async () => {
+	const s = await env.session();
+	for (const accept of ['*/*', 'application/*, text/*',
+	    'text/event-stream; q=0.5, application/json']) {
+		const r = await env.post({ jsonrpc: '2.0', id: 1,
+		    method: 'ping' }, { 'mcp-session-id': s.sid, accept });
+		assert.equal(r.status, 200, accept);
+	}
+});
+
 test('notifications and responses alone get 202', async () => {
 	const s = await env.session();
 	const r = await env.post({ jsonrpc: '2.0',
