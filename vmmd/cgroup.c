@@ -510,3 +510,16 @@ cgroup_vm_memory(const struct cgroups *cg, const char *vm)
 		return 0;
 	return strtoull(text, NULL, 10);
 }
+
+/* mcvmd is stopping: its subtree goes too, once its VMs' cgroups have. */
+void
+cgroup_fini(const struct cgroups *cg)
+{
+	int	 c;
+
+	if (!cg->ok)
+		return;
+	CG_EACH(cg, c)
+		if (rmdir(cg->base[c]) == -1 && errno != ENOENT)
+			log_warn("cgroup: rmdir %s", cg->base[c]);
+}

@@ -46,6 +46,7 @@ struct cg_self {
 int	 cg_parse_mountinfo(const char *, struct cg_mounts *);
 int	 cg_parse_self(const char *, struct cg_self *);
 int	 cgroup_init(struct cgroups *, const char *);
+void	 cgroup_fini(const struct cgroups *);
 int	 cgroup_vm_create(const struct cgroups *, const char *, uint64_t,
 	    uint32_t, char [][PATH_MAX], size_t *);
 int	 cgroup_vm_kill(const struct cgroups *, const char *);

@@ -116,6 +116,7 @@ int	 state_vm_delete(const char *);
 int	 state_vm_each(int (*)(const struct vm_row *, void *), void *);
 int	 state_job_insert(const char *, const char *, uint32_t, const char *);
 int	 state_job_lookup(const char *, const char *, uint32_t *);
+int	 state_jobs_forget(const char *);
 int	 state_job_each(const char *, int (*)(const char *, uint32_t,
 	    const char *, int64_t, void *), void *);
 enum receipt_state state_receipt_begin(int64_t, const char *, const char *,

@@ -5,6 +5,9 @@ mcvmd_SRCS := vmmd/mcvmd.c vmmd/control.c vmmd/state.c vmmd/schema.c \
 mcvmd_PKGS := libevent sqlite3 libcap-ng libseccomp libcrypto jansson
 
 UNIT_EXTRA_SRCS += vmmd/schema.c vmmd/qemu.c vmmd/cgroup.c
+CHECK_SUITES += daemons
+E2E_SUITES += vms
+BENCH_SUITES += vms
 
 # The built image as a config fragment, included by etc/mcvm.dev.conf.
 IMAGE_TARGETS += $(BUILD)/image/mcvm-image.conf

@@ -661,3 +661,10 @@ state_usage(int64_t ws, uint32_t *vms, uint64_t *memory_mib,
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 0 : -1;
 }
+
+/* A VM booted again: the guest numbers its jobs from scratch. */
+int
+state_jobs_forget(const char *vm)
+{
+	return state_run("DELETE FROM jobs WHERE vm_id = ?1", vm, 0, 0);
+}

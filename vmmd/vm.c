@@ -522,8 +522,15 @@ vm_image_find(const char *name, uint64_t *bytes, char *err, size_t errlen)
 		*bytes = images[i].bytes;
 		return 0;
 	}
-	(void)snprintf(err, errlen, "no image named %s%s", name,
-	    store_up ? "" : " (the storage daemon is not up yet)");
+	for (i = 0; i < env->conf.nimages; i++) {
+		if (strcmp(env->conf.images[i].name, name) == 0) {
+			(void)snprintf(err, errlen, "image %s is still being "
+			    "verified after a service start; retry in a few "
+			    "seconds", name);
+			return -1;
+		}
+	}
+	(void)snprintf(err, errlen, "no image named %s", name);
 	return -1;
 }
 
@@ -998,6 +1005,9 @@ vm_spawn(struct vm *vm)
 	vm->vmm_live = 1;
 	vm->ready = 0;
 	vm->guest_poweroff = 0;
+	/* A new boot: the jobs of the last one are gone with it. */
+	if (state_jobs_forget(vm->row.id) == -1)
+		log_warnx("%s: old jobs not forgotten", vm->row.id);
 	vm_set_state(vm, VS_BOOTING, NULL);
 	vm_timer_start(vm, VM_BOOT_TIMEOUT, vm_boot_timeout);
 	log_info("%s: qemu pid %d, monitor pid %d, uid %u", vm->row.id,
@@ -1465,4 +1475,5 @@ vm_shutdown(void)
 		if (cgroups.ok)
 			(void)cgroup_vm_destroy(&cgroups, vm->row.id);
 	}
+	cgroup_fini(&cgroups);
 }

@@ -62,6 +62,7 @@ struct vmm_req {
 	enum vmm_chan	 chan;
 	uint32_t	 wire_id;		/* QMP or agent id */
 	uint16_t	 agent_type;
+	uint32_t	 encoding;		/* JOB_READ: VMM_ENC_* */
 	const char	*qmp_cmd;
 	int		 unsent;		/* QMP not negotiated yet */
 	struct outbuf	*out;		/* its frame, while queued */
@@ -700,7 +701,7 @@ agent_reply(struct vmm_req *r, const struct agent_msg *m)
 
 	type = vmm_reply_imsg_type(m->type);
 	b = msg_create(type, r->peerid);
-	if (vmm_reply_put(b, m) == -1)
+	if (vmm_reply_put(b, m, r->encoding) == -1)
 		fatalx("%s: cannot relay %s", __func__,
 		    agent_type_name(m->type));
 	msg_close(b);
@@ -801,7 +802,8 @@ agent_write(int fd, short event, void *arg)
 }
 
 static void
-agent_request(uint32_t peerid, uint32_t type, struct agent_msg *m)
+agent_request(uint32_t peerid, uint32_t type, struct agent_msg *m,
+    uint32_t encoding)
 {
 	struct vmm_req	*r;
 
@@ -819,6 +821,7 @@ agent_request(uint32_t peerid, uint32_t type, struct agent_msg *m)
 		return;
 	}
 	r->agent_type = m->type;
+	r->encoding = encoding;
 	m->id = r->wire_id;
 	agent_queue(m, r);
 }
@@ -830,7 +833,7 @@ parent_request(struct imsg *imsg)
 {
 	static struct agent_msg	 m;
 	struct mreader		 r;
-	uint32_t		 type = imsg->hdr.type, v;
+	uint32_t		 type = imsg->hdr.type, v, encoding;
 	const char		*cmd = NULL;
 
 	m_init(&r, imsg);
@@ -870,9 +873,9 @@ parent_request(struct imsg *imsg)
 		qmp_request(imsg->hdr.peerid, type, cmd);
 		return;
 	}
-	if (vmm_req_get(type, &r, &m) == -1)
+	if (vmm_req_get(type, &r, &m, &encoding) == -1)
 		fatalx("malformed %s from mcvmd", imsg_type_name(type));
-	agent_request(imsg->hdr.peerid, type, &m);
+	agent_request(imsg->hdr.peerid, type, &m, encoding);
 }
 
 static void

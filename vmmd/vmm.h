@@ -34,16 +34,19 @@
  */
 int	 vmm_req_agent_type(uint32_t);
 uint32_t vmm_req_imsg_type(uint16_t);
-int	 vmm_req_get(uint32_t, struct mreader *, struct agent_msg *);
-int	 vmm_req_put(struct ibuf *, const struct agent_msg *);
+int	 vmm_req_get(uint32_t, struct mreader *, struct agent_msg *,
+	    uint32_t *);
+int	 vmm_req_put(struct ibuf *, const struct agent_msg *, uint32_t);
 
 /*
  * Replies: vmm_reply_put writes an agent reply (or AGENT_ERROR) as the
  * fields of vmm_reply_imsg_type(); vmm_reply_get reads them back for a
- * request of the given agent type, checking every bound again.
+ * request of the given agent type, checking every bound again.  The
+ * output of JOB_READ travels as text in the request's encoding
+ * (VMM_ENC_*), decoded here: mcvmd never sees the guest's raw bytes.
  */
 uint32_t vmm_reply_imsg_type(uint16_t);
-int	 vmm_reply_put(struct ibuf *, const struct agent_msg *);
+int	 vmm_reply_put(struct ibuf *, const struct agent_msg *, uint32_t);
 int	 vmm_reply_get(uint16_t, uint32_t, struct mreader *,
 	    struct agent_msg *);
 

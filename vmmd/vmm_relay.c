@@ -10,8 +10,10 @@
 #include <string.h>
 
 #include "agent_proto.h"
+#include "b64.h"
 #include "msg.h"
 #include "proto.h"
+#include "utf8.h"
 #include "vmm.h"
 
 #define NSEC_PER_SEC	1000000000U
@@ -115,7 +117,8 @@ get_bytes32(struct mreader *r, const uint8_t **p, uint32_t *n, size_t max)
 /* --- requests */
 
 int
-vmm_req_get(uint32_t type, struct mreader *r, struct agent_msg *m)
+vmm_req_get(uint32_t type, struct mreader *r, struct agent_msg *m,
+    uint32_t *encoding)
 {
 	uint64_t	 u64;
 	size_t		 total = 0;
@@ -123,6 +126,7 @@ vmm_req_get(uint32_t type, struct mreader *r, struct agent_msg *m)
 	int		 agent;
 
 	memset(m, 0, sizeof(*m));
+	*encoding = VMM_ENC_UTF8;
 	if ((agent = vmm_req_agent_type(type)) == -1)
 		return -1;
 	m->type = (uint16_t)agent;
@@ -170,8 +174,10 @@ vmm_req_get(uint32_t type, struct mreader *r, struct agent_msg *m)
 		    m_get_u64(r, &m->u.job_read.err_cursor) == -1 ||
 		    m_get_u32(r, &m->u.job_read.out_max) == -1 ||
 		    m_get_u32(r, &m->u.job_read.err_max) == -1 ||
+		    m_get_u32(r, encoding) == -1 ||
 		    m->u.job_read.out_max > AGENT_PAGE_MAX ||
-		    m->u.job_read.err_max > AGENT_PAGE_MAX)
+		    m->u.job_read.err_max > AGENT_PAGE_MAX ||
+		    (*encoding != VMM_ENC_UTF8 && *encoding != VMM_ENC_BASE64))
 			return -1;
 		break;
 	case AGENT_FILE_READ:
@@ -218,7 +224,7 @@ vmm_req_get(uint32_t type, struct mreader *r, struct agent_msg *m)
 }
 
 int
-vmm_req_put(struct ibuf *b, const struct agent_msg *m)
+vmm_req_put(struct ibuf *b, const struct agent_msg *m, uint32_t encoding)
 {
 	uint32_t	 i;
 
@@ -248,6 +254,7 @@ vmm_req_put(struct ibuf *b, const struct agent_msg *m)
 		m_add_u64(b, m->u.job_read.err_cursor);
 		m_add_u32(b, m->u.job_read.out_max);
 		m_add_u32(b, m->u.job_read.err_max);
+		m_add_u32(b, encoding);
 		break;
 	case AGENT_FILE_READ:
 		m_add_str(b, m->u.file_read.path);
@@ -337,8 +344,51 @@ vmm_error_put(struct ibuf *b, uint32_t code, uint32_t err, const char *msg)
 	m_add_str(b, text);
 }
 
+/*
+ * One stream's page as text mcvmd can use as it is: UTF-8 decoded here
+ * (a character cut by the page end waits for the next read unless the
+ * stream ends there; invalid bytes and NUL become U+FFFD and are counted
+ * as decoding errors), or base64.  The cursor after it is the input used.
+ */
+static void
+vmm_page_put(struct ibuf *b, const struct agent_job_status *st, int stream,
+    uint64_t cursor, const uint8_t *data, uint32_t len, uint32_t encoding)
+{
+	static char	 text[UTF8_DECODED_MAX(AGENT_PAGE_MAX) + 1];
+	static char	 clean[UTF8_DECODED_MAX(AGENT_PAGE_MAX) + 1];
+	size_t		 used, tlen, i, o = 0;
+	int		 errors = 0;
+
+	if (len > AGENT_PAGE_MAX) {
+		b->err = EMSGSIZE;
+		return;
+	}
+	if (encoding == VMM_ENC_BASE64) {
+		(void)b64_encode(data, len, text);
+		m_add_u64(b, cursor + len);
+		m_add_str(b, text);
+		m_add_u32(b, 0);
+		return;
+	}
+	used = utf8_decode(data, len, agent_page_final(st, stream, cursor,
+	    len), text, &tlen, &errors);
+	for (i = 0; i < tlen; i++) {
+		if (text[i] != '\0') {
+			clean[o++] = text[i];
+			continue;
+		}
+		memcpy(clean + o, "\xef\xbf\xbd", 3);
+		o += 3;
+		errors = 1;
+	}
+	clean[o] = '\0';
+	m_add_u64(b, cursor + used);
+	m_add_str(b, clean);
+	m_add_u32(b, errors != 0);
+}
+
 int
-vmm_reply_put(struct ibuf *b, const struct agent_msg *m)
+vmm_reply_put(struct ibuf *b, const struct agent_msg *m, uint32_t encoding)
 {
 	switch (m->type) {
 	case AGENT_ERROR:
@@ -354,10 +404,10 @@ vmm_reply_put(struct ibuf *b, const struct agent_msg *m)
 		break;
 	case AGENT_REPLY | AGENT_JOB_READ:
 		vmm_status_put(b, &m->u.output.st);
-		m_add_u64(b, m->u.output.out_cursor);
-		put_bytes(b, m->u.output.out, m->u.output.out_len);
-		m_add_u64(b, m->u.output.err_cursor);
-		put_bytes(b, m->u.output.err, m->u.output.err_len);
+		vmm_page_put(b, &m->u.output.st, 0, m->u.output.out_cursor,
+		    m->u.output.out, m->u.output.out_len, encoding);
+		vmm_page_put(b, &m->u.output.st, 1, m->u.output.err_cursor,
+		    m->u.output.err, m->u.output.err_len, encoding);
 		break;
 	case AGENT_REPLY | AGENT_FILE_READ:
 		m_add_u64(b, m->u.file_data.offset);
@@ -390,6 +440,22 @@ vmm_reply_put(struct ibuf *b, const struct agent_msg *m)
 		return -1;
 	}
 	return b->err ? -1 : 0;
+}
+
+static int
+page_get(struct mreader *r, uint64_t *next, const uint8_t **text,
+    uint32_t *len)
+{
+	const char	*s;
+	uint32_t	 errors;
+
+	if (m_get_u64(r, next) == -1 || m_get_str(r, &s,
+	    UTF8_DECODED_MAX(AGENT_PAGE_MAX)) == -1 ||
+	    m_get_u32(r, &errors) == -1 || errors > 1)
+		return -1;
+	*text = (const uint8_t *)s;
+	*len = (uint32_t)strlen(s);
+	return 0;
 }
 
 static int
@@ -435,23 +501,18 @@ vmm_reply_get(uint16_t req, uint32_t type, struct mreader *r,
 			rv = vmm_status_get(r, &m->u.status.st);
 			break;
 		case AGENT_JOB_READ:
+			/* Text: out and err hold it, the cursors are the
+			 * next ones (see vmm_page_put). */
 			if (vmm_status_get(r, &m->u.output.st) == -1 ||
-			    m_get_u64(r, &m->u.output.out_cursor) == -1 ||
-			    get_bytes32(r, &m->u.output.out,
-			    &m->u.output.out_len, AGENT_PAGE_MAX) == -1 ||
-			    m_get_u64(r, &m->u.output.err_cursor) == -1 ||
-			    get_bytes32(r, &m->u.output.err,
-			    &m->u.output.err_len, AGENT_PAGE_MAX) == -1)
+			    page_get(r, &m->u.output.out_cursor,
+			    &m->u.output.out, &m->u.output.out_len) == -1 ||
+			    page_get(r, &m->u.output.err_cursor,
+			    &m->u.output.err, &m->u.output.err_len) == -1)
 				return -1;
-			/* What is returned lies within what is retained. */
+			/* The next cursors lie within what is retained. */
 			if (m->u.output.out_cursor > m->u.output.st.out_retained
-			    || m->u.output.out_len >
-			    m->u.output.st.out_retained -
-			    m->u.output.out_cursor ||
-			    m->u.output.err_cursor > m->u.output.st.err_retained
-			    || m->u.output.err_len >
-			    m->u.output.st.err_retained -
-			    m->u.output.err_cursor)
+			    || m->u.output.err_cursor >
+			    m->u.output.st.err_retained)
 				return -1;
 			break;
 		case AGENT_FILE_READ:

@@ -665,6 +665,17 @@ tool_exec(uint32_t peerid, const struct ws_auth *auth, struct vm *vm,
 	if (rid == NULL || cmd == NULL || !valid_request_id(rid))
 		fatalx("frontd: vm_exec without request_id or command");
 	(void)tool_arg_int(args, "timeout_seconds", &timeout);
+	/* The agent's own bounds, which the catalogue's are wider than. */
+	if (strlen(cmd) >= AGENT_ARG_MAX || (in != NULL &&
+	    strlen(in) > AGENT_STDIN_MAX) || (cwd != NULL &&
+	    strlen(cwd) >= AGENT_PATH_MAX) || timeout <= 0 ||
+	    (uint64_t)timeout * 1000 > AGENT_TIMEOUT_MAX_MS) {
+		vm_reply(peerid, TOOL_ERROR, "the command, its stdin or its "
+		    "cwd is too long for the guest agent (command under 32 "
+		    "KiB, stdin at most 64 KiB): write a script with "
+		    "vm_write_file and run that");
+		return;
+	}
 	if (vm_args_hash(args, hash) == -1)
 		fatalx("%s: hash", __func__);
 	switch (state_receipt_begin(auth->id, rid, "vm_exec", hash,
@@ -792,6 +803,10 @@ tool_file(uint32_t peerid, struct vm *vm, const struct tool_args *args)
 
 	if (path == NULL)
 		fatalx("frontd: %s without a path", args->tool->name);
+	if (strlen(path) >= AGENT_PATH_MAX) {
+		vm_reply(peerid, TOOL_ERROR, "the path is too long");
+		return;
+	}
 	if (vm_require_running(peerid, vm) == -1)
 		return;
 	c = vm_call_new(vm, peerid, args->tool->id);

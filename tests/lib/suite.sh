@@ -7,6 +7,7 @@
 #	suite_token WS FILE [args]	issues a token into FILE
 #	suite_child_pid NAME		pid of frontd, netd or stored
 #	suite_wait_running		until every child reports running
+#	suite_wait_image NAME		until stored verified the image
 #	suite_stop			SIGTERM, wait, then clean up
 
 SUITE_BUILD=${SUITE_BUILD:-build}
@@ -60,6 +61,22 @@ suite_start() {
 	    >"$SUITE_DIR/mcvmd.log" 2>&1 &
 	SUITE_PID=$!
 	suite_wait_running
+}
+
+# Waits until stored has verified the catalog image NAME.
+suite_wait_image() {
+	_i=0
+	while [ $_i -lt $((SUITE_TIMEOUT * 10)) ]; do
+		grep -q "image $1: verified" "$SUITE_DIR/mcvmd.log" && return 0
+		if grep -q "image $1 refused" "$SUITE_DIR/mcvmd.log"; then
+			grep "image $1 refused" "$SUITE_DIR/mcvmd.log" >&2
+			return 1
+		fi
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	echo "image $1 was not verified in time" >&2
+	return 1
 }
 
 suite_token() {

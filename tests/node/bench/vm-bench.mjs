@@ -1,0 +1,110 @@
+// Benchmarks of the VM path through the MCP SDK client; prints figures.
+//	cold vm_create -> first exec output (p50, p95 over MCVM_BENCH_CREATES)
+//	exec round-trip over MCP on a running VM (p50, p99)
+//	host memory per idle VM beyond its guest RAM
+import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from
+    '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import * as env from '../lib/env.mjs';
+
+const CREATES = Number(process.env.MCVM_BENCH_CREATES ?? 10);
+const EXECS = Number(process.env.MCVM_BENCH_EXECS ?? 100);
+const GUEST_MIB = 512;
+
+const client = new Client({ name: 'mcvm-bench', version: '1.0.0' });
+await client.connect(new StreamableHTTPClientTransport(new URL(env.mcpUrl),
+    { requestInit: { headers: { Authorization: `Bearer ${env.token}` } } }));
+
+async function call(name, args) {
+	const r = await client.callTool({ name, arguments: args }, undefined,
+	    { timeout: 300000 });
+	if (r.isError)
+		throw new Error(`${name}: ${r.content[0].text}`);
+	return r.structuredContent;
+}
+
+function pct(a, p) {
+	const s = [...a].sort((x, y) => x - y);
+	return s[Math.min(s.length - 1, Math.ceil(p / 100 * s.length) - 1)];
+}
+
+const ms = (t) => `${t.toFixed(1)} ms`;
+let seq = 0;
+
+// Runs a command and waits for its first output byte.
+async function firstOutput(vm, command) {
+	const { job_id } = await call('vm_exec', { vm_id: vm,
+	    request_id: `bench-${process.pid}-${++seq}`, command });
+	for (;;) {
+		const o = await call('vm_job_output', { vm_id: vm, job_id });
+		if (o.stdout.length > 0 || o.state !== 'running')
+			return o;
+	}
+}
+
+// Cold creation to first output.
+const creates = [];
+let vm;
+for (let i = 0; i < CREATES; i++) {
+	const t0 = performance.now();
+	const c = await call('vm_create', { request_id:
+	    `bench-create-${process.pid}-${i}` });
+	const o = await firstOutput(c.vm_id, 'echo ready');
+	creates.push(performance.now() - t0);
+	if (o.stdout !== 'ready\n')
+		throw new Error(`unexpected output ${o.stdout}`);
+	if (i === CREATES - 1)
+		vm = c.vm_id;
+	else
+		await call('vm_destroy', { vm_id: c.vm_id });
+}
+console.log(`vm_create -> first exec output (${CREATES} cold VMs): ` +
+    `p50 ${ms(pct(creates, 50))}, p95 ${ms(pct(creates, 95))}`);
+
+// Exec round-trip: vm_exec of `true` until its completed status.
+const rtts = [];
+for (let i = 0; i < EXECS; i++) {
+	const t0 = performance.now();
+	const { job_id } = await call('vm_exec', { vm_id: vm,
+	    request_id: `bench-rtt-${process.pid}-${i}`, command: 'true' });
+	for (;;) {
+		const s = await call('vm_job_status', { vm_id: vm, job_id });
+		if (s.state !== 'running')
+			break;
+	}
+	rtts.push(performance.now() - t0);
+}
+console.log(`exec round-trip over MCP (true, ${EXECS} runs): ` +
+    `p50 ${ms(pct(rtts, 50))}, p99 ${ms(pct(rtts, 99))}`);
+
+// Memory: all the VM's processes' RSS, less the guest RAM mapping's.
+await new Promise((r) => setTimeout(r, 5000));
+function rssKiB(pid, skipGuest) {
+	let total = 0, guest = 0, size = 0;
+	for (const line of fs.readFileSync(`/proc/${pid}/smaps`, 'utf8')
+	    .split('\n')) {
+		let m = line.match(/^Size:\s+(\d+) kB/);
+		if (m)
+			size = Number(m[1]);
+		m = line.match(/^Rss:\s+(\d+) kB/);
+		if (m) {
+			total += Number(m[1]);
+			if (skipGuest && size === GUEST_MIB * 1024)
+				guest += Number(m[1]);
+		}
+	}
+	return { total, guest };
+}
+const pids = (pat) => execFileSync('pgrep', ['-f', pat]).toString().trim()
+    .split('\n').map(Number);
+const q = rssKiB(pids(`guest=${vm}`)[0], true);
+const mon = rssKiB(pids(`mcvm-vmm .* -i ${vm}`)[0], false);
+const overhead = (q.total - q.guest + mon.total) / 1024;
+console.log(`host memory per idle VM beyond guest RAM: ` +
+    `${overhead.toFixed(1)} MiB (QEMU ${((q.total - q.guest) / 1024)
+    .toFixed(1)} MiB besides ${(q.guest / 1024).toFixed(1)} MiB of guest ` +
+    `RAM touched, monitor ${(mon.total / 1024).toFixed(1)} MiB)`);
+await call('vm_destroy', { vm_id: vm });
+await client.close();

@@ -1,0 +1,348 @@
+// VMs end to end: the official MCP TypeScript SDK client drives a real
+// suite, whose VMs boot the project's guest image under TCG.  Run through
+// tests/suites/vms, which checks the host afterwards.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from
+    '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import * as env from '../lib/env.mjs';
+
+const POLL_MS = 200;
+const JOB_WAIT_MS = 120000;
+
+let alice, bob, vm;
+
+async function connect(token) {
+	const client = new Client({ name: 'mcvm-vm-test', version: '1.0.0' });
+	const transport = new StreamableHTTPClientTransport(
+	    new URL(env.mcpUrl),
+	    { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+	await client.connect(transport);
+	return client;
+}
+
+// A tool call that must succeed; returns its structured result.
+async function call(client, name, args) {
+	const r = await client.callTool({ name, arguments: args }, undefined,
+	    { timeout: 300000 });
+	assert.ok(!r.isError, `${name}: ${r.content?.[0]?.text}`);
+	assert.ok(r.structuredContent, `${name}: structuredContent`);
+	return r.structuredContent;
+}
+
+// A tool call that must fail as a tool error; returns its message.
+async function refused(client, name, args) {
+	const r = await client.callTool({ name, arguments: args }, undefined,
+	    { timeout: 300000 });
+	assert.equal(r.isError, true, `${name} should fail`);
+	return r.content[0].text;
+}
+
+const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+
+let execSeq = 0;
+async function exec(command, extra = {}) {
+	const r = await call(alice, 'vm_exec', {
+		vm_id: vm, request_id: `exec-${process.pid}-${++execSeq}`,
+		command, ...extra,
+	});
+	assert.match(r.job_id, /^job-[0-9a-f]{16}$/);
+	return r.job_id;
+}
+
+// Pages a job's output until it has ended and every byte was read.
+async function collect(job, encoding = 'utf-8') {
+	const out = { stdout: [], stderr: [], pages: [], last: null };
+	let cursor;
+	const deadline = Date.now() + JOB_WAIT_MS;
+	for (;;) {
+		const args = { vm_id: vm, job_id: job, encoding };
+		if (cursor)
+			args.cursor = cursor;
+		const r = await call(alice, 'vm_job_output', args);
+		out.pages.push(r);
+		if (encoding === 'utf-8') {
+			out.stdout.push(r.stdout);
+			out.stderr.push(r.stderr);
+		} else {
+			out.stdout.push(Buffer.from(r.stdout_base64, 'base64'));
+			out.stderr.push(Buffer.from(r.stderr_base64, 'base64'));
+		}
+		const moved = !cursor ||
+		    r.next_cursor.stdout !== cursor.stdout ||
+		    r.next_cursor.stderr !== cursor.stderr;
+		cursor = r.next_cursor;
+		out.last = r;
+		if (r.state !== 'running' && !moved)
+			break;
+		if (r.state === 'running' && !moved)
+			await sleep(POLL_MS);
+		assert.ok(Date.now() < deadline, `job ${job} did not end`);
+	}
+	if (encoding === 'utf-8') {
+		out.stdout = out.stdout.join('');
+		out.stderr = out.stderr.join('');
+	} else {
+		out.stdout = Buffer.concat(out.stdout);
+		out.stderr = Buffer.concat(out.stderr);
+	}
+	return out;
+}
+
+async function run(command, extra) {
+	return collect(await exec(command, extra));
+}
+
+async function waitState(job, pred) {
+	const deadline = Date.now() + JOB_WAIT_MS;
+	for (;;) {
+		const s = await call(alice, 'vm_job_status',
+		    { vm_id: vm, job_id: job });
+		if (pred(s))
+			return s;
+		assert.ok(Date.now() < deadline, `job ${job}: ${s.state}`);
+		await sleep(POLL_MS);
+	}
+}
+
+before(async () => {
+	alice = await connect(env.token);
+	bob = await connect(env.tokenFrom('MCVM_TOKEN2_FILE'));
+});
+
+after(async () => {
+	await alice?.close();
+	await bob?.close();
+});
+
+test('vm_create boots a VM that answers', async () => {
+	const r = await call(alice, 'vm_create', { request_id: 'create-1' });
+	assert.match(r.vm_id, /^vm-[0-9a-f]{16}$/);
+	assert.equal(r.state, 'running');
+	assert.equal(r.network, 'off');
+	assert.equal(r.memory_mib, 512);
+	assert.equal(r.vcpus, 1);
+	vm = r.vm_id;
+	const list = await call(alice, 'vm_list', {});
+	assert.deepEqual(list.vms.map((v) => v.vm_id), [vm]);
+});
+
+test('python3 prints 4', async () => {
+	const o = await run("python3 -c 'print(2+2)'");
+	assert.equal(o.stdout, '4\n');
+	assert.equal(o.stderr, '');
+	assert.equal(o.last.state, 'completed');
+	assert.equal(o.last.exit_code, 0);
+});
+
+test('a Fibonacci script written as a file', async () => {
+	const src = 'a, b = 0, 1\nseq = []\nfor _ in range(10):\n' +
+	    '    seq.append(a)\n    a, b = b, a + b\n' +
+	    'print(", ".join(map(str, seq)))\n';
+	const w = await call(alice, 'vm_write_file', { vm_id: vm,
+	    path: 'fib.py', content_base64: Buffer.from(src).toString(
+	    'base64') });
+	assert.equal(w.size, src.length);
+	const o = await run('python3 fib.py');
+	assert.equal(o.stdout, '0, 1, 1, 2, 3, 5, 8, 13, 21, 34\n');
+});
+
+test('stdout and stderr are separate, exit codes reported', async () => {
+	const o = await run('echo to-out; echo to-err >&2; exit 3');
+	assert.equal(o.stdout, 'to-out\n');
+	assert.equal(o.stderr, 'to-err\n');
+	assert.equal(o.last.exit_code, 3);
+});
+
+test('UTF-8 output cut mid-character across pages', async () => {
+	// 8000 three-byte characters: the 16 KiB page ends inside one.
+	const o = await run("python3 -c \"print('\u20ac' * 8000)\"");
+	assert.equal(o.stdout, '\u20ac'.repeat(8000) + '\n');
+	const first = o.pages[0];
+	assert.equal(first.next_cursor.stdout % 3, 0,
+	    'the page boundary waits for the whole character');
+	assert.ok(o.pages.length >= 2, 'more than one page');
+	for (const p of o.pages)
+		assert.equal(p.decoding_errors.stdout, false);
+});
+
+test('invalid UTF-8 becomes U+FFFD and is flagged', async () => {
+	const o = await run("printf 'a\\377b\\n'");
+	assert.equal(o.stdout, 'a\ufffdb\n');
+	assert.ok(o.pages.some((p) => p.decoding_errors.stdout));
+});
+
+test('binary output in base64 is exact', async () => {
+	const job = await exec("printf '\\000\\377\\200abc'");
+	const o = await collect(job, 'base64');
+	assert.deepEqual([...o.stdout], [0, 255, 128, 97, 98, 99]);
+});
+
+test('output beyond 256 KiB is dropped with truncated', async () => {
+	const o = await run('head -c 1048576 /dev/zero | tr "\\0" a; ' +
+	    'echo done >&2');
+	assert.equal(o.last.truncated, true);
+	assert.equal(o.stdout.length + o.stderr.length, 256 * 1024);
+	assert.equal(o.last.stdout_bytes, 1048576);
+	assert.equal(o.last.state, 'completed');
+});
+
+test('generated C compiles with gcc and runs', async () => {
+	const src = '#include <stdio.h>\nint main(void) {\n' +
+	    '\tlong s = 0;\n\tfor (int i = 1; i <= 100; i++) s += i;\n' +
+	    '\tprintf("sum=%ld\\n", s);\n\treturn 0;\n}\n';
+	await call(alice, 'vm_write_file', { vm_id: vm, path: 'sum.c',
+	    content_base64: Buffer.from(src).toString('base64') });
+	const o = await run('gcc -O2 -o sum sum.c && ./sum');
+	assert.equal(o.stderr, '');
+	assert.equal(o.stdout, 'sum=5050\n');
+});
+
+// Counts the guest's "sleep 7777" and "sleep 8888" processes from /proc.
+const COUNT_SLEEPS = "for p in /proc/[0-9]*; do tr '\\0' ' ' " +
+    "< $p/cmdline 2>/dev/null; echo; done | grep -cE '^sleep (7777|8888) $'" +
+    ' || true';
+
+test('cancel kills setsid descendants too', async () => {
+	const job = await exec('setsid sleep 7777 & sleep 8888');
+	await sleep(1500);
+	const before = await run(COUNT_SLEEPS);
+	assert.equal(before.stdout.trim(), '2');
+	const c = await call(alice, 'vm_job_cancel', { vm_id: vm,
+	    job_id: job });
+	assert.ok(['cancelled', 'running'].includes(c.state));
+	await waitState(job, (s) => s.state === 'cancelled');
+	const left = await run(COUNT_SLEEPS);
+	assert.equal(left.stdout.trim(), '0');
+});
+
+test('a job timeout kills the job', async () => {
+	const job = await exec('sleep 60', { timeout_seconds: 2 });
+	const s = await waitState(job, (x) => x.state !== 'running');
+	assert.equal(s.state, 'timed_out');
+	assert.equal(s.timed_out, true);
+});
+
+test('files round-trip byte for byte', async () => {
+	const data = Buffer.alloc(4096);
+	for (let i = 0; i < data.length; i++)
+		data[i] = (i * 7 + 3) & 0xff;
+	await call(alice, 'vm_write_file', { vm_id: vm, path: 'dir-less.bin',
+	    content_base64: data.toString('base64') });
+	const r = await call(alice, 'vm_read_file', { vm_id: vm,
+	    path: 'dir-less.bin' });
+	assert.equal(r.eof, true);
+	assert.deepEqual(Buffer.from(r.content_base64, 'base64'), data);
+	await call(alice, 'vm_write_file', { vm_id: vm, path: 'dir-less.bin',
+	    content_base64: Buffer.from('tail').toString('base64'),
+	    append: true });
+	const r2 = await call(alice, 'vm_read_file', { vm_id: vm,
+	    path: 'dir-less.bin', offset: 4096 });
+	assert.equal(Buffer.from(r2.content_base64, 'base64').toString(),
+	    'tail');
+});
+
+test('a symlink out of /workspace is refused', async () => {
+	await run('ln -sf /etc/passwd escape');
+	const msg = await refused(alice, 'vm_read_file', { vm_id: vm,
+	    path: 'escape' });
+	assert.match(msg, /refused/);
+	const msg2 = await refused(alice, 'vm_write_file', { vm_id: vm,
+	    path: 'escape', content_base64: 'eA==' });
+	assert.match(msg2, /refused/);
+});
+
+test('pause and resume keep a process alive', async () => {
+	const job = await exec("python3 -u -c 'import time\n" +
+	    "for i in range(100000):\n print(i)\n time.sleep(0.2)'");
+	await sleep(2000);
+	const p = await call(alice, 'vm_suspend', { vm_id: vm,
+	    mode: 'pause', force: true });
+	assert.equal(p.state, 'paused');
+	const st = await call(alice, 'vm_status', { vm_id: vm });
+	assert.equal(st.state, 'paused');
+	assert.equal(st.qmp.status, 'paused');
+	const bytes = (await call(alice, 'vm_list', {})).vms[0].state;
+	assert.equal(bytes, 'paused');
+	const refusedExec = await refused(alice, 'vm_exec', { vm_id: vm,
+	    request_id: `paused-${process.pid}`, command: 'true' });
+	assert.match(refusedExec, /paused/);
+	const r = await call(alice, 'vm_resume', { vm_id: vm });
+	assert.equal(r.state, 'running');
+	const before = await call(alice, 'vm_job_status', { vm_id: vm,
+	    job_id: job });
+	assert.equal(before.state, 'running');
+	await sleep(1500);
+	const later = await call(alice, 'vm_job_status', { vm_id: vm,
+	    job_id: job });
+	assert.equal(later.state, 'running');
+	assert.ok(later.stdout_bytes > before.stdout_bytes,
+	    'the process went on after resume');
+	await call(alice, 'vm_job_cancel', { vm_id: vm, job_id: job });
+});
+
+test('a request_id replays its result, and conflicts are refused',
+    async () => {
+	const args = { vm_id: vm, request_id: 'replay-1',
+	    command: 'echo once >> replay.txt' };
+	const a = await call(alice, 'vm_exec', args);
+	const b = await call(alice, 'vm_exec', args);
+	assert.equal(b.job_id, a.job_id);
+	await waitState(a.job_id, (s) => s.state !== 'running');
+	const o = await run('cat replay.txt');
+	assert.equal(o.stdout, 'once\n', 'the command ran once');
+	const msg = await refused(alice, 'vm_exec', { ...args,
+	    command: 'echo twice' });
+	assert.match(msg, /other arguments/);
+	const c = await call(alice, 'vm_create', { request_id: 'create-1' });
+	assert.equal(c.vm_id, vm, 'vm_create replays too');
+	const msg2 = await refused(alice, 'vm_create',
+	    { request_id: 'create-1', memory_mib: 256 });
+	assert.match(msg2, /other arguments/);
+});
+
+test('another workspace cannot reach the VM through any tool', async () => {
+	const status = await call(alice, 'vm_status', { vm_id: vm });
+	const job = status.jobs[0].job_id;
+	const ghost = 'vm-0000000000000000';
+	const tools = {
+		vm_status: {}, vm_stop: {}, vm_start: {}, vm_destroy: {},
+		vm_suspend: { mode: 'pause' }, vm_resume: {},
+		vm_exec: { request_id: 'steal-1', command: 'id' },
+		vm_job_status: { job_id: job }, vm_job_output: { job_id: job },
+		vm_job_cancel: { job_id: job },
+		vm_read_file: { path: 'fib.py' },
+		vm_write_file: { path: 'x', content_base64: 'eA==' },
+	};
+	for (const [name, extra] of Object.entries(tools)) {
+		const theirs = await refused(bob, name, { vm_id: vm, ...extra });
+		const none = await refused(bob, name, { vm_id: ghost,
+		    ...extra });
+		assert.equal(theirs.replace(vm, 'ID'), none.replace(ghost, 'ID'),
+		    `${name}: a foreign VM looks like a missing one`);
+	}
+	assert.deepEqual((await call(bob, 'vm_list', {})).vms, []);
+	const still = await call(alice, 'vm_status', { vm_id: vm });
+	assert.equal(still.state, 'running');
+});
+
+test('vm_stop and vm_start keep the disk', async () => {
+	await call(alice, 'vm_write_file', { vm_id: vm, path: 'keep.txt',
+	    content_base64: Buffer.from('kept').toString('base64') });
+	await run('sync');
+	const s = await call(alice, 'vm_stop', { vm_id: vm });
+	assert.equal(s.state, 'stopped');
+	const r = await call(alice, 'vm_start', { vm_id: vm });
+	assert.equal(r.state, 'running');
+	const o = await run('cat keep.txt');
+	assert.equal(o.stdout, 'kept');
+});
+
+test('vm_destroy removes the VM', async () => {
+	const d = await call(alice, 'vm_destroy', { vm_id: vm });
+	assert.equal(d.destroyed, true);
+	assert.deepEqual((await call(alice, 'vm_list', {})).vms, []);
+	const msg = await refused(alice, 'vm_status', { vm_id: vm });
+	assert.match(msg, /no VM/);
+});
