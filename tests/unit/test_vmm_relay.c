@@ -56,16 +56,18 @@ req_roundtrip(const struct agent_msg *m)
 {
 	struct agent_msg back;
 	struct mreader	 r;
-	uint32_t	 type = vmm_req_imsg_type(m->type);
+	uint32_t	 type = vmm_req_imsg_type(m->type), enc;
 	struct ibuf	*b;
 
 	cr_assert_neq(type, IMSG_NONE);
 	cr_assert_eq(vmm_req_agent_type(type), m->type);
 	b = newbuf(type);
-	cr_assert_eq(vmm_req_put(b, m), 0);
+	cr_assert_eq(vmm_req_put(b, m, VMM_ENC_BASE64), 0);
 	reader(&r, b);
-	cr_assert_eq(vmm_req_get(type, &r, &back), 0, "%s refused",
+	cr_assert_eq(vmm_req_get(type, &r, &back, &enc), 0, "%s refused",
 	    imsg_type_name(type));
+	cr_assert_eq(enc, m->type == AGENT_JOB_READ ? VMM_ENC_BASE64 :
+	    VMM_ENC_UTF8);
 	back.id = m->id;
 	assert_same_frame(m, &back);
 	freebuf(b);
@@ -78,14 +80,15 @@ req_accepted(const struct agent_msg *m)
 	struct mreader	 r;
 	uint32_t	 type = vmm_req_imsg_type(m->type);
 	struct ibuf	*b = newbuf(type);
+	uint32_t	 enc;
 	int		 rv;
 
-	if (vmm_req_put(b, m) == -1) {
+	if (vmm_req_put(b, m, VMM_ENC_UTF8) == -1) {
 		freebuf(b);
 		return 0;
 	}
 	reader(&r, b);
-	rv = vmm_req_get(type, &r, &back);
+	rv = vmm_req_get(type, &r, &back, &enc);
 	freebuf(b);
 	return rv == 0;
 }
@@ -226,24 +229,25 @@ Test(vmm_relay, requests_malformed_fields_refused)
 	struct agent_msg m;
 	struct mreader	 r;
 	struct ibuf	*b;
+	uint32_t	 enc;
 
 	/* A trailing field. */
 	b = newbuf(IMSG_VMM_JOB_STATUS);
 	m_add_u32(b, 1);
 	m_add_u32(b, 2);
 	reader(&r, b);
-	cr_assert_eq(vmm_req_get(IMSG_VMM_JOB_STATUS, &r, &m), -1);
+	cr_assert_eq(vmm_req_get(IMSG_VMM_JOB_STATUS, &r, &m, &enc), -1);
 	freebuf(b);
 	/* A wrong field type. */
 	b = newbuf(IMSG_VMM_JOB_STATUS);
 	m_add_u64(b, 1);
 	reader(&r, b);
-	cr_assert_eq(vmm_req_get(IMSG_VMM_JOB_STATUS, &r, &m), -1);
+	cr_assert_eq(vmm_req_get(IMSG_VMM_JOB_STATUS, &r, &m, &enc), -1);
 	freebuf(b);
 	/* A missing field. */
 	b = newbuf(IMSG_VMM_JOB_STATUS);
 	reader(&r, b);
-	cr_assert_eq(vmm_req_get(IMSG_VMM_JOB_STATUS, &r, &m), -1);
+	cr_assert_eq(vmm_req_get(IMSG_VMM_JOB_STATUS, &r, &m, &enc), -1);
 	freebuf(b);
 	/* argc larger than the strings that follow. */
 	b = newbuf(IMSG_VMM_EXEC);
@@ -253,12 +257,12 @@ Test(vmm_relay, requests_malformed_fields_refused)
 	m_add_u32(b, 5);
 	m_add_str(b, "true");
 	reader(&r, b);
-	cr_assert_eq(vmm_req_get(IMSG_VMM_EXEC, &r, &m), -1);
+	cr_assert_eq(vmm_req_get(IMSG_VMM_EXEC, &r, &m, &enc), -1);
 	freebuf(b);
 	/* Not an agent request. */
 	b = newbuf(IMSG_VMM_PAUSE);
 	reader(&r, b);
-	cr_assert_eq(vmm_req_get(IMSG_VMM_PAUSE, &r, &m), -1);
+	cr_assert_eq(vmm_req_get(IMSG_VMM_PAUSE, &r, &m, &enc), -1);
 	freebuf(b);
 }
 
@@ -272,7 +276,7 @@ reply_roundtrip(uint16_t req, const struct agent_msg *m)
 
 	cr_assert_neq(type, IMSG_NONE);
 	b = newbuf(type);
-	cr_assert_eq(vmm_reply_put(b, m), 0);
+	cr_assert_eq(vmm_reply_put(b, m, VMM_ENC_UTF8), 0);
 	reader(&r, b);
 	cr_assert_eq(vmm_reply_get(req, type, &r, &back), 0, "%s refused",
 	    imsg_type_name(type));
@@ -307,11 +311,84 @@ status_sample(void)
 	return st;
 }
 
+/* Puts a JOB_READ reply as the monitor sends it, and reads it back. */
+static int
+output_get(const struct agent_msg *m, uint32_t enc, struct agent_msg *back)
+{
+	static struct ibuf *b;
+	struct mreader	 r;
+
+	if (b != NULL)
+		freebuf(b);
+	b = newbuf(IMSG_VMM_JOB_OUTPUT);
+	cr_assert_eq(vmm_reply_put(b, m, enc), 0);
+	reader(&r, b);
+	return vmm_reply_get(AGENT_JOB_READ, IMSG_VMM_JOB_OUTPUT, &r, back);
+}
+
+static struct agent_msg
+output_msg(const char *out, size_t len, int final)
+{
+	struct agent_msg	 m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = AGENT_REPLY | AGENT_JOB_READ;
+	m.u.output.st.state = final ? AGENT_JOB_COMPLETED : AGENT_JOB_RUNNING;
+	m.u.output.st.out_eof = final;
+	m.u.output.st.err_eof = final;
+	m.u.output.st.out_total = m.u.output.st.out_retained = len;
+	m.u.output.out = (const uint8_t *)out;
+	m.u.output.out_len = (uint32_t)len;
+	return m;
+}
+
+/* A character cut by the page end waits for the next read... */
+Test(vmm_relay, output_utf8_waits_for_a_cut_character)
+{
+	struct agent_msg	 m = output_msg("a\xe2\x82", 3, 0), back;
+
+	cr_assert_eq(output_get(&m, VMM_ENC_UTF8, &back), 0);
+	cr_assert_eq(back.u.output.out_len, 1);
+	cr_assert_eq(back.u.output.out[0], 'a');
+	cr_assert_eq(back.u.output.out_cursor, 1);
+}
+
+/* ... unless the stream ends there: then it is U+FFFD. */
+Test(vmm_relay, output_utf8_final_cut_is_replaced)
+{
+	struct agent_msg	 m = output_msg("a\xe2\x82", 3, 1), back;
+
+	cr_assert_eq(output_get(&m, VMM_ENC_UTF8, &back), 0);
+	cr_assert_eq(back.u.output.out_len, 4);
+	cr_assert_eq(memcmp(back.u.output.out, "a\xef\xbf\xbd", 4), 0);
+	cr_assert_eq(back.u.output.out_cursor, 3);
+}
+
+/* NUL cannot travel in a string field: it reads as U+FFFD. */
+Test(vmm_relay, output_nul_becomes_replacement)
+{
+	struct agent_msg	 m = output_msg("x\0y", 3, 1), back;
+
+	cr_assert_eq(output_get(&m, VMM_ENC_UTF8, &back), 0);
+	cr_assert_eq(back.u.output.out_len, 5);
+	cr_assert_eq(memcmp(back.u.output.out, "x\xef\xbf\xbdy", 5), 0);
+}
+
+Test(vmm_relay, output_base64_is_exact)
+{
+	struct agent_msg	 m = output_msg("\0\xff\x80", 3, 0), back;
+
+	cr_assert_eq(output_get(&m, VMM_ENC_BASE64, &back), 0);
+	cr_assert_eq(back.u.output.out_len, 4);
+	cr_assert_eq(memcmp(back.u.output.out, "AP+A", 4), 0);
+	cr_assert_eq(back.u.output.out_cursor, 3);
+}
+
 Test(vmm_relay, replies_roundtrip)
 {
 	static uint8_t		 page[AGENT_PAGE_MAX];
 	static uint8_t		 chunk[AGENT_FILE_CHUNK_MAX];
-	struct agent_msg	 m;
+	struct agent_msg	 m, back;
 
 	memset(page, 'o', sizeof(page));
 	memset(chunk, 0xee, sizeof(chunk));
@@ -336,7 +413,11 @@ Test(vmm_relay, replies_roundtrip)
 	m.u.output.out_len = sizeof(page);
 	m.u.output.err_cursor = 10;
 	m.u.output.err_len = 0;
-	reply_roundtrip(AGENT_JOB_READ, &m);
+	cr_assert_eq(output_get(&m, VMM_ENC_UTF8, &back), 0);
+	cr_assert_eq(back.u.output.out_len, sizeof(page));
+	cr_assert_eq(memcmp(back.u.output.out, page, sizeof(page)), 0);
+	cr_assert_eq(back.u.output.out_cursor, 100 + sizeof(page));
+	cr_assert_eq(back.u.output.err_cursor, 10);
 
 	memset(&m, 0, sizeof(m));
 	m.type = AGENT_REPLY | AGENT_FILE_READ;
@@ -437,10 +518,12 @@ Test(vmm_relay, replies_out_of_range_refused)
 		st.out_total = st.out_retained = 4;
 		vmm_status_put(b, &st);
 	}
-	m_add_u64(b, 2);
-	m_add_bytes(b, "abc", 3);
+	m_add_u64(b, 5);
+	m_add_str(b, "abc");
+	m_add_u32(b, 0);
 	m_add_u64(b, 0);
-	m_add_bytes(b, "", 0);
+	m_add_str(b, "");
+	m_add_u32(b, 0);
 	reader(&r, b);
 	cr_assert_eq(vmm_reply_get(AGENT_JOB_READ, IMSG_VMM_JOB_OUTPUT, &r,
 	    &m), -1);

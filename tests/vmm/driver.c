@@ -448,7 +448,7 @@ send_req(uint32_t type, const struct agent_msg *m)
 		perror("imsg_create");
 		exit(1);
 	}
-	if (m != NULL && vmm_req_put(b, m) == -1) {
+	if (m != NULL && vmm_req_put(b, m, VMM_ENC_UTF8) == -1) {
 		fprintf(stderr, "vmm_req_put failed\n");
 		exit(1);
 	}
