@@ -13,5 +13,3 @@ $(BUILD)/fuzz/fuzz-qmp: $(FUZZ_QMP_SRCS) vmmd/qmp.h
 
 FUZZ_PROGS += $(BUILD)/fuzz/fuzz-qmp
 CHECK_SUITES += fuzz-qmp
-
-check: $(BUILD)/fuzz/fuzz-qmp

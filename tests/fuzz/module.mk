@@ -20,6 +20,3 @@ $(BUILD)/fuzz/fuzz-agent-corpus: tests/fuzz/corpus.c common/agent.c \
 
 FUZZ_PROGS += $(BUILD)/fuzz/fuzz-agent $(BUILD)/fuzz/fuzz-agent-corpus
 CHECK_SUITES += fuzz-smoke
-
-# The smoke run is part of make check, so check needs the fuzzer.
-check: $(BUILD)/fuzz/fuzz-agent $(BUILD)/fuzz/fuzz-agent-corpus
