@@ -19,7 +19,7 @@
 
 #define HTTP_HEADERS_MAX	64	/* header fields per request */
 #define HTTP_METHOD_MAX		16
-#define HTTP_CONTINUE_MAX	1	/* 100 Continue answers per request */
+#define HTTP_CLEN_DIGITS_MAX	19	/* Content-Length digits */
 
 struct http_conn;
 
@@ -61,6 +61,20 @@ typedef void	(*http_handler_cb)(struct http_conn *, struct http_request *,
 typedef void	(*http_error_cb)(struct http_conn *, const char *path, int,
 		    const char *, void *);
 
+/* What the framing headers say about the body and the connection. */
+struct http_framing {
+	size_t		 clen;
+	int		 keepalive;
+	int		 expect_continue;
+	int		 head_only;
+};
+
+/* httpparse.c */
+int	 http_parse_head(struct http_request *, const char **);
+int	 http_parse_framing(const struct http_request *, size_t,
+	    struct http_framing *, const char **);
+
+/* http.c */
 int	 http_init(struct event_base *, const struct http_limits *,
 	    http_handler_cb, http_error_cb, void *, SSL_CTX *);
 int	 http_listen(int);

@@ -1,0 +1,21 @@
+# libFuzzer target for mcvm-frontd's decoders of untrusted bytes (HTTP
+# heads, JSON tool arguments) and for mcvmd's decoder of frontd's tool
+# calls.  Built with clang whatever CC is.
+FUZZ_CC ?= clang
+FUZZ_FRONT_SRCS := tests/fuzz-frontd/fuzz_front.c frontd/httpparse.c \
+	frontd/catalog.c common/tools.c common/validate.c common/msg.c \
+	common/imsg.c common/b64.c common/log.c
+FUZZ_FRONT_PKGS := jansson libevent openssl
+
+$(BUILD)/fuzz/fuzz-front: $(FUZZ_FRONT_SRCS) frontd/frontd.h frontd/http.h \
+    common/tools.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror \
+	    -Wno-unused-parameter -Icommon -Ifrontd \
+	    $(shell $(PKG_CONFIG) --cflags $(FUZZ_FRONT_PKGS)) \
+	    -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=undefined -o $@ $(FUZZ_FRONT_SRCS) \
+	    $(shell $(PKG_CONFIG) --libs $(FUZZ_FRONT_PKGS))
+
+FUZZ_PROGS += $(BUILD)/fuzz/fuzz-front
+CHECK_SUITES += fuzz-front
