@@ -28,9 +28,9 @@ until $CTL status >/dev/null 2>&1; do
 	sleep 0.1
 	i=$((i + 1))
 done
-if [ ! -s "$TOKEN" ]; then
-	$CTL issue-token --workspace demo --output "$TOKEN" --ttl 7d
-fi
+# A fresh token each start; rotation revokes the last one.
+rm -f "$TOKEN"
+$CTL rotate-token --workspace demo --output "$TOKEN" --ttl 7d
 $CTL status
 
 cat <<EOM
@@ -48,8 +48,14 @@ JSON HTTP API:
   curl -s -H "Authorization: Bearer \$(sudo cat $TOKEN)" \\
       http://$DEMO_LISTEN/v1/tools
   curl -s -H "Authorization: Bearer \$(sudo cat $TOKEN)" \\
+      -H 'Content-Type: application/json' -d '{"request_id":"demo-1"}' \\
+      http://$DEMO_LISTEN/v1/tools/vm_create
+  curl -s -H "Authorization: Bearer \$(sudo cat $TOKEN)" \\
       -H 'Content-Type: application/json' -d '{}' \\
       http://$DEMO_LISTEN/v1/tools/vm_list
+
+The image is verified a few seconds after start; until then vm_create
+says so.
 
 Operator commands: $CTL status | list-workspaces | issue-token ...
 EOM
