@@ -53,6 +53,9 @@
 	X(IMSG_FRONT_TOOL_RESULT, 203)	/* u32 tool status,		\
 					   str json */			\
 	X(IMSG_FRONT_CANCEL,	204)	/* (none): cancels peerid */	\
+	X(IMSG_FRONT_PROGRESS,	205)	/* u64 progress, u64 total	\
+					   (0 unknown), str message:	\
+					   a step of call peerid */	\
 									\
 	/* mcvm-netd <-> mcvmd; peerid is the request id */		\
 	X(IMSG_NET_PREFLIGHT,	300)	/* (none) */			\

@@ -119,6 +119,20 @@ frontd_tool_result(struct imsg *imsg)
 }
 
 static void
+frontd_progress(struct imsg *imsg)
+{
+	struct mreader	 r;
+	uint64_t	 value, total;
+	const char	*msg;
+
+	m_init(&r, imsg);
+	if (m_get_u64(&r, &value) == -1 || m_get_u64(&r, &total) == -1 ||
+	    m_get_str(&r, &msg, TOOL_PROGRESS_MAX) == -1 || m_end(&r) == -1)
+		fatalx("%s: malformed message from mcvmd", __func__);
+	req_progress(imsg->hdr.peerid, value, total, msg);
+}
+
+static void
 frontd_dispatch(int fd, short event, void *arg)
 {
 	struct imsgev	*iev = arg;
@@ -140,6 +154,9 @@ frontd_dispatch(int fd, short event, void *arg)
 			break;
 		case IMSG_FRONT_TOOL_RESULT:
 			frontd_tool_result(&imsg);
+			break;
+		case IMSG_FRONT_PROGRESS:
+			frontd_progress(&imsg);
 			break;
 		case IMSG_VERBOSE:
 			m_init(&r, &imsg);

@@ -89,7 +89,9 @@ struct freq {
 	struct fop		*ops;
 	int			 sse;		/* answering over SSE */
 	struct event		*progress_ev;
-	unsigned int		 progress_n;
+	unsigned int		 progress_n;	/* events sent */
+	uint64_t		 progress_last;	/* last value sent */
+	unsigned int		 progress_secs;	/* heartbeat clock */
 };
 
 struct frontd {
@@ -116,6 +118,7 @@ void	 req_http_error(struct http_conn *, const char *, int, const char *,
 	    void *);
 void	 req_auth_result(uint32_t, uint32_t, const char *);
 void	 req_tool_result(uint32_t, uint32_t, const char *);
+void	 req_progress(uint32_t, uint64_t, uint64_t, const char *);
 void	 req_reply_json(struct freq *, int, json_t *);
 void	 req_reply_error(struct freq *, int, const char *, const char *);
 void	 req_reply_text(struct freq *, int, const char *, const char *,
@@ -139,6 +142,7 @@ void	 api_op_done(struct fop *, uint32_t, const char *);
 void	 mcp_post(struct freq *);
 void	 mcp_delete(struct freq *);
 void	 mcp_op_done(struct fop *, uint32_t, const char *);
+void	 mcp_op_progress(struct fop *, uint64_t, uint64_t, const char *);
 void	 mcp_cancel_request(struct freq *);
 json_t	*mcp_error(json_t *, int, const char *);
 int	 mcp_version_supported(const char *);

@@ -208,21 +208,28 @@ sse_event(struct freq *fr, json_t *msg)
 	free(text);
 }
 
+/*
+ * One notifications/progress event.  Progress must grow with every event:
+ * frontd's heartbeats and mcvmd's steps share one counter, which takes
+ * mcvmd's value when that is larger.
+ */
 static void
-mcp_progress_send(struct freq *fr, struct fop *op)
+mcp_progress_send(struct freq *fr, struct fop *op, uint64_t value,
+    uint64_t total, const char *msg)
 {
 	json_t	*n;
-	char	 msg[TOOL_PROGRESS_MAX];
 
-	if (fr->progress_n == 0)
-		snprintf(msg, sizeof(msg), "%s started", op->tool->name);
-	else
-		snprintf(msg, sizeof(msg), "%s still running after %u s",
-		    op->tool->name, fr->progress_n * PROGRESS_INTERVAL);
+	if (fr->progress_n > 0 && value <= fr->progress_last)
+		value = fr->progress_last + 1;
+	fr->progress_last = value;
+	fr->progress_n++;
 	n = json_pack("{s:s,s:s,s:{s:O,s:I,s:s}}", "jsonrpc", "2.0",
 	    "method", "notifications/progress", "params",
-	    "progressToken", op->progress, "progress",
-	    (json_int_t)fr->progress_n * PROGRESS_INTERVAL, "message", msg);
+	    "progressToken", op->progress, "progress", (json_int_t)value,
+	    "message", msg);
+	if (total >= value && total > 0)
+		json_object_set_new(json_object_get(n, "params"), "total",
+		    json_integer((json_int_t)total));
 	sse_event(fr, n);
 	json_decref(n);
 }
@@ -232,24 +239,41 @@ mcp_progress_tick(int fd, short ev, void *arg)
 {
 	struct freq	*fr = arg;
 	struct timeval	 tv = { PROGRESS_INTERVAL, 0 };
+	char		 msg[TOOL_PROGRESS_MAX];
 
 	if (fr->ops == NULL || fr->ops->progress == NULL)
 		return;
-	fr->progress_n++;
-	mcp_progress_send(fr, fr->ops);
+	fr->progress_secs += PROGRESS_INTERVAL;
+	snprintf(msg, sizeof(msg), "%s still running after %u s",
+	    fr->ops->tool->name, fr->progress_secs);
+	mcp_progress_send(fr, fr->ops, 0, 0, msg);
 	evtimer_add(fr->progress_ev, &tv);
+}
+
+/* A step reported by mcvmd for a call answered over SSE. */
+void
+mcp_op_progress(struct fop *op, uint64_t value, uint64_t total,
+    const char *msg)
+{
+	struct freq	*fr = op->req;
+
+	if (!fr->sse || op->progress == NULL || fr->conn == NULL)
+		return;
+	mcp_progress_send(fr, op, value, total, msg);
 }
 
 static void
 mcp_sse_start(struct freq *fr, struct fop *op)
 {
 	struct timeval	 tv = { PROGRESS_INTERVAL, 0 };
+	char		 msg[TOOL_PROGRESS_MAX];
 
 	fr->sse = 1;
 	if (fr->session[0] != '\0')
 		http_add_header(fr->conn, "Mcp-Session-Id", fr->session);
 	http_stream_start(fr->conn, 200, "text/event-stream");
-	mcp_progress_send(fr, op);
+	snprintf(msg, sizeof(msg), "%s started", op->tool->name);
+	mcp_progress_send(fr, op, 0, 0, msg);
 	if ((fr->progress_ev = evtimer_new(fenv->base, mcp_progress_tick,
 	    fr)) == NULL)
 		fatal("%s: evtimer_new", __func__);

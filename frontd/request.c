@@ -617,6 +617,23 @@ req_tool_result(uint32_t peerid, uint32_t status, const char *json)
 		api_op_done(op, status, json);
 }
 
+/* mcvmd reports a step of a pending call; the call stays pending. */
+void
+req_progress(uint32_t peerid, uint64_t value, uint64_t total,
+    const char *msg)
+{
+	struct fop	*op;
+
+	for (op = pending[peerid % PENDING_BUCKETS]; op != NULL;
+	    op = op->hnext)
+		if (op->peerid == peerid)
+			break;
+	if (op == NULL || op->req == NULL || op->cancelled ||
+	    op->tool == NULL || op->req->route != ROUTE_MCP)
+		return;
+	mcp_op_progress(op, value, total, msg);
+}
+
 struct cancel_match {
 	const char	*session;
 	json_t		*rpc_id;
