@@ -284,6 +284,8 @@ kind_pattern(enum tstr_kind k)
 		return "^[a-z0-9_]+(-[a-z0-9_]+)*$";
 	case TS_FORWARD:
 		return "^((auto|[0-9]{1,5}):)?[0-9]{1,5}$";
+	case TS_TYPEABLE:
+		return "^[\\t\\n -~]*$";
 	default:
 		return NULL;
 	}
