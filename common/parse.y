@@ -92,7 +92,7 @@ grammar		: %empty
 		| grammar varset '\n'
 		| grammar main '\n'
 		| grammar section '\n'
-		| grammar include '\n'
+		| grammar include
 		| grammar error '\n'		{ errors++; }
 		;
 
@@ -161,7 +161,8 @@ varset		: STRING '=' string {
 		}
 		;
 
-include		: INCLUDE string {
+include		: INCLUDE string '\n' {
+			/* After the newline: the next token is the file's. */
 			if (file_push($2) == -1) {
 				free($2);
 				YYERROR;

@@ -128,7 +128,7 @@ cg_parse_self(const char *text, struct cg_self *s)
 			if ((c1 = strchr(line, ':')) != NULL &&
 			    (c2 = strchr(c1 + 1, ':')) != NULL) {
 				*c2++ = '\0';
-				c1++;
+				*c1++ = '\0';
 				if (*c1 == '\0' && strcmp(line, "0") == 0) {
 					cg_copy(s->v2, c2, strlen(c2));
 					s->has_v2 = 1;
