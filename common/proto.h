@@ -165,6 +165,7 @@ enum auth_status {
 	AUTH_UNKNOWN,		/* no such token: 401 */
 	AUTH_EXPIRED,		/* 401 */
 	AUTH_REVOKED,		/* 401 */
+	AUTH_UNAVAILABLE,	/* mcvmd could not tell (database): 503 */
 };
 
 /* IMSG_FRONT_TOOL_RESULT status */

@@ -577,6 +577,7 @@ req_auth_result(uint32_t peerid, uint32_t status, const char *ws)
 		    AUTH_REVOKED ? "the token has been revoked" :
 		    "the token is not valid");
 		return;
+	case AUTH_UNAVAILABLE:
 	default:
 		req_reply_error(fr, 503, "unavailable",
 		    "authentication is unavailable; retry later");

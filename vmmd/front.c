@@ -30,7 +30,7 @@ front_auth(struct imsgev *iev, struct imsg *imsg)
 		fatalx("frontd: malformed %s", imsg_type_name(imsg->hdr.type));
 	if (state_token_auth(hash, &auth) == -1) {
 		/* A database error denies; it never grants. */
-		auth.status = AUTH_UNKNOWN;
+		auth.status = AUTH_UNAVAILABLE;
 		auth.name[0] = '\0';
 	}
 	if (auth.status != AUTH_OK)
@@ -79,7 +79,12 @@ front_tool(struct imsgev *iev, struct imsg *imsg)
 	if (tool_args_decode(&r, tool, &args, err, sizeof(err)) == -1)
 		fatalx("frontd: %s: %s", tool->name, err);
 
-	if (state_token_auth(hash, &auth) == -1 || auth.status != AUTH_OK) {
+	if (state_token_auth(hash, &auth) == -1) {
+		front_tool_reply(iev, imsg->hdr.peerid, TOOL_UNAVAILABLE,
+		    "authentication is unavailable; retry later");
+		return;
+	}
+	if (auth.status != AUTH_OK) {
 		front_tool_reply(iev, imsg->hdr.peerid, TOOL_DENIED,
 		    "the token is not valid (unknown, expired or revoked)");
 		return;

@@ -123,6 +123,27 @@ vm_reply(uint32_t peerid, enum tool_status st, const char *text)
 		fatal("%s", __func__);
 }
 
+/* Tells a long call's caller how far it got (MCP progress). */
+static void
+vm_progress(const struct vm *vm, uint64_t done, uint64_t total,
+    const char *what)
+{
+	struct child	*c = child_by_id(PROC_FRONTD);
+	struct ibuf	*b;
+
+	if (!vm->op.pending || vm->op.peerid == 0 || !c->iev_live ||
+	    c->state != CHILD_RUNNING)
+		return;
+	if ((b = imsg_create(&c->iev.ibuf, IMSG_FRONT_PROGRESS,
+	    vm->op.peerid, 0, 64)) == NULL)
+		fatal("%s", __func__);
+	m_add_u64(b, done);
+	m_add_u64(b, total);
+	m_add_str(b, what);
+	if (imsgev_close(&c->iev, b) == -1)
+		fatal("%s", __func__);
+}
+
 /* Sends a JSON result mcvmd built, and frees it. */
 void
 vm_reply_json(uint32_t peerid, json_t *j)
@@ -461,6 +482,7 @@ vm_store_result(struct vm *vm, struct imsg *imsg)
 	}
 	vm->disk_format = format;
 	log_info("%s: disk ready (%s)", vm->row.id, text);
+	vm_progress(vm, 1, 3, "disk ready");
 	vm_spawn(vm);
 }
 
@@ -1009,6 +1031,7 @@ vm_spawn(struct vm *vm)
 	if (state_jobs_forget(vm->row.id) == -1)
 		log_warnx("%s: old jobs not forgotten", vm->row.id);
 	vm_set_state(vm, VS_BOOTING, NULL);
+	vm_progress(vm, 2, 3, "booting");
 	vm_timer_start(vm, VM_BOOT_TIMEOUT, vm_boot_timeout);
 	log_info("%s: qemu pid %d, monitor pid %d, uid %u", vm->row.id,
 	    (int)vm->qemu_pid, (int)vm->vmm_pid, vm->row.uid);
