@@ -82,6 +82,14 @@
 #include <stdint.h>
 
 #define AGENT_PORT_NAME		"org.mcvm.agent.0"
+
+/*
+ * The kernel command line of the project's guest image.  No ACPI: it
+ * boots 1.5 s sooner under TCG, and the guest powers off by resetting,
+ * which ends QEMU as mcvm runs it (-no-reboot).
+ */
+#define AGENT_KERNEL_APPEND	"console=ttyS0 root=/dev/vda rw panic=-1 " \
+	"quiet acpi=off"
 #define AGENT_PROTO_VERSION	1
 #define AGENT_MAGIC		0x4156434dU	/* "MCVA" */
 #define AGENT_HDR_LEN		16

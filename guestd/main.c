@@ -237,7 +237,11 @@ guest_poweroff(void)
 	jobs_kill_all();
 	sync();
 	(void)umount2("/", MS_RDONLY);
-	reboot(RB_POWER_OFF);
+	/*
+	 * A reset, not a power-off: the guest runs without ACPI, and mcvm
+	 * runs QEMU with -no-reboot, so a reset ends the VM.
+	 */
+	reboot(RB_AUTOBOOT);
 	glog("reboot: %s", strerror(errno));
 	for (;;)
 		pause();

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent_proto.h"
 #include "config.h"
 #include "proto.h"
 
@@ -15,7 +16,7 @@
 #define QEMU_ARGV_MAX		96
 #define QEMU_ARG_MAX		512	/* one argument, escaped */
 #define QEMU_TCG_TB_MIB		64	/* TCG translation cache: bounds RSS */
-#define QEMU_APPEND		"console=ttyS0 root=/dev/vda rw panic=-1 quiet"
+#define QEMU_APPEND		AGENT_KERNEL_APPEND
 
 /* Fixed fds QEMU finds its resources on (see jail.c). */
 #define QEMU_FD_QMP		3

@@ -32,7 +32,7 @@
 #define GUEST_MEM_MIB		"1024"
 #define GUEST_CPUS		"2"
 #define GUEST_MACHINE		"q35"
-#define GUEST_APPEND		"console=ttyS0 root=/dev/vda rw panic=-1 quiet"
+#define GUEST_APPEND		AGENT_KERNEL_APPEND
 #define BOOT_TIMEOUT_MS		120000
 #define CALL_TIMEOUT_MS		30000
 #define JOB_TIMEOUT_MS		60000
