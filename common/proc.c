@@ -293,6 +293,49 @@ proc_child_run(struct imsgev *iev, void (*dispatch)(int, short, void *))
 	fatalx("event loop ended");
 }
 
+/*
+ * The loop of a child's channel to mcvmd: a peer gone means mcvmd is, so
+ * the child exits; broken framing means a broken peer, which is fatal.
+ * Each message goes to handle, then is freed.
+ */
+void
+proc_child_dispatch(struct imsgev *iev, short event,
+    void (*handle)(struct imsg *))
+{
+	struct imsg	 imsg;
+	int		 n;
+
+	if (imsgev_read(iev, event) == -1) {
+		log_debug("mcvmd went away");
+		exit(0);
+	}
+	for (;;) {
+		if ((n = imsg_get(&iev->ibuf, &imsg)) == -1)
+			fatalx("bad framing from mcvmd");
+		if (n == 0)
+			break;
+		handle(&imsg);
+		imsg_free(&imsg);
+	}
+}
+
+/* Sends fd with a u32 role as a message of type; the message owns fd. */
+void
+imsgev_send_fd(struct imsgev *iev, uint32_t type, uint32_t peerid,
+    uint32_t role, int fd)
+{
+	struct ibuf	*b;
+
+	if ((b = imsg_create(&iev->ibuf, type, peerid, 0, 8)) == NULL) {
+		close(fd);
+		fatal("%s", __func__);
+	}
+	m_add_u32(b, role);
+	imsg_set_fd(b, fd);
+	if (imsgev_close(iev, b) == -1)
+		fatal("%s", __func__);
+}
+
 /* A child refuses to run unless mcvmd gave it a socket on its fixed fd. */
 void
 proc_child_check_socket(void)

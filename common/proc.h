@@ -71,5 +71,8 @@ void	 proc_child_setup_ext(int, char **, const char *, const char *,
 void	 proc_child_check_socket(void);
 void	 proc_child_run(struct imsgev *, void (*)(int, short, void *));
 void	 proc_child_hello(struct imsgev *);
+void	 proc_child_dispatch(struct imsgev *, short,
+	    void (*)(struct imsg *));
+void	 imsgev_send_fd(struct imsgev *, uint32_t, uint32_t, uint32_t, int);
 
 #endif

@@ -142,22 +142,6 @@ stored_result(uint32_t id, int status, enum disk_format fmt, uint64_t bytes,
 		log_debug("request %u: %s", id, text);
 }
 
-/* Sends fd (the message owns it from here) with its role. */
-static void
-stored_send_fd(uint32_t id, enum store_fd_role role, int fd)
-{
-	struct ibuf	*b;
-
-	if ((b = imsg_create(&iev_parent.ibuf, IMSG_STORE_FD, id, 0, 8)) ==
-	    NULL) {
-		close(fd);
-		fatal("%s", __func__);
-	}
-	m_add_u32(b, role);
-	imsg_set_fd(b, fd);
-	if (imsgev_close(&iev_parent, b) == -1)
-		fatal("%s", __func__);
-}
 
 /*
  * Duplicates the catalog fds a VM needs: base (overlays only), kernel and
@@ -191,14 +175,17 @@ static void
 stored_send_disk(uint32_t id, struct vm_disk *vd, int fds[3],
     const char *text)
 {
-	stored_send_fd(id, STORE_FD_DISK, vd->fd);
+	static const enum store_fd_role roles[3] = {
+		STORE_FD_BASE, STORE_FD_KERNEL, STORE_FD_INITRD,
+	};
+	int	 i;
+
+	imsgev_send_fd(&iev_parent, IMSG_STORE_FD, id, STORE_FD_DISK, vd->fd);
 	vd->fd = -1;
-	if (fds[0] != -1)
-		stored_send_fd(id, STORE_FD_BASE, fds[0]);
-	if (fds[1] != -1)
-		stored_send_fd(id, STORE_FD_KERNEL, fds[1]);
-	if (fds[2] != -1)
-		stored_send_fd(id, STORE_FD_INITRD, fds[2]);
+	for (i = 0; i < 3; i++)
+		if (fds[i] != -1)
+			imsgev_send_fd(&iev_parent, IMSG_STORE_FD, id,
+			    roles[i], fds[i]);
 	stored_result(id, 0, vd->format, vd->bytes, text);
 }
 
@@ -423,61 +410,52 @@ stored_get_none(struct imsg *imsg)
 }
 
 static void
-stored_dispatch(int fd, short event, void *arg)
+stored_imsg(struct imsg *imsg)
 {
-	struct imsgev	*iev = arg;
-	struct imsg	 imsg;
 	struct mreader	 r;
 	const char	*vm, *image;
-	uint32_t	 id, level;
-	int		 n;
+	uint32_t	 id = imsg->hdr.peerid, level;
 
-	if (imsgev_read(iev, event) == -1) {
-		log_debug("mcvmd went away");
-		exit(0);
+	if (imsg->fd != -1)
+		fatalx("unexpected fd with %s from mcvmd",
+		    imsg_type_name(imsg->hdr.type));
+	switch (imsg->hdr.type) {
+	case IMSG_VERBOSE:
+		m_init(&r, imsg);
+		if (m_get_u32(&r, &level) == -1 || m_end(&r) == -1)
+			fatalx("malformed IMSG_VERBOSE from mcvmd");
+		log_setverbose((int)level);
+		break;
+	case IMSG_STORE_PREFLIGHT:
+		stored_get_none(imsg);
+		stored_preflight(id);
+		break;
+	case IMSG_STORE_DISK_CREATE:
+		stored_get_names(imsg, &vm, &image);
+		stored_disk_create(id, vm, image);
+		break;
+	case IMSG_STORE_DISK_OPEN:
+		stored_get_names(imsg, &vm, &image);
+		stored_disk_open(id, vm, image);
+		break;
+	case IMSG_STORE_DISK_DELETE:
+		stored_get_names(imsg, &vm, NULL);
+		stored_disk_delete(id, vm);
+		break;
+	case IMSG_STORE_DISK_LIST:
+		stored_get_none(imsg);
+		stored_disk_list(id);
+		break;
+	default:
+		fatalx("unexpected %s from mcvmd",
+		    imsg_type_name(imsg->hdr.type));
 	}
-	for (;;) {
-		if ((n = imsg_get(&iev->ibuf, &imsg)) == -1)
-			fatalx("bad framing from mcvmd");
-		if (n == 0)
-			break;
-		if (imsg.fd != -1)
-			fatalx("unexpected fd with %s from mcvmd",
-			    imsg_type_name(imsg.hdr.type));
-		id = imsg.hdr.peerid;
-		switch (imsg.hdr.type) {
-		case IMSG_VERBOSE:
-			m_init(&r, &imsg);
-			if (m_get_u32(&r, &level) == -1 || m_end(&r) == -1)
-				fatalx("malformed IMSG_VERBOSE from mcvmd");
-			log_setverbose((int)level);
-			break;
-		case IMSG_STORE_PREFLIGHT:
-			stored_get_none(&imsg);
-			stored_preflight(id);
-			break;
-		case IMSG_STORE_DISK_CREATE:
-			stored_get_names(&imsg, &vm, &image);
-			stored_disk_create(id, vm, image);
-			break;
-		case IMSG_STORE_DISK_OPEN:
-			stored_get_names(&imsg, &vm, &image);
-			stored_disk_open(id, vm, image);
-			break;
-		case IMSG_STORE_DISK_DELETE:
-			stored_get_names(&imsg, &vm, NULL);
-			stored_disk_delete(id, vm);
-			break;
-		case IMSG_STORE_DISK_LIST:
-			stored_get_none(&imsg);
-			stored_disk_list(id);
-			break;
-		default:
-			fatalx("unexpected %s from mcvmd",
-			    imsg_type_name(imsg.hdr.type));
-		}
-		imsg_free(&imsg);
-	}
+}
+
+static void
+stored_dispatch(int fd, short event, void *arg)
+{
+	proc_child_dispatch(arg, event, stored_imsg);
 }
 
 /*

@@ -27,7 +27,6 @@
 #include "vm.h"
 
 #define MCVMD_USAGE	"mcvmd [-dhnSv] [-D macro=value] [-f file]"
-#define CHILD_ARGV_MAX	(8 + 2 * 32)
 
 struct mcvmd	*env;
 
@@ -129,20 +128,18 @@ child_path(const struct child *c, char *path, size_t size)
 		fatalx("%s: path too long", c->desc->binary);
 }
 
-static void
-child_start(struct child *c)
+/*
+ * The arguments every child is started with: mcvmd's own config file and
+ * macros, and its -d, -v and -S.  argv has room for CHILD_ARGV_MAX; the
+ * caller may add its own and the NULL.  Returns the count.
+ */
+int
+child_argv(const char *binary, char **argv)
 {
-	char		 path[PATH_MAX], *argv[CHILD_ARGV_MAX];
-	char *const	 envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
-	int		 sp[2], argc = 0, i;
-	size_t		 d;
-	pid_t		 pid;
+	size_t	 d;
+	int	 argc = 0, i;
 
-	child_path(c, path, sizeof(path));
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)
-		fatal("%s: socketpair", __func__);
-
-	argv[argc++] = (char *)c->desc->binary;
+	argv[argc++] = (char *)binary;
 	argv[argc++] = "-f";
 	argv[argc++] = env->conf.conffile;
 	for (d = 0; d < env->opts.ndefines; d++) {
@@ -155,6 +152,22 @@ child_start(struct child *c)
 		argv[argc++] = "-v";
 	if (env->opts.sandbox_debug)
 		argv[argc++] = "-S";
+	return argc;
+}
+
+static void
+child_start(struct child *c)
+{
+	char		 path[PATH_MAX], *argv[CHILD_ARGV_MAX];
+	char *const	 envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+	int		 sp[2], argc;
+	pid_t		 pid;
+
+	child_path(c, path, sizeof(path));
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)
+		fatal("%s: socketpair", __func__);
+
+	argc = child_argv(c->desc->binary, argv);
 	argv[argc] = NULL;
 
 	switch (pid = fork()) {

@@ -46,7 +46,9 @@ struct mcvmd {
 extern struct mcvmd	*env;
 
 /* mcvmd.c */
+#define CHILD_ARGV_MAX	(16 + 2 * 32)	/* -D macros, flags, extras */
 struct child	*child_by_id(enum proc_id);
+int		 child_argv(const char *, char **);
 
 /* control.c */
 int	 control_init(const struct mcvm_config *);

@@ -1,6 +1,7 @@
 PROGS += mcvmd
 mcvmd_SRCS := vmmd/mcvmd.c vmmd/control.c vmmd/state.c vmmd/schema.c \
 	vmmd/qemu.c vmmd/jail.c vmmd/cgroup.c vmmd/vm.c vmmd/vmtools.c \
+	vmmd/vmm_relay.c \
 	vmmd/front.c
 mcvmd_PKGS := libevent sqlite3 libcap-ng libseccomp libcrypto jansson
 

@@ -660,6 +660,53 @@ vm_random_id(const char *prefix, char *out, size_t len)
 	(void)snprintf(out, len, "%s%s", prefix, hex);
 }
 
+/*
+ * Looks the request's receipt up.  Returns 0 when the call is new (and now
+ * pending): go ahead.  Otherwise the caller was answered (the first
+ * result, or why not) and 1 is returned.  check names the tool that shows
+ * what an interrupted call left.
+ */
+int
+vm_receipt_begin(uint32_t peerid, int64_t ws, const char *rid,
+    const struct tool_args *args, const char *vm, const char *check)
+{
+	uint8_t	 hash[SHA256_LEN];
+	char	 result[VM_RESULT_MAX];
+
+	if (vm_args_hash(args, hash) == -1)
+		fatalx("%s: hash", __func__);
+	switch (state_receipt_begin(ws, rid, args->tool->name, hash, vm,
+	    result, sizeof(result))) {
+	case RECEIPT_NEW:
+		return 0;
+	case RECEIPT_DONE:
+		vm_reply(peerid, TOOL_OK, result);
+		break;
+	case RECEIPT_FAILED:
+		vm_reply(peerid, TOOL_ERROR, result);
+		break;
+	case RECEIPT_PENDING:
+		vm_reply(peerid, TOOL_ERROR, "this request_id is still in "
+		    "progress; retry the same call in a few seconds");
+		break;
+	case RECEIPT_UNKNOWN:
+		(void)snprintf(result, sizeof(result), "this request_id was "
+		    "interrupted by a service restart and its outcome is "
+		    "unknown; it is not run again: check %s, and use a new "
+		    "request_id", check);
+		vm_reply(peerid, TOOL_ERROR, result);
+		break;
+	case RECEIPT_CONFLICT:
+		vm_reply(peerid, TOOL_ERROR, "this request_id was already "
+		    "used with other arguments; use a new request_id");
+		break;
+	case RECEIPT_ERROR:
+		vm_reply(peerid, TOOL_ERROR, "state database error");
+		break;
+	}
+	return 1;
+}
+
 /* A receipt's error, replayed as it was first answered. */
 static void
 vm_receipt_fail(int64_t ws, const char *rid, uint32_t peerid,
@@ -678,8 +725,7 @@ vm_create(uint32_t peerid, const struct ws_auth *auth,
 	struct vm_row		 row;
 	struct vm		*vm;
 	const char		*rid, *name, *image;
-	uint8_t			 hash[SHA256_LEN];
-	char			 err[320], result[VM_RESULT_MAX];
+	char			 err[320];
 	uint64_t		 disk = 0;
 	int64_t			 i;
 
@@ -713,35 +759,8 @@ vm_create(uint32_t peerid, const struct ws_auth *auth,
 	    VM_MEMORY_MAX_MIB) || !valid_range_u64(row.vcpus, 1, VM_VCPUS_MAX))
 		fatalx("frontd: vm_create arguments out of range");
 
-	if (vm_args_hash(args, hash) == -1)
-		fatalx("%s: hash", __func__);
-	switch (state_receipt_begin(auth->id, rid, "vm_create", hash, "",
-	    result, sizeof(result))) {
-	case RECEIPT_NEW:
-		break;
-	case RECEIPT_DONE:
-		vm_reply(peerid, TOOL_OK, result);
+	if (vm_receipt_begin(peerid, auth->id, rid, args, "", "vm_list") != 0)
 		return;
-	case RECEIPT_FAILED:
-		vm_reply(peerid, TOOL_ERROR, result);
-		return;
-	case RECEIPT_PENDING:
-		vm_reply(peerid, TOOL_ERROR, "this request_id is still being "
-		    "created; retry the same call in a few seconds");
-		return;
-	case RECEIPT_UNKNOWN:
-		vm_reply(peerid, TOOL_ERROR, "this request_id was interrupted "
-		    "by a service restart and its outcome is unknown; it is "
-		    "not run again: check vm_list, and use a new request_id");
-		return;
-	case RECEIPT_CONFLICT:
-		vm_reply(peerid, TOOL_ERROR, "this request_id was already "
-		    "used with other arguments; use a new request_id");
-		return;
-	case RECEIPT_ERROR:
-		vm_reply(peerid, TOOL_ERROR, "state database error");
-		return;
-	}
 
 	if (row.network != 0) {
 		vm_receipt_fail(auth->id, rid, peerid, TOOL_ERROR,
@@ -855,9 +874,9 @@ static pid_t
 vm_fork_monitor(struct vm *vm, char procs[][PATH_MAX], size_t nprocs,
     int sp, int qmp, int agent)
 {
-	char		 path[PATH_MAX], uid[16], gid[16], *argv[VM_ARGV_MAX];
+	char		 path[PATH_MAX], uid[16], gid[16], *argv[CHILD_ARGV_MAX];
 	char *const	 envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
-	int		 argc = 0, i, fd, fds[3] = { sp, qmp, agent };
+	int		 argc, i, fd, fds[3] = { sp, qmp, agent };
 	size_t		 d;
 	pid_t		 pid;
 
@@ -866,19 +885,7 @@ vm_fork_monitor(struct vm *vm, char procs[][PATH_MAX], size_t nprocs,
 		return -1;
 	(void)snprintf(uid, sizeof(uid), "%u", vm->row.uid);
 	(void)snprintf(gid, sizeof(gid), "%u", vm->row.uid);
-	argv[argc++] = VM_VMM_BINARY;
-	argv[argc++] = "-f";
-	argv[argc++] = env->conf.conffile;
-	for (d = 0; d < env->opts.ndefines; d++) {
-		argv[argc++] = "-D";
-		argv[argc++] = (char *)env->opts.defines[d];
-	}
-	if (env->opts.foreground)
-		argv[argc++] = "-d";
-	for (i = 0; i < env->opts.verbose && i < 2; i++)
-		argv[argc++] = "-v";
-	if (env->opts.sandbox_debug)
-		argv[argc++] = "-S";
+	argc = child_argv(VM_VMM_BINARY, argv);
 	argv[argc++] = "-i";
 	argv[argc++] = vm->row.id;
 	argv[argc++] = "-u";

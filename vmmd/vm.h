@@ -21,7 +21,6 @@
 #define VM_GUEST_STR_MAX	256
 #define VM_JOB_PAGE_MAX		(16 * 1024)	/* per stream per read */
 #define VM_VMM_BINARY		"mcvm-vmm"
-#define VM_ARGV_MAX		(16 + 2 * 32)
 
 enum vm_state {
 	VS_CREATING = 0,	/* disk being made */
@@ -102,6 +101,8 @@ struct vm	*vm_find(const char *, int64_t);
 const char	*vm_state_name(enum vm_state);
 void		 vm_reply(uint32_t, enum tool_status, const char *);
 void		 vm_reply_json(uint32_t, json_t *);
+int		 vm_receipt_begin(uint32_t, int64_t, const char *,
+		    const struct tool_args *, const char *, const char *);
 void		 vm_create(uint32_t, const struct ws_auth *,
 		    const struct tool_args *);
 void		 vm_start(uint32_t, struct vm *);

@@ -878,26 +878,11 @@ parent_request(struct imsg *imsg)
 	agent_request(imsg->hdr.peerid, type, &m, encoding);
 }
 
+/* When mcvmd is gone, the monitor goes; QEMU is then mcvmd's business. */
 static void
 parent_dispatch(int fd, short event, void *arg)
 {
-	struct imsgev	*iev = arg;
-	struct imsg	 imsg;
-	int		 n;
-
-	if (imsgev_read(iev, event) == -1) {
-		/* mcvmd is gone; QEMU is its business. */
-		log_debug("mcvmd went away");
-		exit(0);
-	}
-	for (;;) {
-		if ((n = imsg_get(&iev->ibuf, &imsg)) == -1)
-			fatalx("bad framing from mcvmd");
-		if (n == 0)
-			break;
-		parent_request(&imsg);
-		imsg_free(&imsg);
-	}
+	proc_child_dispatch(arg, event, parent_request);
 }
 
 /* --- start */

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "msg.h"
 #include "vm.h"
+#include "vmm.h"
 
 #define VM_MSG_MAX		512
 #define VM_FILE_B64_MAX		B64_ENCODED_LEN(TOOL_FILE_MAX)
@@ -32,20 +33,6 @@ static const char *const job_states[] = {
 	[AGENT_JOB_FAILED] = "failed",
 };
 
-struct job_status {
-	uint32_t	 job;
-	uint32_t	 state;
-	uint32_t	 truncated;
-	uint32_t	 out_eof;
-	uint32_t	 err_eof;
-	int32_t		 exit_code;
-	int32_t		 signal;
-	uint64_t	 out_total;
-	uint64_t	 err_total;
-	uint64_t	 out_retained;
-	uint64_t	 err_retained;
-	uint64_t	 runtime_ms;
-};
 
 const struct tool_value *
 vm_arg(const struct tool_args *a, const char *name)
@@ -93,31 +80,9 @@ vm_call_fail(struct vm_call *c, const char *why)
 	vm_call_free(c);
 }
 
-static int
-job_status_get(struct mreader *r, struct job_status *s)
-{
-	uint32_t	 code, sig;
-
-	if (m_get_u32(r, &s->job) == -1 || m_get_u32(r, &s->state) == -1 ||
-	    m_get_u32(r, &s->truncated) == -1 ||
-	    m_get_u32(r, &s->out_eof) == -1 ||
-	    m_get_u32(r, &s->err_eof) == -1 || m_get_u32(r, &code) == -1 ||
-	    m_get_u32(r, &sig) == -1 || m_get_u64(r, &s->out_total) == -1 ||
-	    m_get_u64(r, &s->err_total) == -1 ||
-	    m_get_u64(r, &s->out_retained) == -1 ||
-	    m_get_u64(r, &s->err_retained) == -1 ||
-	    m_get_u64(r, &s->runtime_ms) == -1)
-		return -1;
-	s->exit_code = (int32_t)code;
-	s->signal = (int32_t)sig;
-	if (s->state < AGENT_JOB_RUNNING || s->state >= AGENT_JOB_STATE_MAX ||
-	    s->truncated > 1 || s->out_eof > 1 || s->err_eof > 1)
-		return -1;
-	return 0;
-}
 
 static json_t *
-job_json(const char *job_id, const struct job_status *s)
+job_json(const char *job_id, const struct agent_job_status *s)
 {
 	json_t	*j;
 
@@ -234,10 +199,10 @@ static void
 job_state_done(struct vm_call *c, struct imsg *imsg)
 {
 	struct mreader		 r;
-	struct job_status	 s;
+	struct agent_job_status	 s;
 
 	m_init(&r, imsg);
-	if (job_status_get(&r, &s) == -1 || m_end(&r) == -1) {
+	if (vmm_status_get(&r, &s) == -1 || m_end(&r) == -1) {
 		vm_call_fail(c, "malformed job status from the VM monitor");
 		return;
 	}
@@ -249,7 +214,7 @@ static void
 job_output_done(struct vm_call *c, struct imsg *imsg)
 {
 	struct mreader		 r;
-	struct job_status	 s;
+	struct agent_job_status	 s;
 	const char		*out, *err;
 	uint64_t		 onext, enext;
 	uint32_t		 oerr, eerr;
@@ -258,7 +223,7 @@ job_output_done(struct vm_call *c, struct imsg *imsg)
 	json_t			*j;
 
 	m_init(&r, imsg);
-	if (job_status_get(&r, &s) == -1 || m_get_u64(&r, &onext) == -1 ||
+	if (vmm_status_get(&r, &s) == -1 || m_get_u64(&r, &onext) == -1 ||
 	    m_get_str(&r, &out, max) == -1 || m_get_u32(&r, &oerr) == -1 ||
 	    m_get_u64(&r, &enext) == -1 || m_get_str(&r, &err, max) == -1 ||
 	    m_get_u32(&r, &eerr) == -1 || m_end(&r) == -1 ||
@@ -658,8 +623,6 @@ tool_exec(uint32_t peerid, const struct ws_auth *auth, struct vm *vm,
 	const char		*in = tool_arg_str(args, "stdin");
 	struct vm_call		*c;
 	struct ibuf		*b;
-	uint8_t			 hash[SHA256_LEN];
-	char			 result[VM_RESULT_MAX];
 	int64_t			 timeout = 600;
 
 	if (rid == NULL || cmd == NULL || !valid_request_id(rid))
@@ -676,36 +639,9 @@ tool_exec(uint32_t peerid, const struct ws_auth *auth, struct vm *vm,
 		    "vm_write_file and run that");
 		return;
 	}
-	if (vm_args_hash(args, hash) == -1)
-		fatalx("%s: hash", __func__);
-	switch (state_receipt_begin(auth->id, rid, "vm_exec", hash,
-	    vm->row.id, result, sizeof(result))) {
-	case RECEIPT_NEW:
-		break;
-	case RECEIPT_DONE:
-		vm_reply(peerid, TOOL_OK, result);
+	if (vm_receipt_begin(peerid, auth->id, rid, args, vm->row.id,
+	    "vm_status's jobs") != 0)
 		return;
-	case RECEIPT_FAILED:
-		vm_reply(peerid, TOOL_ERROR, result);
-		return;
-	case RECEIPT_PENDING:
-		vm_reply(peerid, TOOL_ERROR, "this request_id is still being "
-		    "started; retry the same call in a moment");
-		return;
-	case RECEIPT_UNKNOWN:
-		vm_reply(peerid, TOOL_ERROR, "this request_id was interrupted "
-		    "by a service restart and its outcome is unknown; it is "
-		    "not run again: check vm_status's jobs, and use a new "
-		    "request_id");
-		return;
-	case RECEIPT_CONFLICT:
-		vm_reply(peerid, TOOL_ERROR, "this request_id was already "
-		    "used with other arguments; use a new request_id");
-		return;
-	case RECEIPT_ERROR:
-		vm_reply(peerid, TOOL_ERROR, "state database error");
-		return;
-	}
 	c = vm_call_new(vm, peerid, TOOL_VM_EXEC);
 	(void)snprintf(c->rid, sizeof(c->rid), "%s", rid);
 	if (vm_require_running(0, vm) == -1) {
