@@ -286,7 +286,9 @@ jail_drop(const struct jail *j)
 void
 jail_exec(const struct jail *j, char *const argv[])
 {
-	char *const	 envp[] = { "PATH=/usr/bin", NULL };
+	/* Few malloc arenas: each would cost QEMU's threads host memory. */
+	char *const	 envp[] = { "PATH=/usr/bin", "MALLOC_ARENA_MAX=2",
+			    NULL };
 	int		 kernel_tree, initrd_tree = -1;
 
 	jail_log = j->log_fd;

@@ -1420,7 +1420,7 @@ vm_stop_timeout(int fd, short event, void *arg)
 	vm_op_done(vm, 0, msg);
 }
 
-/* Asks the guest to power off (the agent, else ACPI), or kills QEMU. */
+/* Asks the guest's agent to power off, or kills QEMU. */
 void
 vm_stop(uint32_t peerid, struct vm *vm, int force, uint32_t timeout)
 {
@@ -1432,15 +1432,16 @@ vm_stop(uint32_t peerid, struct vm *vm, int force, uint32_t timeout)
 	vm->op.tool = TOOL_VM_STOP;
 	vm->op.rid[0] = '\0';
 	vm_set_state(vm, VS_STOPPING, NULL);
-	if (force || !vm->vmm_live) {
+	/* Without the agent there is no graceful way: the guest has no
+	 * ACPI (see AGENT_KERNEL_APPEND). */
+	if (force || !vm->vmm_live || !vm->ready) {
 		vm_kill(vm);
 		if (vm->qemu_pid <= 0 && vm->vmm_pid <= 0)
 			vm_processes_gone(vm);
 		return;
 	}
 	c = vm_call_new(vm, 0, TOOL_VM_STOP);
-	b = vm_call_msg(vm, vm->ready ? IMSG_VMM_GUEST_POWEROFF :
-	    IMSG_VMM_POWERDOWN, c);
+	b = vm_call_msg(vm, IMSG_VMM_GUEST_POWEROFF, c);
 	(void)vm_call(vm, c, b);
 	vm_timer_start(vm, (int)timeout, vm_stop_timeout);
 }
