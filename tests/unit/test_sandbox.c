@@ -145,9 +145,21 @@ Test(sandbox, netd_kills_execve)
 	assert_killed(sandboxed(netd_sandbox, do_execve));
 }
 
-Test(sandbox, netd_kills_inet_socket)
+static void
+do_udp_socket(void)
 {
-	assert_killed(sandboxed(netd_sandbox, do_inet_socket));
+	(void)socket(AF_INET, SOCK_DGRAM, 0);
+}
+
+/* netd may open TCP sockets (port forwards), never UDP, raw or unix. */
+Test(sandbox, netd_kills_udp_socket)
+{
+	assert_killed(sandboxed(netd_sandbox, do_udp_socket));
+}
+
+Test(sandbox, netd_kills_unix_socket)
+{
+	assert_killed(sandboxed(netd_sandbox, do_unix_socket));
 }
 
 Test(sandbox, netd_kills_open)
