@@ -289,6 +289,7 @@ encode_payload(struct awriter *w, const struct agent_msg *m)
 	case AGENT_REPLY | AGENT_SET_TIME:
 	case AGENT_POWEROFF:
 	case AGENT_REPLY | AGENT_POWEROFF:
+	case AGENT_REPLY | AGENT_NET_CONFIG:
 		break;
 	case AGENT_REPLY | AGENT_INFO:
 		w_str(w, m->u.info.os, AGENT_INFO_STR_MAX);
@@ -394,6 +395,12 @@ encode_payload(struct awriter *w, const struct agent_msg *m)
 		w_u64(w, (uint64_t)m->u.set_time.sec);
 		w_u32(w, m->u.set_time.nsec);
 		break;
+	case AGENT_NET_CONFIG:
+		w_str(w, m->u.net_config.address, AGENT_NET_STR_MAX);
+		w_str(w, m->u.net_config.gateway, AGENT_NET_STR_MAX);
+		w_str(w, m->u.net_config.resolver, AGENT_NET_STR_MAX);
+		w_str(w, m->u.net_config.mac, AGENT_NET_STR_MAX);
+		break;
 	case AGENT_ERROR:
 		w_check(w, m->u.error.code >= AGENT_ERR_PROTO &&
 		    m->u.error.code < AGENT_ERR_MAX);
@@ -462,6 +469,7 @@ agent_decode(const struct agent_hdr *hdr, const uint8_t *payload,
 	case AGENT_REPLY | AGENT_SET_TIME:
 	case AGENT_POWEROFF:
 	case AGENT_REPLY | AGENT_POWEROFF:
+	case AGENT_REPLY | AGENT_NET_CONFIG:
 		break;
 	case AGENT_REPLY | AGENT_INFO:
 		m->u.info.os = r_str(&r, AGENT_INFO_STR_MAX);
@@ -573,6 +581,12 @@ agent_decode(const struct agent_hdr *hdr, const uint8_t *payload,
 		r_check(&r, m->u.set_time.sec >= 0 &&
 		    m->u.set_time.nsec < 1000000000U);
 		break;
+	case AGENT_NET_CONFIG:
+		m->u.net_config.address = r_str(&r, AGENT_NET_STR_MAX);
+		m->u.net_config.gateway = r_str(&r, AGENT_NET_STR_MAX);
+		m->u.net_config.resolver = r_str(&r, AGENT_NET_STR_MAX);
+		m->u.net_config.mac = r_str(&r, AGENT_NET_STR_MAX);
+		break;
 	case AGENT_ERROR:
 		m->u.error.code = r_u32(&r);
 		m->u.error.sys_errno = (int32_t)r_u32(&r);
@@ -620,6 +634,7 @@ static const char *const agent_type_names[AGENT_TYPE_MAX] = {
 	[AGENT_THAW] = "thaw",
 	[AGENT_SET_TIME] = "set_time",
 	[AGENT_POWEROFF] = "poweroff",
+	[AGENT_NET_CONFIG] = "net_config",
 };
 
 const char *

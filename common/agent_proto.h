@@ -65,6 +65,9 @@
  * THAW		→ (empty)			← (empty)
  * SET_TIME	→ i64 sec, u32 nsec		← (empty)
  * POWEROFF	→ (empty)			← (empty), then the guest stops
+ * NET_CONFIG	→ str address ("a.b.c.d/n"), str gateway, str resolver
+ *		  ("" none), str mac (the NIC's, "52:54:00:..")
+ *		← (empty)
  * ERROR	← u32 code (AGENT_ERR_*), i32 errno, str message
  *
  * status is: u32 job, u8 state (AGENT_JOB_*), u8 truncated,
@@ -107,6 +110,7 @@
 #define AGENT_ARGS_TOTAL_MAX	(64 * 1024)	/* all argv and env bytes */
 #define AGENT_INFO_STR_MAX	256
 #define AGENT_ERRMSG_MAX	256
+#define AGENT_NET_STR_MAX	64		/* NET_CONFIG strings */
 #define AGENT_TIMEOUT_MAX_MS	(7U * 24 * 3600 * 1000)
 
 /* Limits the agent enforces; the host can rely on them. */
@@ -133,6 +137,7 @@ enum agent_type {
 	AGENT_THAW,
 	AGENT_SET_TIME,
 	AGENT_POWEROFF,
+	AGENT_NET_CONFIG,
 	AGENT_TYPE_MAX,				/* not a type */
 	AGENT_ERROR = AGENT_REPLY,		/* reply to anything */
 };
@@ -278,6 +283,12 @@ struct agent_msg {
 			int64_t		 sec;
 			uint32_t	 nsec;
 		} set_time;
+		struct {
+			const char	*address;
+			const char	*gateway;
+			const char	*resolver;
+			const char	*mac;
+		} net_config;
 		struct {
 			uint32_t	 code;
 			int32_t		 sys_errno;

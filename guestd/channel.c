@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "guestd.h"
+#include "netcfg.h"
 #include "wsfile.h"
 
 #define VPORT_SYSFS	"/sys/class/virtio-ports"
@@ -292,6 +293,27 @@ do_job(const struct agent_msg *req, uint64_t now)
 	send_msg(&m);
 }
 
+/* The NIC's address, default route and resolver, from the host. */
+static void
+chan_net_config(const struct agent_msg *req)
+{
+	struct netcfg	 nc;
+	char		 err[NETCFG_ERR_MAX];
+
+	if (netcfg_parse(req->u.net_config.address,
+	    req->u.net_config.gateway, req->u.net_config.resolver,
+	    req->u.net_config.mac, &nc) == -1) {
+		send_error(req->id, AGENT_ERR_INVAL, 0,
+		    "bad network configuration");
+		return;
+	}
+	if (netcfg_apply(&nc, err, sizeof(err)) == -1) {
+		send_error(req->id, AGENT_ERR_IO, errno, "%s", err);
+		return;
+	}
+	send_empty(req);
+}
+
 static void
 dispatch(const struct agent_msg *req, uint64_t now)
 {
@@ -388,6 +410,9 @@ dispatch(const struct agent_msg *req, uint64_t now)
 	case AGENT_POWEROFF:
 		send_empty(req);
 		poweroff_pending = 1;
+		break;
+	case AGENT_NET_CONFIG:
+		chan_net_config(req);
 		break;
 	default:
 		send_error(req->id, AGENT_ERR_UNKNOWN, 0,

@@ -5,7 +5,7 @@
 # the host's unit tests.
 
 GUESTD_SRCS := guestd/main.c guestd/channel.c guestd/jobs.c \
-	guestd/outbuf.c guestd/wsfile.c common/agent.c
+	guestd/outbuf.c guestd/wsfile.c guestd/netcfg.c common/agent.c
 GUESTD_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror \
 	-Wformat=2 -Wmissing-prototypes -Wstrict-prototypes -Wpointer-arith \
 	-Wno-unused-parameter -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
@@ -20,7 +20,7 @@ $(BUILD)/mcvm-guestd: $(patsubst %.c,$(GUESTD_OBJ)/%.o,$(GUESTD_SRCS))
 	$(CC) -static -o $@ $^
 
 LIBMCVM_SRCS += common/agent.c common/utf8.c common/b64.c
-UNIT_EXTRA_SRCS += guestd/outbuf.c guestd/wsfile.c
+UNIT_EXTRA_SRCS += guestd/outbuf.c guestd/wsfile.c guestd/netcfg.c
 MCVM_CFLAGS += -Iguestd
 
 # The image: kernel, initramfs, root filesystem and their manifest.

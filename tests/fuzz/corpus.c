@@ -54,6 +54,12 @@ main(int argc, char *argv[])
 		case AGENT_FILE_WRITE:
 			m.u.file_write.path = "a";
 			break;
+		case AGENT_NET_CONFIG:
+			m.u.net_config.address = "10.231.0.22/30";
+			m.u.net_config.gateway = "10.231.0.21";
+			m.u.net_config.resolver = "192.0.2.53";
+			m.u.net_config.mac = "52:54:00:6d:00:05";
+			break;
 		}
 		emit(argv[1], &m);
 		memset(&m, 0, sizeof(m));

@@ -108,7 +108,7 @@ Test(agent, empty_messages)
 		AGENT_PING, AGENT_REPLY | AGENT_PING, AGENT_INFO, AGENT_FREEZE,
 		AGENT_THAW, AGENT_REPLY | AGENT_THAW,
 		AGENT_REPLY | AGENT_SET_TIME, AGENT_POWEROFF,
-		AGENT_REPLY | AGENT_POWEROFF,
+		AGENT_REPLY | AGENT_POWEROFF, AGENT_REPLY | AGENT_NET_CONFIG,
 	};
 	struct agent_msg out;
 	size_t		 i;
@@ -400,6 +400,51 @@ Test(agent, lifecycle)
 	m->u.set_time.nsec = 0;
 	m->u.set_time.sec = -1;
 	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+}
+
+Test(agent, net_config)
+{
+	struct agent_msg *m = msg(AGENT_NET_CONFIG), out;
+	char		 big[AGENT_NET_STR_MAX + 1];
+
+	m->u.net_config.address = "10.231.0.22/30";
+	m->u.net_config.gateway = "10.231.0.21";
+	m->u.net_config.resolver = "";
+	m->u.net_config.mac = "52:54:00:6d:00:05";
+	roundtrip(m, &out);
+	cr_assert_str_eq(out.u.net_config.address, "10.231.0.22/30");
+	cr_assert_str_eq(out.u.net_config.gateway, "10.231.0.21");
+	cr_assert_str_eq(out.u.net_config.resolver, "");
+	cr_assert_str_eq(out.u.net_config.mac, "52:54:00:6d:00:05");
+	cr_assert_str_eq(agent_type_name(AGENT_NET_CONFIG), "net_config");
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	m->u.net_config.resolver = big;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	m->u.net_config.resolver = NULL;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+}
+
+Test(agent, net_config_truncated)
+{
+	struct agent_msg *m = msg(AGENT_NET_CONFIG), out;
+	struct agent_hdr hdr;
+	int		 n, k;
+
+	m->u.net_config.address = "10.231.0.22/30";
+	m->u.net_config.gateway = "10.231.0.21";
+	m->u.net_config.resolver = "192.0.2.53";
+	m->u.net_config.mac = "52:54:00:6d:00:05";
+	n = agent_encode(m, buf, sizeof(buf));
+	cr_assert_gt(n, AGENT_HDR_LEN);
+	/* Every shorter payload, with the header's length to match, fails. */
+	for (k = AGENT_HDR_LEN; k < n; k++) {
+		agent_hdr_put(buf, AGENT_NET_CONFIG, 1,
+		    (uint32_t)(k - AGENT_HDR_LEN));
+		cr_assert_eq(agent_frame_check(buf, (size_t)k, &hdr), k);
+		cr_assert_eq(agent_decode(&hdr, buf + AGENT_HDR_LEN, &out), -1,
+		    "%d", k);
+	}
 }
 
 Test(agent, error)

@@ -1,0 +1,224 @@
+/*
+ * AGENT_NET_CONFIG in the guest: the host (mcvm-netd, through mcvmd and
+ * the VM monitor) names the NIC by its MAC and gives its address, the
+ * gateway and the resolver.  The values are checked here again; the NIC
+ * gets the address with ioctls, the default route goes through the
+ * gateway, and /etc/resolv.conf is written only when there is a resolver.
+ */
+#include <sys/types.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <net/route.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "netcfg.h"
+
+static int
+ipv4_parse(const char *s, struct in_addr *a)
+{
+	return inet_pton(AF_INET, s, a) == 1 ? 0 : -1;
+}
+
+static int
+mac_parse(const char *s, char *out)
+{
+	size_t	 i;
+
+	if (strlen(s) != NETCFG_MAC_LEN)
+		return -1;
+	for (i = 0; i < NETCFG_MAC_LEN; i++) {
+		if (i % 3 == 2) {
+			if (s[i] != ':')
+				return -1;
+		} else if (!isxdigit((unsigned char)s[i]))
+			return -1;
+		out[i] = (char)tolower((unsigned char)s[i]);
+	}
+	out[NETCFG_MAC_LEN] = '\0';
+	return 0;
+}
+
+/* 0, or -1 when a value is not what it must be. */
+int
+netcfg_parse(const char *address, const char *gateway, const char *resolver,
+    const char *mac, struct netcfg *nc)
+{
+	char		 a[INET_ADDRSTRLEN + 4], *slash, *ep;
+	unsigned long	 plen;
+	uint32_t	 mask, ip, gw;
+
+	memset(nc, 0, sizeof(*nc));
+	if (strlen(address) >= sizeof(a))
+		return -1;
+	memcpy(a, address, strlen(address) + 1);
+	if ((slash = strchr(a, '/')) == NULL)
+		return -1;
+	*slash++ = '\0';
+	if (!isdigit((unsigned char)slash[0]))
+		return -1;
+	errno = 0;
+	plen = strtoul(slash, &ep, 10);
+	if (errno != 0 || *ep != '\0' || plen < 1 || plen > 30 ||
+	    ipv4_parse(a, &nc->addr) == -1 ||
+	    ipv4_parse(gateway, &nc->gateway) == -1 ||
+	    mac_parse(mac, nc->mac) == -1)
+		return -1;
+	nc->prefixlen = (unsigned int)plen;
+	/* The gateway is on the guest's subnet and is not the guest. */
+	mask = 0xffffffffU << (32 - plen);
+	ip = ntohl(nc->addr.s_addr);
+	gw = ntohl(nc->gateway.s_addr);
+	if ((ip & mask) != (gw & mask) || ip == gw ||
+	    (ip & ~mask) == 0 || (ip & ~mask) == ~mask)
+		return -1;
+	if (resolver[0] != '\0') {
+		if (ipv4_parse(resolver, &nc->resolver) == -1)
+			return -1;
+		nc->has_resolver = 1;
+	}
+	return 0;
+}
+
+/* The name of the NIC with this MAC, from sysfs. */
+static int
+nic_find(const char *mac, char *name, size_t len)
+{
+	char		 path[300], buf[NETCFG_MAC_LEN + 2];
+	struct dirent	*de;
+	DIR		*d;
+	ssize_t		 n;
+	int		 fd, found = -1;
+
+	if ((d = opendir(NETCFG_SYSNET)) == NULL)
+		return -1;
+	while (found == -1 && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= len ||
+		    snprintf(path, sizeof(path), "%s/%s/address",
+		    NETCFG_SYSNET, de->d_name) >= (int)sizeof(path))
+			continue;
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n < NETCFG_MAC_LEN)
+			continue;
+		buf[NETCFG_MAC_LEN] = '\0';
+		if (strcasecmp(buf, mac) == 0) {
+			memcpy(name, de->d_name, strlen(de->d_name) + 1);
+			found = 0;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+static void
+sin_set(struct sockaddr *sa, struct in_addr a)
+{
+	struct sockaddr_in	*sin = (struct sockaddr_in *)sa;
+
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_addr = a;
+}
+
+static int
+resolv_write(struct in_addr a)
+{
+	char	 ip[INET_ADDRSTRLEN], tmp[sizeof(NETCFG_RESOLV) + 8];
+	FILE	*f;
+	int	 fd;
+
+	if (inet_ntop(AF_INET, &a, ip, sizeof(ip)) == NULL)
+		return -1;
+	(void)snprintf(tmp, sizeof(tmp), "%s.new", NETCFG_RESOLV);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+	    O_NOFOLLOW, 0644)) == -1)
+		return -1;
+	if ((f = fdopen(fd, "w")) == NULL) {
+		close(fd);
+		return -1;
+	}
+	fprintf(f, "# written by mcvm-guestd\nnameserver %s\n", ip);
+	if (fclose(f) != 0 || rename(tmp, NETCFG_RESOLV) == -1) {
+		(void)unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* 0, or -1 with errno and err saying what failed. */
+int
+netcfg_apply(const struct netcfg *nc, char *err, size_t errlen)
+{
+	struct ifreq	 ifr;
+	struct rtentry	 rt;
+	struct in_addr	 mask;
+	char		 name[IFNAMSIZ];
+	int		 s, e;
+
+	if (nic_find(nc->mac, name, sizeof(name)) == -1) {
+		(void)snprintf(err, errlen, "no NIC has MAC %s", nc->mac);
+		errno = ENODEV;
+		return -1;
+	}
+	if ((s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1) {
+		(void)snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, name, strlen(name) + 1);
+	sin_set(&ifr.ifr_addr, nc->addr);
+	if (ioctl(s, SIOCSIFADDR, &ifr) == -1) {
+		(void)snprintf(err, errlen, "address on %s: %s", name,
+		    strerror(errno));
+		goto fail;
+	}
+	mask.s_addr = htonl(0xffffffffU << (32 - nc->prefixlen));
+	sin_set(&ifr.ifr_netmask, mask);
+	if (ioctl(s, SIOCSIFNETMASK, &ifr) == -1) {
+		(void)snprintf(err, errlen, "netmask on %s: %s", name,
+		    strerror(errno));
+		goto fail;
+	}
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) == -1 ||
+	    (ifr.ifr_flags |= IFF_UP, ioctl(s, SIOCSIFFLAGS, &ifr)) == -1) {
+		(void)snprintf(err, errlen, "%s up: %s", name,
+		    strerror(errno));
+		goto fail;
+	}
+	memset(&rt, 0, sizeof(rt));
+	sin_set(&rt.rt_dst, (struct in_addr){ 0 });
+	sin_set(&rt.rt_genmask, (struct in_addr){ 0 });
+	sin_set(&rt.rt_gateway, nc->gateway);
+	rt.rt_flags = RTF_UP | RTF_GATEWAY;
+	rt.rt_dev = name;
+	/* Idempotent: the same route again is fine. */
+	if (ioctl(s, SIOCADDRT, &rt) == -1 && errno != EEXIST) {
+		(void)snprintf(err, errlen, "default route: %s",
+		    strerror(errno));
+		goto fail;
+	}
+	close(s);
+	if (nc->has_resolver && resolv_write(nc->resolver) == -1) {
+		(void)snprintf(err, errlen, "%s: %s", NETCFG_RESOLV,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+ fail:
+	e = errno;
+	close(s);
+	errno = e;
+	return -1;
+}
