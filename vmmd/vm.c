@@ -13,6 +13,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -34,6 +35,8 @@
 #include "vm.h"
 
 #define VM_HOST_MEM_RESERVE	(256ULL << 20)	/* kept free for the host */
+#define VM_HOST_DISK_RESERVE	(1ULL << 30)
+#define STORE_TEXT_MAX		1023
 #define VM_STORE_REQ_FIRST	1
 
 struct vm_list		 vms = TAILQ_HEAD_INITIALIZER(vms);
@@ -372,10 +375,15 @@ vm_store_send(struct vm *vm, uint32_t type)
 void
 vm_store_up(void)
 {
+	struct child	*c = child_by_id(PROC_STORED);
+	struct ibuf	*b;
 	struct vm	*vm;
 
 	store_up = 1;
 	nimages = 0;
+	if ((b = imsg_create(&c->iev.ibuf, IMSG_STORE_PREFLIGHT,
+	    store_req_next++, 0, 0)) == NULL || imsgev_close(&c->iev, b) == -1)
+		fatal("%s", __func__);
 	TAILQ_FOREACH(vm, &vms, entry) {
 		if (vm->state == VS_DESTROYING && vm->store_req == 0)
 			vm_store_send(vm, IMSG_STORE_DISK_DELETE);
@@ -401,7 +409,7 @@ vm_image_status(struct imsg *imsg)
 	m_init(&r, imsg);
 	if (m_get_str(&r, &name, OBJ_NAME_MAX) == -1 ||
 	    m_get_u32(&r, &ok) == -1 || m_get_u64(&r, &bytes) == -1 ||
-	    m_get_str(&r, &text, 255) == -1 || m_end(&r) == -1)
+	    m_get_str(&r, &text, STORE_TEXT_MAX) == -1 || m_end(&r) == -1)
 		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
 	if (nimages == CONF_MAX_IMAGES)
 		fatalx("stored: too many images");
@@ -442,7 +450,8 @@ vm_store_result(struct vm *vm, struct imsg *imsg)
 
 	m_init(&r, imsg);
 	if (m_get_u32(&r, &status) == -1 || m_get_u32(&r, &format) == -1 ||
-	    m_get_u64(&r, &bytes) == -1 || m_get_str(&r, &text, 255) == -1 ||
+	    m_get_u64(&r, &bytes) == -1 ||
+	    m_get_str(&r, &text, STORE_TEXT_MAX) == -1 ||
 	    m_end(&r) == -1 || format > DISK_QCOW2)
 		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
 	vm->store_req = 0;
@@ -486,6 +495,21 @@ vm_store_result(struct vm *vm, struct imsg *imsg)
 	vm_spawn(vm);
 }
 
+/* Whether VM disks are reflink clones or qcow2 overlays, and why. */
+static void
+vm_store_preflight(struct imsg *imsg)
+{
+	struct mreader	 r;
+	const char	*text;
+	uint32_t	 reflink;
+
+	m_init(&r, imsg);
+	if (m_get_u32(&r, &reflink) == -1 ||
+	    m_get_str(&r, &text, STORE_TEXT_MAX) == -1 || m_end(&r) == -1)
+		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
+	log_info("storage: %s", text);
+}
+
 void
 vm_store_imsg(struct imsg *imsg)
 {
@@ -499,6 +523,8 @@ vm_store_imsg(struct imsg *imsg)
 		vm_image_status(imsg);
 		return;
 	case IMSG_STORE_PREFLIGHT_RESULT:
+		vm_store_preflight(imsg);
+		return;
 	case IMSG_STORE_DISK_ENTRY:
 		return;
 	case IMSG_STORE_FD:
@@ -603,6 +629,7 @@ vm_admit(int64_t ws, uint32_t mem_mib, uint64_t disk, char *err,
 {
 	const struct limits	*w = &env->conf.ws_limits;
 	const struct limits	*h = &env->conf.host_limits;
+	struct statvfs		 sv;
 	uint64_t		 mem, dsk, avail;
 	uint32_t		 n;
 
@@ -632,6 +659,14 @@ vm_admit(int64_t ws, uint32_t mem_mib, uint64_t disk, char *err,
 	    dsk + disk > h->max_storage) {
 		(void)snprintf(err, errlen, "the host is at its VM, memory or "
 		    "storage limit; try again later");
+		return -1;
+	}
+	if (statvfs(env->conf.statedir, &sv) == 0 &&
+	    (uint64_t)sv.f_bavail * sv.f_frsize < disk + VM_HOST_DISK_RESERVE) {
+		(void)snprintf(err, errlen, "the host has %llu MiB of disk "
+		    "free, not enough for another %llu MiB disk; try later",
+		    (unsigned long long)((uint64_t)sv.f_bavail *
+		    sv.f_frsize >> 20), (unsigned long long)(disk >> 20));
 		return -1;
 	}
 	avail = host_mem_available();
@@ -1420,7 +1455,20 @@ vm_stop_timeout(int fd, short event, void *arg)
 	vm_op_done(vm, 0, msg);
 }
 
-/* Asks the guest's agent to power off, or kills QEMU. */
+static void
+vm_term_timeout(int fd, short event, void *arg)
+{
+	struct vm	*vm = arg;
+
+	vm->timer_set = 0;
+	if (vm->qemu_pid > 0 || vm->vmm_pid > 0) {
+		log_warnx("%s: QEMU did not exit on SIGTERM; killing it",
+		    vm->row.id);
+		vm_kill(vm);
+	}
+}
+
+/* Asks the guest's agent to power off, or stops QEMU. */
 void
 vm_stop(uint32_t peerid, struct vm *vm, int force, uint32_t timeout)
 {
@@ -1432,10 +1480,15 @@ vm_stop(uint32_t peerid, struct vm *vm, int force, uint32_t timeout)
 	vm->op.tool = TOOL_VM_STOP;
 	vm->op.rid[0] = '\0';
 	vm_set_state(vm, VS_STOPPING, NULL);
-	/* Without the agent there is no graceful way: the guest has no
-	 * ACPI (see AGENT_KERNEL_APPEND). */
+	/*
+	 * Forced, or without the agent (the guest has no ACPI, see
+	 * AGENT_KERNEL_APPEND): SIGTERM to QEMU, and SIGKILL to what is
+	 * left in the cgroup after VM_TERM_GRACE.
+	 */
 	if (force || !vm->vmm_live || !vm->ready) {
-		vm_kill(vm);
+		if (vm->qemu_pid > 0)
+			(void)kill(vm->qemu_pid, SIGTERM);
+		vm_timer_start(vm, VM_TERM_GRACE, vm_term_timeout);
 		if (vm->qemu_pid <= 0 && vm->vmm_pid <= 0)
 			vm_processes_gone(vm);
 		return;
@@ -1491,6 +1544,26 @@ vm_shutdown(void)
 	struct vm	*vm;
 	int		 status;
 
+	struct timespec	 step = { 0, 50 * 1000 * 1000 };
+	int		 tries, left;
+
+	/* SIGTERM to every QEMU, a grace period, then SIGKILL. */
+	TAILQ_FOREACH(vm, &vms, entry)
+		if (vm->qemu_pid > 0)
+			(void)kill(vm->qemu_pid, SIGTERM);
+	for (tries = 0; tries < VM_TERM_GRACE * 20; tries++) {
+		left = 0;
+		TAILQ_FOREACH(vm, &vms, entry) {
+			if (vm->qemu_pid > 0 && waitpid(vm->qemu_pid, &status,
+			    WNOHANG) == vm->qemu_pid)
+				vm->qemu_pid = 0;
+			if (vm->qemu_pid > 0)
+				left++;
+		}
+		if (left == 0)
+			break;
+		(void)nanosleep(&step, NULL);
+	}
 	TAILQ_FOREACH(vm, &vms, entry) {
 		if (vm->qemu_pid <= 0 && vm->vmm_pid <= 0 &&
 		    !cgroup_vm_exists(&cgroups, vm->row.id))

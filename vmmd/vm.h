@@ -16,6 +16,7 @@
 #include "tools.h"
 
 #define VM_BOOT_TIMEOUT		180	/* s: QEMU start to the agent's READY */
+#define VM_TERM_GRACE		5	/* s from SIGTERM to SIGKILL */
 #define VM_CALLS_MAX		32	/* monitor requests in flight per VM */
 #define VM_RESULT_MAX		8192	/* a receipt's replayed result */
 #define VM_GUEST_STR_MAX	256

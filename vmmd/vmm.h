@@ -23,7 +23,7 @@
 
 #define VMM_REQ_MAX		32	/* in flight, then VMM_ERR_BUSY */
 #define VMM_REQ_TIMEOUT_MS	30000	/* -> VMM_ERR_TIMEOUT */
-#define VMM_HELLO_RETRY_MS	500	/* while the guest boots */
+#define VMM_HELLO_RETRY_MS	100	/* while the guest boots */
 #define VMM_READ_MAX		(16 * 1024)	/* bytes per read(2) */
 #define VMM_AGENT_WQ_MAX	(4 * AGENT_FRAME_MAX)	/* unsent bytes */
 
