@@ -1,0 +1,476 @@
+// Networking end to end: the official MCP TypeScript SDK client drives a
+// real suite whose VMs boot the guest image under TCG, inside the test
+// network of tests/network/netns.sh.  Run through tests/suites/network,
+// which makes that network, runs this inside its "host" namespace, and
+// exports the NET_* addresses used here.
+//
+// Source spoofing is not tested here: forging a source address needs root
+// in the guest, and jobs run as uid 1000.  tests/suites/netd covers it with
+// a fake guest that has root in its namespace.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from
+    '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import * as env from '../lib/env.mjs';
+
+function need(name) {
+	const v = process.env[name];
+	if (!v)
+		throw new Error(`${name} is not set: run these tests through ` +
+		    'tests/suites/network');
+	return v;
+}
+
+const INET = need('NET_INET_ADDR');		// the "internet" web server
+const INET_NS = need('NET_INET');		// its namespace
+const PRIVATE = need('NET_PRIVATE');		// a private host
+const METADATA = need('NET_METADATA');		// 169.254.169.254
+const RESOLVER = need('NET_RESOLVER');
+const UPLINK_ADDR = need('NET_UPLINK_ADDR');	// the host's uplink address
+const HOST_PRIV_ADDR = need('NET_HOST_PRIV_ADDR');
+const HOST_PORT = Number(need('NET_HOST_PORT'));	// host's web server
+const NET_T = need('NET_T');
+const FWD_PORT = Number(need('MCVM_NET_FWD_PORT'));	// explicit forward
+const SUITE_PORT = Number(need('MCVM_SUITE_PORT'));	// frontd
+const POLL_MS = 200;
+const JOB_WAIT_MS = 120000;
+const GUEST_PORT = 8000;
+
+let net, nonet;
+const vms = {};		// name -> vm_create's result
+
+async function connect(token) {
+	const client = new Client({ name: 'mcvm-net-test', version: '1.0.0' });
+	const transport = new StreamableHTTPClientTransport(
+	    new URL(env.mcpUrl),
+	    { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+	await client.connect(transport);
+	return client;
+}
+
+// A tool call that must succeed; returns its structured result.
+async function call(client, name, args) {
+	const r = await client.callTool({ name, arguments: args }, undefined,
+	    { timeout: 300000 });
+	assert.ok(!r.isError, `${name}: ${r.content?.[0]?.text}`);
+	assert.ok(r.structuredContent, `${name}: structuredContent`);
+	return r.structuredContent;
+}
+
+// A tool call that must fail as a tool error; returns its message.
+async function refused(client, name, args) {
+	const r = await client.callTool({ name, arguments: args }, undefined,
+	    { timeout: 300000 });
+	assert.equal(r.isError, true, `${name} should fail: ` +
+	    JSON.stringify(r.structuredContent ?? r.content));
+	return r.content[0].text;
+}
+
+// The VMs an earlier test made, or a clear failure instead of a TypeError.
+function have(...names) {
+	for (const n of names)
+		assert.ok(vms[n], `no VM ${n}: an earlier test failed`);
+}
+
+const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+
+let execSeq = 0;
+async function exec(vm, command) {
+	const r = await call(net, 'vm_exec', { vm_id: vm,
+	    request_id: `net-${process.pid}-${++execSeq}`, command });
+	return r.job_id;
+}
+
+// Pages a job's output until it has ended and every byte was read.
+async function collect(vm, job) {
+	const out = { stdout: '', stderr: '', last: null };
+	let cursor;
+	const deadline = Date.now() + JOB_WAIT_MS;
+	for (;;) {
+		const args = { vm_id: vm, job_id: job };
+		if (cursor)
+			args.cursor = cursor;
+		const r = await call(net, 'vm_job_output', args);
+		out.stdout += r.stdout;
+		out.stderr += r.stderr;
+		const moved = !cursor ||
+		    r.next_cursor.stdout !== cursor.stdout ||
+		    r.next_cursor.stderr !== cursor.stderr;
+		cursor = r.next_cursor;
+		out.last = r;
+		if (r.state !== 'running' && !moved)
+			break;
+		if (r.state === 'running' && !moved)
+			await sleep(POLL_MS);
+		assert.ok(Date.now() < deadline, `job ${job} did not end`);
+	}
+	return out;
+}
+
+async function run(vm, command) {
+	const o = await collect(vm, await exec(vm, command));
+	assert.equal(o.last.exit_code, 0,
+	    `${command}: exit ${o.last.exit_code}: ${o.stderr}`);
+	return o;
+}
+
+// The guest's view: a JSON line from a python3 script run in the guest
+// (the image has no curl, nc or ip).
+async function guestPy(vm, script, ...args) {
+	await call(net, 'vm_write_file', { vm_id: vm, path: 'net-probe.py',
+	    content_base64: Buffer.from(script).toString('base64') });
+	const o = await run(vm, ['python3', 'net-probe.py', ...args]
+	    .map((a) => `'${a}'`).join(' '));
+	return JSON.parse(o.stdout);
+}
+
+// TCP connections to HOST:PORT targets, all at once, 3 s each: for each,
+// "connected" or why not (an errno name or "timeout").
+const PROBE = `
+import errno, json, socket, sys, threading
+res = {}
+def probe(t):
+    h, p = t.rsplit(':', 1)
+    s = socket.socket()
+    s.settimeout(3)
+    try:
+        s.connect((h, int(p)))
+        res[t] = 'connected'
+    except socket.timeout:
+        res[t] = 'timeout'
+    except OSError as e:
+        res[t] = errno.errorcode.get(e.errno, str(e))
+    finally:
+        s.close()
+ts = [threading.Thread(target=probe, args=(t,)) for t in sys.argv[1:]]
+for t in ts: t.start()
+for t in ts: t.join()
+print(json.dumps(res))
+`;
+
+const FETCH = `
+import json, sys, urllib.request
+try:
+    b = urllib.request.urlopen(sys.argv[1], timeout=5).read().decode()
+    print(json.dumps({'body': b.strip()}))
+except Exception as e:
+    print(json.dumps({'error': type(e).__name__ + ': ' + str(e)}))
+`;
+
+const NICS = `
+import json, os, socket
+nics = sorted(os.listdir('/sys/class/net'))
+mac = {n: open('/sys/class/net/%s/address' % n).read().strip() for n in nics}
+gw = None
+for line in open('/proc/net/route').read().splitlines()[1:]:
+    f = line.split()
+    if f[1] == '00000000':
+        gw = socket.inet_ntoa(bytes.fromhex(f[2])[::-1])
+src = None
+try:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.connect(('${INET}', 80))
+    src = s.getsockname()[0]
+except OSError:
+    pass
+try:
+    resolv = open('/etc/resolv.conf').read()
+except OSError:
+    resolv = ''
+print(json.dumps({'nics': nics, 'mac': mac, 'gw': gw, 'src': src,
+    'resolv': resolv}))
+`;
+
+// Waits until a TCP server listens on PORT inside the guest.
+const WAIT_LISTEN = `
+import json, socket, sys, time
+for i in range(100):
+    try:
+        socket.create_connection(('127.0.0.1', int(sys.argv[1])), 1).close()
+        print(json.dumps({'up': True}))
+        break
+    except OSError:
+        time.sleep(0.1)
+else:
+    print(json.dumps({'up': False}))
+`;
+
+function sh(cmd, args) {
+	return execFileSync(cmd, args, { encoding: 'utf8',
+	    stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+const mcvmLinks = () => sh('ip', ['-o', 'link', 'show']).split('\n')
+    .map((l) => l.split(': ')[1]).filter((n) => n?.startsWith('mcvm'))
+    .map((n) => n.replace(/@.*/, ''));
+const mcvmTables = () => sh('nft', ['list', 'tables']).split('\n')
+    .map((l) => l.split(' ')[2]).filter((n) => n?.startsWith('mcvm_'));
+const listeners = (port) => sh('ss', ['-ltnH']).split('\n')
+    .map((l) => l.trim().split(/\s+/)[3]).filter((a) => a &&
+    a.endsWith(`:${port}`)).sort();
+const qemuPid = (vm) => Number(sh('pgrep', ['-f', `guest=${vm}`]).trim()
+    .split('\n')[0]);
+const qemuLinks = (vm) => sh('nsenter', ['-t', String(qemuPid(vm)), '-n',
+    'ip', '-o', 'link', 'show']).split('\n').map((l) => l.split(': ')[1])
+    .filter(Boolean).map((n) => n.replace(/@.*/, '')).sort();
+
+// A connection from the host namespace (or another one): "connected" or
+// the error's code.
+function hostConnect(host, port, ns) {
+	const script = `
+import errno, socket, sys
+s = socket.socket()
+s.settimeout(3)
+try:
+    s.connect((sys.argv[1], int(sys.argv[2])))
+    print('connected')
+except socket.timeout:
+    print('timeout')
+except OSError as e:
+    print(errno.errorcode.get(e.errno, str(e)))
+`;
+	const argv = ['python3', '-c', script, host, String(port)];
+	return ns ? sh('nsenter', [`--net=/run/netns/${ns}`, ...argv]).trim() :
+	    sh(argv[0], argv.slice(1)).trim();
+}
+
+async function hostFetch(url) {
+	const r = await fetch(url, { signal: AbortSignal.timeout(5000) });
+	return (await r.text()).trim();
+}
+
+// Starts a web server in the guest's /workspace saying NAME on GUEST_PORT.
+async function guestServer(vm, name) {
+	await call(net, 'vm_write_file', { vm_id: vm, path: 'index.html',
+	    content_base64: Buffer.from(`hello from ${name}\n`)
+	    .toString('base64') });
+	await exec(vm, `python3 -m http.server ${GUEST_PORT} --bind 0.0.0.0`);
+	const w = await guestPy(vm, WAIT_LISTEN, String(GUEST_PORT));
+	assert.ok(w.up, `the web server in ${name} listens`);
+}
+
+before(async () => {
+	net = await connect(env.token);
+	nonet = await connect(env.tokenFrom('MCVM_TOKEN_NONET_FILE'));
+});
+
+after(async () => {
+	for (const v of Object.values(vms)) {
+		try {
+			await net.callTool({ name: 'vm_destroy',
+			    arguments: { vm_id: v.vm_id } });
+		} catch {
+			// already gone
+		}
+	}
+	await net?.close();
+	await nonet?.close();
+});
+
+test('network off: the guest has no NIC, QEMU\'s netns only lo', async () => {
+	const r = await call(net, 'vm_create', { request_id: 'off-1' });
+	vms.off = r;
+	assert.equal(r.state, 'running');
+	assert.equal(r.network, 'off');
+	assert.ok(!r.address, `no address: ${r.address}`);
+	assert.deepEqual(r.port_forwards ?? [], []);
+	const g = await guestPy(r.vm_id, NICS);
+	assert.deepEqual(g.nics, ['lo']);
+	assert.equal(g.gw, null, 'no default route');
+	assert.deepEqual(qemuLinks(r.vm_id), ['lo']);
+	assert.deepEqual(mcvmTables(), [], 'no nftables table for it');
+	assert.deepEqual(mcvmLinks(), [], 'no host link for it');
+	const d = await call(net, 'vm_destroy', { vm_id: r.vm_id });
+	assert.equal(d.destroyed, true);
+	delete vms.off;
+});
+
+test('a workspace without network permission is refused network "on"',
+    async () => {
+	const msg = await refused(nonet, 'vm_create',
+	    { request_id: 'nonet-1', network: 'on' });
+	assert.match(msg, /may not use the network/);
+	assert.match(msg, /network "off"/, 'it says what to do');
+	const msg2 = await refused(nonet, 'vm_create', { request_id: 'nonet-2',
+	    network: 'on', port_forwards: ['auto:22'] });
+	assert.match(msg2, /may not use the network/);
+	assert.deepEqual((await call(nonet, 'vm_list', {})).vms, []);
+	assert.deepEqual(mcvmLinks(), []);
+});
+
+test('port forwards without the network are refused', async () => {
+	const msg = await refused(net, 'vm_create', { request_id: 'fwdoff-1',
+	    port_forwards: ['auto:22'] });
+	assert.match(msg, /network/);
+	assert.deepEqual((await call(net, 'vm_list', {})).vms, []);
+});
+
+function checkNet(r, label) {
+	assert.equal(r.network, 'on', `${label}: network`);
+	assert.match(r.address ?? '', /^10\.231\.0\.\d+\/30$/,
+	    `${label}: address`);
+	const [a] = r.address.split('/');
+	const last = Number(a.split('.')[3]);
+	assert.equal(last % 4, 2, `${label}: the guest is +2 of its /30`);
+	assert.equal(r.gateway, `10.231.0.${last - 1}`, `${label}: gateway`);
+	assert.match(r.mac ?? '', /^52:54:00(:[0-9a-f]{2}){3}$/,
+	    `${label}: mac`);
+}
+
+test('network on: address, gateway, MAC and port forwards reported',
+    async () => {
+	const r = await call(net, 'vm_create', { request_id: 'on-a',
+	    network: 'on', port_forwards: ['auto:8000', `${FWD_PORT}:8000`] });
+	vms.a = r;
+	assert.equal(r.state, 'running');
+	checkNet(r, 'vm_create');
+	assert.equal(r.port_forwards?.length, 2, JSON.stringify(r));
+	for (const f of r.port_forwards) {
+		assert.equal(f.host_address, '127.0.0.1');
+		assert.equal(f.guest_port, GUEST_PORT);
+	}
+	const ports = r.port_forwards.map((f) => f.host_port);
+	assert.ok(ports.includes(FWD_PORT), `explicit port ${FWD_PORT}: ` +
+	    JSON.stringify(ports));
+	const auto = ports.find((p) => p !== FWD_PORT);
+	assert.ok(auto > 0 && auto < 65536, `auto port ${auto}`);
+	vms.a.auto = auto;
+
+	const s = await call(net, 'vm_status', { vm_id: r.vm_id });
+	for (const k of ['network', 'address', 'gateway', 'mac'])
+		assert.equal(s[k], r[k], `vm_status ${k}`);
+	assert.deepEqual(s.port_forwards, r.port_forwards, 'vm_status forwards');
+	const l = (await call(net, 'vm_list', {})).vms
+	    .find((v) => v.vm_id === r.vm_id);
+	for (const k of ['network', 'address', 'gateway', 'mac'])
+		assert.equal(l?.[k], r[k], `vm_list ${k}`);
+	assert.deepEqual(l.port_forwards, r.port_forwards, 'vm_list forwards');
+
+	// The host's side: one link with the gateway, one table.
+	const links = mcvmLinks();
+	assert.equal(links.length, 1, `host links: ${links}`);
+	const slot = links[0].match(/^mcvm(\d+)h$/)?.[1];
+	assert.ok(slot, `host link name ${links[0]}`);
+	const addr = sh('ip', ['-o', '-4', 'addr', 'show', 'dev', links[0]]);
+	assert.match(addr, new RegExp(`inet ${r.gateway.replace(/\./g,
+	    '\\.')}/30 `));
+	assert.deepEqual(mcvmTables(), [`mcvm_${slot}`]);
+	assert.deepEqual(qemuLinks(r.vm_id), ['lo', `mcvm${slot}b`,
+	    `mcvm${slot}g`, `mcvm${slot}t`]);
+});
+
+test('the guest\'s NIC, route and resolver are set', async () => {
+	have('a');
+	const r = vms.a;
+	const g = await guestPy(r.vm_id, NICS);
+	assert.equal(g.nics.length, 2, `NICs: ${g.nics}`);
+	const nic = g.nics.find((n) => n !== 'lo');
+	assert.equal(g.mac[nic], r.mac);
+	assert.equal(g.gw, r.gateway);
+	assert.equal(g.src, r.address.split('/')[0]);
+	assert.match(g.resolv, new RegExp(`^nameserver ${RESOLVER
+	    .replace(/\./g, '\\.')}$`, 'm'));
+});
+
+test('the guest fetches from the TEST-NET internet host, NATed',
+    async () => {
+	have('a');
+	const g = await guestPy(vms.a.vm_id, FETCH, `http://${INET}/`);
+	assert.deepEqual(g, { body: `hello from ${INET}:80` });
+	// python's http.server logs each request's client address.
+	const log = fs.readFileSync(`${NET_T}/www-${INET}-80.log`, 'utf8')
+	    .trim().split('\n');
+	assert.ok(log.at(-1).startsWith(`${UPLINK_ADDR} `),
+	    `the internet sees the uplink's address: ${log.at(-1)}`);
+});
+
+test('a second VM with networking, servers in both guests', async () => {
+	have('a');
+	const r = await call(net, 'vm_create', { request_id: 'on-b',
+	    network: 'on' });
+	vms.b = r;
+	checkNet(r, 'second VM');
+	assert.notEqual(r.address, vms.a.address);
+	assert.deepEqual(r.port_forwards ?? [], []);
+	await guestServer(vms.a.vm_id, 'A');
+	await guestServer(vms.b.vm_id, 'B');
+});
+
+test('the guest reaches nothing private, local or of the host', async () => {
+	have('a', 'b');
+	const a = vms.a, b = vms.b;
+	const bAddr = b.address.split('/')[0];
+	const denied = [
+		`${PRIVATE}:80`,		// the private host
+		`${METADATA}:80`,		// the metadata service
+		`${a.gateway}:${HOST_PORT}`,	// the host, by the gateway
+		`${a.gateway}:${SUITE_PORT}`,	// the suite's HTTP port
+		`${UPLINK_ADDR}:${HOST_PORT}`,	// the host's uplink address
+		`${HOST_PRIV_ADDR}:${HOST_PORT}`, // the host's private address
+		`${b.gateway}:${HOST_PORT}`,	// the other VM's gateway
+		`${bAddr}:${GUEST_PORT}`,	// the other VM
+	];
+	const g = await guestPy(a.vm_id, PROBE, `${INET}:80`, ...denied);
+	assert.equal(g[`${INET}:80`], 'connected', 'the internet host answers');
+	for (const t of denied)
+		assert.notEqual(g[t], 'connected', `${t} is reachable: ` +
+		    JSON.stringify(g));
+	// And the other way round.
+	const aAddr = a.address.split('/')[0];
+	const h = await guestPy(b.vm_id, PROBE, `127.0.0.1:${GUEST_PORT}`,
+	    `${aAddr}:${GUEST_PORT}`, `${PRIVATE}:80`);
+	assert.equal(h[`127.0.0.1:${GUEST_PORT}`], 'connected',
+	    'its own server answers');
+	assert.notEqual(h[`${aAddr}:${GUEST_PORT}`], 'connected',
+	    'the other VM is reachable');
+	assert.notEqual(h[`${PRIVATE}:80`], 'connected');
+	// The host namespace itself reaches the private host and metadata
+	// service: only mcvm's rules keep the guests away.
+	assert.equal(hostConnect(PRIVATE, 80), 'connected');
+	assert.equal(hostConnect(METADATA, 80), 'connected');
+});
+
+test('an inbound connection from the uplink side is refused', async () => {
+	have('a');
+	const aAddr = vms.a.address.split('/')[0];
+	const r = hostConnect(aAddr, GUEST_PORT, INET_NS);
+	assert.notEqual(r, 'connected', `the internet reached ${aAddr}`);
+	assert.equal(hostConnect(INET, 80, INET_NS), 'connected');
+});
+
+test('port forwards reach the guest from 127.0.0.1 and bind nothing else',
+    async () => {
+	have('a');
+	const a = vms.a;
+	for (const p of [a.auto, FWD_PORT]) {
+		assert.equal(await hostFetch(`http://127.0.0.1:${p}/`),
+		    'hello from A', `forward ${p}`);
+		assert.deepEqual(listeners(p), [`127.0.0.1:${p}`],
+		    `port ${p} listens on 127.0.0.1 only`);
+		for (const addr of [UPLINK_ADDR, HOST_PRIV_ADDR, a.gateway])
+			assert.notEqual(hostConnect(addr, p), 'connected',
+			    `forward ${p} answers on ${addr}`);
+	}
+	assert.notEqual(hostConnect(UPLINK_ADDR, FWD_PORT, INET_NS),
+	    'connected', 'the forward answers the internet');
+});
+
+test('vm_destroy leaves no link, table, listener or QEMU', async () => {
+	have('a', 'b');
+	for (const k of ['a', 'b']) {
+		const d = await call(net, 'vm_destroy', { vm_id: vms[k].vm_id });
+		assert.equal(d.destroyed, true);
+	}
+	assert.deepEqual(mcvmLinks(), []);
+	assert.deepEqual(mcvmTables(), []);
+	assert.deepEqual(listeners(vms.a.auto), []);
+	assert.deepEqual(listeners(FWD_PORT), []);
+	for (const k of ['a', 'b'])
+		assert.throws(() => qemuPid(vms[k].vm_id), 'QEMU is gone');
+	assert.deepEqual((await call(net, 'vm_list', {})).vms, []);
+	delete vms.a;
+	delete vms.b;
+});
