@@ -1,0 +1,20 @@
+# tests/bench/network's part inside the host test namespace: a suite with
+# the test network's netd block, and the node benchmark against it.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib/suite.sh
+conf="$NET_T/mcvm-net.conf"
+cat >"$conf" <<CONF
+include "$PWD/etc/mcvm.dev.conf"
+netd {
+	uplink "$NET_UPLINK"
+	pool "$NET_POOL"
+	resolver "$NET_RESOLVER"
+}
+CONF
+suite_start -f "$conf" || exit 1
+trap 'suite_stop' EXIT
+suite_wait_image debian || exit 1
+suite_token bench "$SUITE_DIR/bench.tok" --allow-network || exit 1
+(cd tests/node && MCVM_URL="$SUITE_URL" \
+    MCVM_TOKEN_FILE="$SUITE_DIR/bench.tok" node net/net-bench.mjs)

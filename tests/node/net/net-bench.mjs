@@ -1,0 +1,57 @@
+// The cost of network setup in vm_create, through the MCP SDK client:
+// vm_create's latency with the network off, on, and on with a port
+// forward, MCVM_NET_BENCH_RUNS (3) runs each, interleaved so that drift
+// hits all alike.  Each VM is destroyed before the next is made.  Run
+// through tests/bench/network, inside its test network.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from
+    '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import * as env from '../lib/env.mjs';
+
+const RUNS = Number(process.env.MCVM_NET_BENCH_RUNS ?? 3);
+
+const client = new Client({ name: 'mcvm-net-bench', version: '1.0.0' });
+await client.connect(new StreamableHTTPClientTransport(new URL(env.mcpUrl),
+    { requestInit: { headers: { Authorization: `Bearer ${env.token}` } } }));
+
+async function call(name, args) {
+	const r = await client.callTool({ name, arguments: args }, undefined,
+	    { timeout: 300000 });
+	if (r.isError)
+		throw new Error(`${name}: ${r.content[0].text}`);
+	return r.structuredContent;
+}
+
+const kinds = {
+	off: {},
+	on: { network: 'on' },
+	'on, 1 forward': { network: 'on', port_forwards: ['auto:22'] },
+};
+const times = Object.fromEntries(Object.keys(kinds).map((k) => [k, []]));
+let seq = 0;
+for (let i = 0; i < RUNS; i++) {
+	for (const [k, args] of Object.entries(kinds)) {
+		const t0 = performance.now();
+		const c = await call('vm_create', { request_id:
+		    `netbench-${process.pid}-${++seq}`, ...args });
+		times[k].push(performance.now() - t0);
+		await call('vm_destroy', { vm_id: c.vm_id });
+	}
+}
+
+const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
+const median = (a) => {
+	const s = [...a].sort((x, y) => x - y);
+	return s.length % 2 ? s[(s.length - 1) / 2] :
+	    (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const ms = (t) => `${t.toFixed(1)} ms`;
+for (const [k, a] of Object.entries(times))
+	console.log(`vm_create, network ${k} (${RUNS} runs): mean ` +
+	    `${ms(mean(a))}, median ${ms(median(a))}, min ${ms(Math.min(...a))}` +
+	    `, max ${ms(Math.max(...a))}`);
+for (const k of Object.keys(kinds).filter((x) => x !== 'off'))
+	console.log(`network setup adds to vm_create (${k} vs off): mean ` +
+	    `${ms(mean(times[k]) - mean(times.off))}, median ` +
+	    `${ms(median(times[k]) - median(times.off))}`);
+await client.close();
