@@ -148,7 +148,10 @@
 	X(IMSG_VMM_FREEZE,	523)	/* (none) -> OK jobs frozen */	\
 	X(IMSG_VMM_THAW,	524)	/* (none) -> OK */		\
 	X(IMSG_VMM_SET_TIME,	525)	/* u64 sec, u32 nsec -> OK */	\
-	X(IMSG_VMM_GUEST_POWEROFF, 526)	/* (none) -> OK */
+	X(IMSG_VMM_GUEST_POWEROFF, 526)	/* (none) -> OK */		\
+	X(IMSG_VMM_NET_CONFIG,	527)	/* str address (a.b.c.d/n),	\
+					   str gateway, str resolver,	\
+					   str mac -> OK */
 
 enum imsg_type {
 	IMSG_NONE = 0,

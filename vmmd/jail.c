@@ -2,7 +2,7 @@
  * QEMU's jail.  Run in the child mcvmd forks for QEMU, before exec:
  *
  *	new session, the VM's cgroups
- *	new mount, network, IPC and UTS namespaces
+ *	the VM's network namespace (netd's), new mount, IPC and UTS ones
  *	a tmpfs root holding read-only binds of /usr (and the /lib, /bin
  *	links or dirs that point into it), /dev/null, zero, urandom, kvm,
  *	and the VM's kernel and initrd, bound from the fds stored verified
@@ -299,8 +299,13 @@ jail_exec(const struct jail *j, char *const argv[])
 	kernel_tree = jail_open_tree(j->kernel_fd);
 	if (j->initrd_fd != -1)
 		initrd_tree = jail_open_tree(j->initrd_fd);
-	if (unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC |
-	    CLONE_NEWUTS) == -1)
+	/* The VM's own network namespace: netd's, or an empty new one. */
+	if (j->netns_fd != -1) {
+		if (setns(j->netns_fd, CLONE_NEWNET) == -1)
+			jail_fail("setns");
+	} else if (unshare(CLONE_NEWNET) == -1)
+		jail_fail("unshare net");
+	if (unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS) == -1)
 		jail_fail("unshare");
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 		jail_fail("make / private");

@@ -15,6 +15,7 @@ struct jail {
 	int		 kernel_fd;
 	int		 initrd_fd;	/* -1: none */
 	int		 log_fd;	/* QEMU's stdout and stderr */
+	int		 netns_fd;	/* the VM's netns from netd; -1: new */
 	int		 fds[QEMU_FD_MAX + 1];	/* placed at their index */
 	const char	*cgroup_procs[JAIL_CGROUPS_MAX];
 	size_t		 ncgroups;

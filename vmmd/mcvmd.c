@@ -293,6 +293,8 @@ child_dispatch(int fd, short event, void *arg)
 			child_hello(c, &imsg);
 			if (c->desc->id == PROC_STORED)
 				vm_store_up();
+			else if (c->desc->id == PROC_NETD)
+				vm_net_up();
 		} else if (c->state != CHILD_RUNNING)
 			fatalx("%s: %s before IMSG_HELLO", c->desc->title,
 			    imsg_type_name(imsg.hdr.type));
@@ -300,6 +302,8 @@ child_dispatch(int fd, short event, void *arg)
 			front_imsg(iev, &imsg);
 		else if (c->desc->id == PROC_STORED)
 			vm_store_imsg(&imsg);
+		else if (c->desc->id == PROC_NETD)
+			vm_net_imsg(&imsg);
 		else
 			fatalx("%s: unexpected %s", c->desc->title,
 			    imsg_type_name(imsg.hdr.type));

@@ -1,7 +1,7 @@
 PROGS += mcvmd
 mcvmd_SRCS := vmmd/mcvmd.c vmmd/control.c vmmd/state.c vmmd/schema.c \
 	vmmd/qemu.c vmmd/jail.c vmmd/cgroup.c vmmd/vm.c vmmd/vmtools.c \
-	vmmd/vmm_relay.c \
+	vmmd/vmm_relay.c netd/addr.c \
 	vmmd/front.c
 mcvmd_PKGS := libevent sqlite3 libcap-ng libseccomp libcrypto jansson
 
@@ -27,3 +27,6 @@ vmm-driver_PKGS := libevent
 $(OBJ)/tests/vmm/%.o: EXTRA_CFLAGS := -Ivmmd
 CHECK_SUITES += vmm
 # --- end of mcvm-vmm -------------------------------------------------------
+
+# mcvmd re-reads port forward specs with netd's own parser.
+$(OBJ)/vmmd/vm.o: EXTRA_CFLAGS := -Inetd

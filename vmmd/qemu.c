@@ -38,6 +38,26 @@ qemu_escape(const char *in, char *out, size_t outlen)
 	return 0;
 }
 
+/* "xx:xx:xx:xx:xx:xx", lower-case hex, unicast. */
+int
+qemu_valid_mac(const char *mac)
+{
+	size_t	 i;
+
+	if (strlen(mac) != QEMU_MAC_LEN)
+		return 0;
+	for (i = 0; i < QEMU_MAC_LEN; i++) {
+		if (i % 3 == 2) {
+			if (mac[i] != ':')
+				return 0;
+		} else if (!((mac[i] >= '0' && mac[i] <= '9') ||
+		    (mac[i] >= 'a' && mac[i] <= 'f')))
+			return 0;
+	}
+	/* The low bit of the first octet marks multicast. */
+	return ((mac[1] >= 'a' ? mac[1] - 'a' + 10 : mac[1] - '0') & 1) == 0;
+}
+
 static int
 arg_add(struct qemu_argv *qa, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -73,6 +93,7 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 
 	memset(qa, 0, sizeof(*qa));
 	if (!valid_id(s->vm_id, "vm-") ||
+	    (s->mac != NULL && !qemu_valid_mac(s->mac)) ||
 	    !valid_range_u64(s->memory_mib, VM_MEMORY_MIN_MIB,
 	    VM_MEMORY_MAX_MIB) ||
 	    !valid_range_u64(s->vcpus, 1, VM_VCPUS_MAX) ||
@@ -103,8 +124,15 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 	rc |= arg_add(qa, "-smp");
 	rc |= arg_add(qa, "%u", s->vcpus);
 	rc |= arg_add(qa, "-no-reboot");
-	rc |= arg_add(qa, "-nic");
-	rc |= arg_add(qa, "none");
+	if (s->mac == NULL) {
+		rc |= arg_add(qa, "-nic");
+		rc |= arg_add(qa, "none");
+	} else {
+		rc |= arg_add(qa, "-netdev");
+		rc |= arg_add(qa, "tap,id=net0,fd=%d,vnet_hdr=on", QEMU_FD_TAP);
+		rc |= arg_add(qa, "-device");
+		rc |= arg_add(qa, "virtio-net-pci,netdev=net0,mac=%s", s->mac);
+	}
 
 	rc |= arg_add(qa, "-kernel");
 	rc |= arg_add(qa, "%s", QEMU_JAIL_KERNEL);

@@ -23,7 +23,9 @@
 #define QEMU_FD_AGENT		4
 #define QEMU_FD_DISK		5
 #define QEMU_FD_BASE		6
-#define QEMU_FD_MAX		QEMU_FD_BASE
+#define QEMU_FD_TAP		7
+#define QEMU_FD_MAX		QEMU_FD_TAP
+#define QEMU_MAC_LEN		17	/* "52:54:00:xx:xx:xx" */
 
 /* Paths inside QEMU's jail root. */
 #define QEMU_JAIL_KERNEL	"/kernel"
@@ -41,6 +43,7 @@ struct qemu_spec {
 	uint32_t	 vcpus;
 	enum disk_format disk_format;
 	int		 has_initrd;
+	const char	*mac;		/* NULL: no NIC; else on QEMU_FD_TAP */
 };
 
 struct qemu_argv {
@@ -50,6 +53,7 @@ struct qemu_argv {
 };
 
 int	 qemu_escape(const char *, char *, size_t);
+int	 qemu_valid_mac(const char *);
 int	 qemu_build_argv(const struct qemu_spec *, struct qemu_argv *);
 enum accel_choice accel_choose(enum accel_mode, const char *, char *,
 	    size_t);

@@ -29,6 +29,7 @@
 #include "cgroup.h"
 #include "hash.h"
 #include "jail.h"
+#include "netd.h"
 #include "log.h"
 #include "msg.h"
 #include "qemu.h"
@@ -37,6 +38,7 @@
 #define VM_HOST_MEM_RESERVE	(256ULL << 20)	/* kept free for the host */
 #define VM_HOST_DISK_RESERVE	(1ULL << 30)
 #define STORE_TEXT_MAX		1023
+#define VM_FORWARD_BIND		"127.0.0.1"
 #define VM_STORE_REQ_FIRST	1
 
 struct vm_list		 vms = TAILQ_HEAD_INITIALIZER(vms);
@@ -69,6 +71,7 @@ static const char *const state_names[VS_NSTATES] = {
 };
 
 static void	 vm_spawn(struct vm *);
+static void	 vm_net_setup(struct vm *);
 static void	 vm_fail(struct vm *, const char *);
 static void	 vm_vmm_dispatch(int, short, void *);
 static void	 vm_processes_gone(struct vm *);
@@ -163,7 +166,8 @@ vm_reply_json(uint32_t peerid, json_t *j)
 json_t *
 vm_json(const struct vm *vm)
 {
-	json_t	*j;
+	json_t	*j, *fwd;
+	size_t	 i;
 
 	j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:I, s:i, s:s}",
 	    "vm_id", vm->row.id,
@@ -180,6 +184,18 @@ vm_json(const struct vm *vm)
 		fatalx("%s: json_pack", __func__);
 	if (vm->row.reason[0] != '\0')
 		json_object_set_new(j, "reason", json_string(vm->row.reason));
+	if (vm->address[0] != '\0') {
+		json_object_set_new(j, "address", json_string(vm->address));
+		json_object_set_new(j, "gateway", json_string(vm->gateway));
+		json_object_set_new(j, "mac", json_string(vm->mac));
+		fwd = json_array();
+		for (i = 0; i < vm->nfwd; i++)
+			json_array_append_new(fwd, json_pack("{s:s, s:i, "
+			    "s:i}", "host_address", VM_FORWARD_BIND,
+			    "host_port", vm->fwd[i].host, "guest_port",
+			    vm->fwd[i].guest));
+		json_object_set_new(j, "port_forwards", fwd);
+	}
 	return j;
 }
 
@@ -234,10 +250,13 @@ vm_alloc(const struct vm_row *row)
 	TAILQ_INIT(&vm->calls);
 	for (i = 0; i <= STORE_FD_INITRD; i++)
 		vm->store_fds[i] = -1;
+	for (i = 0; i <= NET_FD_TAP; i++)
+		vm->net_fds[i] = -1;
 	TAILQ_INSERT_TAIL(&vms, vm, entry);
 	return vm;
 }
 
+/* The fds stored and netd handed over for a spawn, once QEMU has them. */
 static void
 vm_close_store_fds(struct vm *vm)
 {
@@ -247,6 +266,11 @@ vm_close_store_fds(struct vm *vm)
 		if (vm->store_fds[i] != -1)
 			close(vm->store_fds[i]);
 		vm->store_fds[i] = -1;
+	}
+	for (i = 0; i <= NET_FD_TAP; i++) {
+		if (vm->net_fds[i] != -1)
+			close(vm->net_fds[i]);
+		vm->net_fds[i] = -1;
 	}
 }
 
@@ -492,7 +516,7 @@ vm_store_result(struct vm *vm, struct imsg *imsg)
 	vm->disk_format = format;
 	log_info("%s: disk ready (%s)", vm->row.id, text);
 	vm_progress(vm, 1, 3, "disk ready");
-	vm_spawn(vm);
+	vm_net_setup(vm);
 }
 
 /* Whether VM disks are reflink clones or qcow2 overlays, and why. */
@@ -552,6 +576,193 @@ vm_store_imsg(struct imsg *imsg)
 	}
 }
 
+/* ---- network (netd) ---------------------------------------------------- */
+
+static void
+vm_net_send_teardown(const char *id, uint32_t slot)
+{
+	struct child	*c = child_by_id(PROC_NETD);
+	struct ibuf	*b;
+
+	if (!c->iev_live || c->state != CHILD_RUNNING)
+		return;
+	if ((b = imsg_create(&c->iev.ibuf, IMSG_NET_TEARDOWN,
+	    store_req_next++, 0, 64)) == NULL)
+		fatal("%s", __func__);
+	m_add_str(b, id);
+	m_add_u32(b, slot);
+	if (imsgev_close(&c->iev, b) == -1)
+		fatal("%s", __func__);
+}
+
+/*
+ * Every VM gets its own network namespace from netd; with network on, a
+ * tap in it, an address and its port forwards.
+ */
+static void
+vm_net_setup(struct vm *vm)
+{
+	struct child	*c = child_by_id(PROC_NETD);
+	struct ibuf	*b;
+	size_t		 i;
+
+	if (!c->iev_live || c->state != CHILD_RUNNING) {
+		vm_fail(vm, "the network daemon is not up");
+		return;
+	}
+	vm->net_req = store_req_next++;
+	if ((b = imsg_create(&c->iev.ibuf, IMSG_NET_SETUP, vm->net_req, 0,
+	    128)) == NULL)
+		fatal("%s", __func__);
+	m_add_str(b, vm->row.id);
+	m_add_u32(b, vm->row.slot);
+	m_add_u32(b, vm->row.network);
+	m_add_u32(b, (uint32_t)vm->nfwd);
+	for (i = 0; i < vm->nfwd; i++) {
+		m_add_u32(b, vm->fwd[i].host);
+		m_add_u32(b, vm->fwd[i].guest);
+	}
+	if (imsgev_close(&c->iev, b) == -1)
+		fatal("%s", __func__);
+	vm->net_live = 1;
+}
+
+static struct vm *
+vm_by_net_req(uint32_t req)
+{
+	struct vm	*vm;
+
+	if (req == 0)
+		return NULL;
+	TAILQ_FOREACH(vm, &vms, entry)
+		if (vm->net_req == req)
+			return vm;
+	return NULL;
+}
+
+static int
+vm_net_str(struct mreader *r, char *dst)
+{
+	const char	*s;
+
+	if (m_get_str(r, &s, VM_NET_STR_MAX - 1) == -1)
+		return -1;
+	memcpy(dst, s, strlen(s) + 1);
+	return 0;
+}
+
+static void
+vm_net_result(struct vm *vm, struct imsg *imsg)
+{
+	struct mreader	 r;
+	const char	*text;
+	uint32_t	 status, n, host, guest, i;
+	char		 msg[STORE_TEXT_MAX + 64];
+
+	m_init(&r, imsg);
+	if (m_get_u32(&r, &status) == -1 || vm_net_str(&r, vm->address) ==
+	    -1 || vm_net_str(&r, vm->gateway) == -1 ||
+	    vm_net_str(&r, vm->resolver) == -1 || vm_net_str(&r, vm->mac) ==
+	    -1 || m_get_u32(&r, &n) == -1)
+		fatalx("netd: malformed IMSG_NET_RESULT");
+	if (status == 0 && n != vm->nfwd)
+		fatalx("netd: %u forwards for %zu asked", n, vm->nfwd);
+	for (i = 0; i < n; i++) {
+		if (m_get_u32(&r, &host) == -1 || m_get_u32(&r, &guest) == -1 ||
+		    host == 0 || host > 65535 || guest != vm->fwd[i].guest ||
+		    (vm->fwd[i].host != 0 && host != vm->fwd[i].host))
+			fatalx("netd: bad forward in IMSG_NET_RESULT");
+		vm->fwd[i].host = (uint16_t)host;
+	}
+	if (m_get_str(&r, &text, STORE_TEXT_MAX) == -1 || m_end(&r) == -1)
+		fatalx("netd: malformed IMSG_NET_RESULT");
+	vm->net_req = 0;
+	if (status != 0) {
+		vm->address[0] = '\0';
+		(void)snprintf(msg, sizeof(msg), "the network could not be "
+		    "set up: %s", text);
+		vm_close_store_fds(vm);
+		vm_fail(vm, msg);
+		return;
+	}
+	if (vm->net_fds[NET_FD_NETNS] == -1 || (vm->row.network &&
+	    (vm->net_fds[NET_FD_TAP] == -1 || !qemu_valid_mac(vm->mac))))
+		fatalx("netd: network set up without its fds or MAC");
+	if (!vm->row.network)
+		vm->address[0] = '\0';
+	vm_spawn(vm);
+}
+
+void
+vm_net_imsg(struct imsg *imsg)
+{
+	struct mreader	 r;
+	struct vm	*vm;
+	const char	*id;
+	uint32_t	 role, slot;
+	int		 fd;
+
+	switch (imsg->hdr.type) {
+	case IMSG_NET_FD:
+		m_init(&r, imsg);
+		if (m_get_u32(&r, &role) == -1 || m_end(&r) == -1 ||
+		    role < NET_FD_NETNS || role > NET_FD_TAP || imsg->fd == -1)
+			fatalx("netd: malformed IMSG_NET_FD");
+		fd = imsg_get_fd(imsg);
+		if ((vm = vm_by_net_req(imsg->hdr.peerid)) == NULL) {
+			close(fd);
+			return;
+		}
+		if (vm->net_fds[role] != -1)
+			fatalx("netd: fd role %u sent twice", role);
+		vm->net_fds[role] = fd;
+		return;
+	case IMSG_NET_RESULT:
+		if ((vm = vm_by_net_req(imsg->hdr.peerid)) != NULL)
+			vm_net_result(vm, imsg);
+		return;
+	case IMSG_NET_ENTRY:
+		/* What netd holds for a VM that is not running goes. */
+		m_init(&r, imsg);
+		if (m_get_str(&r, &id, ID_MAX) == -1 ||
+		    m_get_u32(&r, &slot) == -1 || m_end(&r) == -1)
+			fatalx("netd: malformed IMSG_NET_ENTRY");
+		vm = vm_find(id, 0);
+		if (vm == NULL || (vm->qemu_pid <= 0 && vm->net_req == 0)) {
+			log_info("%s: tearing down its leftover network", id);
+			vm_net_send_teardown(id, slot);
+			if (vm != NULL)
+				vm->net_live = 0;
+		}
+		return;
+	case IMSG_NET_PREFLIGHT_RESULT:
+		return;
+	default:
+		fatalx("netd: unexpected %s", imsg_type_name(imsg->hdr.type));
+	}
+}
+
+/* netd (re)started: what it holds for VMs that do not run goes. */
+void
+vm_net_up(void)
+{
+	struct child	*c = child_by_id(PROC_NETD);
+	struct ibuf	*b;
+	struct vm	*vm;
+
+	TAILQ_FOREACH(vm, &vms, entry) {
+		if (vm->net_req != 0) {
+			/* The old netd died with this request. */
+			vm->net_req = 0;
+			vm_close_store_fds(vm);
+			vm_fail(vm, "the network daemon restarted");
+		}
+	}
+	if ((b = imsg_create(&c->iev.ibuf, IMSG_NET_LIST, store_req_next++,
+	    0, 0)) == NULL || imsgev_close(&c->iev, b) == -1)
+		fatal("%s", __func__);
+}
+
 /* ---- creation ----------------------------------------------------------- */
 
 static int
@@ -587,6 +798,10 @@ vm_slot_alloc(uint32_t *slot)
 {
 	uint32_t	 n = env->conf.vm_uid_last - env->conf.vm_uid_first + 1;
 	uint32_t	 s;
+
+	/* A slot is a uid and, in netd, a network: the fewer bounds. */
+	if (n > netd_nslots(&env->conf))
+		n = netd_nslots(&env->conf);
 	struct vm	*vm;
 	int		 used;
 
@@ -760,9 +975,10 @@ vm_create(uint32_t peerid, const struct ws_auth *auth,
 	struct vm_row		 row;
 	struct vm		*vm;
 	const char		*rid, *name, *image;
+	struct fwd_spec		 fwd[VM_FORWARDS_MAX];
 	char			 err[320];
 	uint64_t		 disk = 0;
-	int64_t			 i;
+	int64_t			 i, j;
 
 	rid = tool_arg_str(args, "request_id");
 	memset(&row, 0, sizeof(row));
@@ -797,21 +1013,33 @@ vm_create(uint32_t peerid, const struct ws_auth *auth,
 	if (vm_receipt_begin(peerid, auth->id, rid, args, "", "vm_list") != 0)
 		return;
 
-	if (row.network != 0) {
+	if (row.network != 0 && !(auth->flags & WS_ALLOW_NETWORK)) {
 		vm_receipt_fail(auth->id, rid, peerid, TOOL_ERROR,
-		    (auth->flags & WS_ALLOW_NETWORK) ?
-		    "network \"on\" is not available in this mcvm build yet: "
-		    "create the VM with network \"off\"" :
 		    "this workspace may not use the network: create the VM "
 		    "with network \"off\", or ask the operator for a workspace "
 		    "with network access");
 		return;
 	}
-	if ((v = vm_arg(args, "port_forwards")) != NULL && v->nlist > 0) {
+	if ((v = vm_arg(args, "port_forwards")) != NULL && v->nlist > 0 &&
+	    row.network == 0) {
 		vm_receipt_fail(auth->id, rid, peerid, TOOL_ERROR,
-		    "port_forwards need networking, which is not available "
-		    "in this mcvm build yet");
+		    "port_forwards need network \"on\": without it the guest "
+		    "has no NIC");
 		return;
+	}
+	if (v != NULL && v->nlist > VM_FORWARDS_MAX)
+		fatalx("frontd: %zu port forwards", v->nlist);
+	for (i = 0; v != NULL && (size_t)i < v->nlist; i++) {
+		if (fwd_spec_parse(v->list[i], &fwd[i]) == -1)
+			fatalx("frontd: bad port forward %s", v->list[i]);
+		for (j = 0; j < i; j++)
+			if (fwd[i].host != 0 && fwd[j].host == fwd[i].host) {
+				(void)snprintf(err, sizeof(err), "host port "
+				    "%u is forwarded twice", fwd[i].host);
+				vm_receipt_fail(auth->id, rid, peerid,
+				    TOOL_ERROR, err);
+				return;
+			}
 	}
 	if (!cgroups.ok) {
 		vm_receipt_fail(auth->id, rid, peerid, TOOL_UNAVAILABLE,
@@ -863,6 +1091,11 @@ vm_create(uint32_t peerid, const struct ws_auth *auth,
 		return;
 	}
 	vm = vm_alloc(&row);
+	for (i = 0; v != NULL && (size_t)i < v->nlist; i++) {
+		vm->fwd[i].host = fwd[i].host;
+		vm->fwd[i].guest = fwd[i].guest;
+	}
+	vm->nfwd = v != NULL ? v->nlist : 0;
 	vm->op.pending = 1;
 	vm->op.peerid = peerid;
 	vm->op.tool = TOOL_VM_CREATE;
@@ -997,6 +1230,7 @@ vm_spawn(struct vm *vm)
 	spec.vcpus = vm->row.vcpus;
 	spec.disk_format = vm->disk_format;
 	spec.has_initrd = vm->store_fds[STORE_FD_INITRD] != -1;
+	spec.mac = vm->row.network ? vm->mac : NULL;
 	if ((qa = calloc(1, sizeof(*qa))) == NULL)
 		fatal("%s", __func__);
 	if (qemu_build_argv(&spec, qa) == -1) {
@@ -1030,8 +1264,10 @@ vm_spawn(struct vm *vm)
 	jail.kernel_fd = vm->store_fds[STORE_FD_KERNEL];
 	jail.initrd_fd = vm->store_fds[STORE_FD_INITRD];
 	jail.log_fd = log;
+	jail.netns_fd = vm->net_fds[NET_FD_NETNS];
 	for (i = 0; i <= QEMU_FD_MAX; i++)
 		jail.fds[i] = -1;
+	jail.fds[QEMU_FD_TAP] = vm->net_fds[NET_FD_TAP];
 	jail.fds[QEMU_FD_QMP] = qmp[0];
 	jail.fds[QEMU_FD_AGENT] = agent[0];
 	jail.fds[QEMU_FD_DISK] = vm->store_fds[STORE_FD_DISK];
@@ -1192,6 +1428,10 @@ vm_processes_gone(struct vm *vm)
 	vm_timer_clear(vm);
 	if (vm->state == VS_DESTROYING)
 		vm_qemu_log_remove(vm);
+	if (vm->net_live && vm->net_req == 0) {
+		vm_net_send_teardown(vm->row.id, vm->row.slot);
+		vm->net_live = 0;
+	}
 
 	switch (vm->state) {
 	case VS_STOPPING:
@@ -1260,9 +1500,26 @@ vm_call_find(struct vm *vm, uint32_t id)
 	return NULL;
 }
 
+/* The guest took its network configuration (or not): booting is over. */
+void
+vm_net_configured(struct vm *vm, int ok)
+{
+	if (vm->state != VS_BOOTING)
+		return;
+	if (!ok) {
+		vm_fail(vm, "the guest did not take its network configuration");
+		return;
+	}
+	vm_timer_clear(vm);
+	vm_set_state(vm, VS_RUNNING, NULL);
+	vm_op_done(vm, 1, NULL);
+}
+
 static void
 vm_vmm_ready(struct vm *vm, struct imsg *imsg)
 {
+	struct vm_call	*c;
+	struct ibuf	*b;
 	struct mreader	 r;
 	const char	*agent, *os, *kernel;
 
@@ -1280,6 +1537,17 @@ vm_vmm_ready(struct vm *vm, struct imsg *imsg)
 	vm->ready = 1;
 	if (vm->state != VS_BOOTING)
 		return;
+	if (vm->row.network) {
+		/* The creator is answered once the guest has its address. */
+		c = vm_call_new(vm, 0, TOOL_NONE);
+		b = vm_call_msg(vm, IMSG_VMM_NET_CONFIG, c);
+		m_add_str(b, vm->address);
+		m_add_str(b, vm->gateway);
+		m_add_str(b, vm->resolver);
+		m_add_str(b, vm->mac);
+		(void)vm_call(vm, c, b);
+		return;
+	}
 	vm_timer_clear(vm);
 	vm_set_state(vm, VS_RUNNING, NULL);
 	vm_op_done(vm, 1, NULL);

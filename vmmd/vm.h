@@ -17,6 +17,8 @@
 
 #define VM_BOOT_TIMEOUT		180	/* s: QEMU start to the agent's READY */
 #define VM_TERM_GRACE		5	/* s from SIGTERM to SIGKILL */
+#define VM_FORWARDS_MAX		16	/* port forwards per VM */
+#define VM_NET_STR_MAX		64	/* addresses and the MAC */
 #define VM_CALLS_MAX		32	/* monitor requests in flight per VM */
 #define VM_RESULT_MAX		8192	/* a receipt's replayed result */
 #define VM_GUEST_STR_MAX	256
@@ -80,6 +82,18 @@ struct vm {
 	int		 timer_set;
 	struct vm_op	 op;
 	uint32_t	 store_req;	/* stored request in flight, 0 none */
+	uint32_t	 net_req;	/* netd request in flight, 0 none */
+	int		 net_live;	/* netd holds this VM's slot */
+	int		 net_fds[NET_FD_TAP + 1];
+	char		 address[VM_NET_STR_MAX];	/* "" when off */
+	char		 gateway[VM_NET_STR_MAX];
+	char		 resolver[VM_NET_STR_MAX];
+	char		 mac[VM_NET_STR_MAX];
+	struct {
+		uint16_t host;		/* 0: auto, until netd chose */
+		uint16_t guest;
+	}		 fwd[VM_FORWARDS_MAX];
+	size_t		 nfwd;
 	int		 store_fds[STORE_FD_INITRD + 1];
 	enum disk_format disk_format;
 	char		 os[VM_GUEST_STR_MAX];
@@ -96,6 +110,9 @@ extern struct vm_list	 vms;
 void		 vm_init(void);
 void		 vm_store_up(void);
 void		 vm_store_imsg(struct imsg *);
+void		 vm_net_up(void);
+void		 vm_net_imsg(struct imsg *);
+void		 vm_net_configured(struct vm *, int);
 int		 vm_reap(pid_t, int);
 void		 vm_shutdown(void);
 struct vm	*vm_find(const char *, int64_t);

@@ -45,6 +45,8 @@ static const struct {
 	    IMSG_VMM_OK },
 	{ IMSG_VMM_GUEST_POWEROFF, AGENT_POWEROFF,
 	    IMSG_VMM_OK },
+	{ IMSG_VMM_NET_CONFIG, AGENT_NET_CONFIG,
+	    IMSG_VMM_OK },
 };
 
 #define VMM_MAP_N	(sizeof(vmm_map) / sizeof(vmm_map[0]))
@@ -208,6 +210,17 @@ vmm_req_get(uint32_t type, struct mreader *r, struct agent_msg *m,
 			return -1;
 		m->u.set_time.sec = (int64_t)u64;
 		break;
+	case AGENT_NET_CONFIG:
+		if (m_get_str(r, &m->u.net_config.address,
+		    AGENT_NET_STR_MAX - 1) == -1 ||
+		    m_get_str(r, &m->u.net_config.gateway,
+		    AGENT_NET_STR_MAX - 1) == -1 ||
+		    m_get_str(r, &m->u.net_config.resolver,
+		    AGENT_NET_STR_MAX - 1) == -1 ||
+		    m_get_str(r, &m->u.net_config.mac,
+		    AGENT_NET_STR_MAX - 1) == -1)
+			return -1;
+		break;
 	case AGENT_INFO:
 	case AGENT_FREEZE:
 	case AGENT_THAW:
@@ -271,6 +284,12 @@ vmm_req_put(struct ibuf *b, const struct agent_msg *m, uint32_t encoding)
 	case AGENT_SET_TIME:
 		m_add_u64(b, (uint64_t)m->u.set_time.sec);
 		m_add_u32(b, m->u.set_time.nsec);
+		break;
+	case AGENT_NET_CONFIG:
+		m_add_str(b, m->u.net_config.address);
+		m_add_str(b, m->u.net_config.gateway);
+		m_add_str(b, m->u.net_config.resolver);
+		m_add_str(b, m->u.net_config.mac);
 		break;
 	case AGENT_INFO:
 	case AGENT_FREEZE:
@@ -434,6 +453,7 @@ vmm_reply_put(struct ibuf *b, const struct agent_msg *m, uint32_t encoding)
 	case AGENT_REPLY | AGENT_THAW:
 	case AGENT_REPLY | AGENT_SET_TIME:
 	case AGENT_REPLY | AGENT_POWEROFF:
+	case AGENT_REPLY | AGENT_NET_CONFIG:
 		m_add_u32(b, 0);
 		break;
 	default:
@@ -550,6 +570,7 @@ vmm_reply_get(uint16_t req, uint32_t type, struct mreader *r,
 		case AGENT_THAW:
 		case AGENT_SET_TIME:
 		case AGENT_POWEROFF:
+		case AGENT_NET_CONFIG:
 			if (m_get_u32(r, &v) == -1 || v != 0)
 				return -1;
 			break;

@@ -465,6 +465,14 @@ vm_call_done(struct vm_call *c, struct imsg *imsg)
 {
 	uint32_t	 want;
 
+	if (c->type == IMSG_VMM_NET_CONFIG) {
+		struct vm *vm = c->vm;
+		int ok = imsg->hdr.type == IMSG_VMM_OK;
+
+		vm_call_free(c);
+		vm_net_configured(vm, ok);
+		return;
+	}
 	if (imsg->hdr.type == IMSG_VMM_ERROR) {
 		vm_call_error(c, imsg);
 		return;
