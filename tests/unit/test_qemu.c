@@ -106,6 +106,31 @@ Test(qemu, argv_raw_disk_and_kvm)
 	cr_assert_not(has_word(&qa, "-initrd"));
 }
 
+Test(qemu, argv_with_a_nic)
+{
+	static struct qemu_argv	 qa;
+	struct qemu_spec	 s = spec_ok;
+
+	cr_assert_eq(qemu_build_argv(&s, &qa), 0);
+	cr_assert(has_pair(&qa, "-nic", "none"));
+	s.mac = "52:54:00:6d:00:07";
+	cr_assert_eq(qemu_build_argv(&s, &qa), 0);
+	cr_assert_not(has_pair(&qa, "-nic", "none"));
+	cr_assert(has_pair(&qa, "-netdev", "tap,id=net0,fd=7,vnet_hdr=on"));
+	cr_assert(has_pair(&qa, "-device",
+	    "virtio-net-pci,netdev=net0,mac=52:54:00:6d:00:07"));
+}
+
+Test(qemu, mac_validation)
+{
+	cr_assert(qemu_valid_mac("52:54:00:6d:00:07"));
+	cr_assert_not(qemu_valid_mac("53:54:00:6d:00:07"));	/* multicast */
+	cr_assert_not(qemu_valid_mac("52:54:00:6D:00:07"));
+	cr_assert_not(qemu_valid_mac("52:54:00:6d:00"));
+	cr_assert_not(qemu_valid_mac("52-54-00-6d-00-07"));
+	cr_assert_not(qemu_valid_mac("52:54:00:6d:00:07,x=y"));
+}
+
 Test(qemu, argv_refuses_bad_values)
 {
 	static struct qemu_argv	 qa;
@@ -118,6 +143,9 @@ Test(qemu, argv_refuses_bad_values)
 	cr_assert_eq(qemu_build_argv(&s, &qa), -1);
 	s = spec_ok;
 	s.vcpus = 0;
+	cr_assert_eq(qemu_build_argv(&s, &qa), -1);
+	s = spec_ok;
+	s.mac = "52:54:00:00:00:01,script=/bin/sh";
 	cr_assert_eq(qemu_build_argv(&s, &qa), -1);
 }
 
