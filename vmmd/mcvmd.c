@@ -129,6 +129,19 @@ child_path(const struct child *c, char *path, size_t size)
 }
 
 /*
+ * The environment of every child.  Sanitized builds turn off the leak
+ * scan at exit: it clones and ptraces, which the children's seccomp
+ * filters rightly kill.
+ */
+char *const child_envp[] = {
+	"PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+#ifdef MCVM_SANITIZE
+	"ASAN_OPTIONS=detect_leaks=0",
+#endif
+	NULL
+};
+
+/*
  * The arguments every child is started with: mcvmd's own config file and
  * macros, and its -d, -v and -S.  argv has room for CHILD_ARGV_MAX; the
  * caller may add its own and the NULL.  Returns the count.
@@ -159,7 +172,6 @@ static void
 child_start(struct child *c)
 {
 	char		 path[PATH_MAX], *argv[CHILD_ARGV_MAX];
-	char *const	 envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 	int		 sp[2], argc;
 	pid_t		 pid;
 
@@ -178,7 +190,7 @@ child_start(struct child *c)
 			_exit(127);
 		if (close_range(PROC_PARENT_SOCK_FILENO + 1, ~0U, 0) == -1)
 			_exit(127);
-		execve(path, argv, envp);
+		execve(path, argv, child_envp);
 		_exit(127);
 	}
 	close(sp[1]);

@@ -49,6 +49,7 @@ extern struct mcvmd	*env;
 #define CHILD_ARGV_MAX	(16 + 2 * 32)	/* -D macros, flags, extras */
 struct child	*child_by_id(enum proc_id);
 int		 child_argv(const char *, char **);
+extern char *const child_envp[];
 
 /* control.c */
 int	 control_init(const struct mcvm_config *);

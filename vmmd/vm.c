@@ -1143,7 +1143,6 @@ vm_fork_monitor(struct vm *vm, char procs[][PATH_MAX], size_t nprocs,
     int sp, int qmp, int agent)
 {
 	char		 path[PATH_MAX], uid[16], gid[16], *argv[CHILD_ARGV_MAX];
-	char *const	 envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 	int		 argc, i, fd, fds[3] = { sp, qmp, agent };
 	size_t		 d;
 	pid_t		 pid;
@@ -1179,7 +1178,7 @@ vm_fork_monitor(struct vm *vm, char procs[][PATH_MAX], size_t nprocs,
 			_exit(127);
 	if (close_range(PROC_PARENT_SOCK_FILENO + 3, ~0U, 0) == -1)
 		_exit(127);
-	execve(path, argv, envp);
+	execve(path, argv, child_envp);
 	_exit(127);
 }
 
