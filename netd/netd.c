@@ -119,21 +119,6 @@ send_text_result(uint32_t id, uint32_t status, const char *text)
 		fatal("%s", __func__);
 }
 
-static void
-send_fd(uint32_t id, enum net_fd_role role, int fd)
-{
-	struct ibuf	*b;
-
-	if ((b = imsg_create(&iev_parent.ibuf, IMSG_NET_FD, id, 0, 8)) ==
-	    NULL) {
-		close(fd);
-		fatal("%s", __func__);
-	}
-	m_add_u32(b, role);
-	imsg_set_fd(b, fd);
-	if (imsgev_close(&iev_parent, b) == -1)
-		fatal("%s", __func__);
-}
 
 /* Everything a slot has, gone; quiet when there was nothing. */
 static void
@@ -267,9 +252,11 @@ netd_setup(struct imsg *imsg)
 			    sizeof(res));
 		netd_mac(slot, mac, sizeof(mac));
 	}
-	send_fd(imsg->hdr.peerid, NET_FD_NETNS, nsfd);
+	imsgev_send_fd(&iev_parent, IMSG_NET_FD, imsg->hdr.peerid,
+	    NET_FD_NETNS, nsfd);
 	if (tapfd != -1)
-		send_fd(imsg->hdr.peerid, NET_FD_TAP, tapfd);
+		imsgev_send_fd(&iev_parent, IMSG_NET_FD,
+		    imsg->hdr.peerid, NET_FD_TAP, tapfd);
 	if ((b = imsg_create(&iev_parent.ibuf, IMSG_NET_RESULT,
 	    imsg->hdr.peerid, 0, 256)) == NULL)
 		fatal("%s", __func__);
@@ -467,40 +454,31 @@ netd_preflight(struct imsg *imsg)
 
 /* Everything comes from mcvmd; anything unexpected means it is broken. */
 static void
+netd_imsg(struct imsg *imsg)
+{
+	switch (imsg->hdr.type) {
+	case IMSG_NET_PREFLIGHT:
+		netd_preflight(imsg);
+		break;
+	case IMSG_NET_SETUP:
+		netd_setup(imsg);
+		break;
+	case IMSG_NET_TEARDOWN:
+		netd_teardown(imsg);
+		break;
+	case IMSG_NET_LIST:
+		netd_list(imsg);
+		break;
+	default:
+		fatalx("unexpected %s from mcvmd",
+		    imsg_type_name(imsg->hdr.type));
+	}
+}
+
+static void
 netd_dispatch(int fd, short event, void *arg)
 {
-	struct imsgev	*iev = arg;
-	struct imsg	 imsg;
-	int		 n;
-
-	if (imsgev_read(iev, event) == -1) {
-		log_debug("mcvmd went away");
-		exit(0);
-	}
-	for (;;) {
-		if ((n = imsg_get(&iev->ibuf, &imsg)) == -1)
-			fatalx("bad framing from mcvmd");
-		if (n == 0)
-			break;
-		switch (imsg.hdr.type) {
-		case IMSG_NET_PREFLIGHT:
-			netd_preflight(&imsg);
-			break;
-		case IMSG_NET_SETUP:
-			netd_setup(&imsg);
-			break;
-		case IMSG_NET_TEARDOWN:
-			netd_teardown(&imsg);
-			break;
-		case IMSG_NET_LIST:
-			netd_list(&imsg);
-			break;
-		default:
-			fatalx("unexpected %s from mcvmd",
-			    imsg_type_name(imsg.hdr.type));
-		}
-		imsg_free(&imsg);
-	}
+	proc_child_dispatch(arg, event, netd_imsg);
 }
 
 int
