@@ -111,10 +111,19 @@ while [ $i -lt 100 ]; do
 	i=$((i + 1))
 done
 t_check "mcvmd restarts the killed netd" test -n "$n" -a "$n" != "$netd"
-echo "# after netd's restart: VM $(jget "$(api "$SUITE_DIR/net.tok" \
-    vm_status "{\"vm_id\":\"$vm\"}")" state 2>/dev/null); links:" \
-    $(mcvm_links) "; tables:" $(mcvm_tables) "; forward:" \
-    "$(listening "$hp")"
+sleep 1		# mcvmd's LIST to the new netd and what follows
+st=$(jget "$(api "$SUITE_DIR/net.tok" vm_status "{\"vm_id\":\"$vm\"}")" \
+    state 2>/dev/null)
+echo "# after netd's restart: VM $st; links:" $(mcvm_links) "; tables:" \
+    $(mcvm_tables) "; forward:" "$(listening "$hp")"
+# The forward's listener lived in the old netd: a VM still reported as
+# running with that forward must have it back, or be failed.
+if [ "$st" = failed ] || [ "$(listening "$hp")" = "127.0.0.1:$hp" ]; then
+	t_pass "after netd's restart the VM's forward works, or the VM failed"
+else
+	t_fail "after netd's restart the VM's forward works, or the VM failed" \
+	    "VM $st; nothing listens on port $hp any more"
+fi
 
 qemu=$(pgrep -f "guest=$vm")
 kill -KILL "$SUITE_PID"
