@@ -49,7 +49,7 @@ static int		 errors;
 static struct mcvm_config	*conf;
 static struct image_conf	*cur_image;
 static struct limits		*cur_limits;
-static char			 lasterror[512];
+static char			 lasterror[PATH_MAX + 512];
 static char			 pushback[PUSHBACK_MAX];
 static size_t			 npushback;
 
@@ -563,15 +563,23 @@ yyerror(const char *fmt, ...)
 	va_list	 ap;
 	char	 msg[384];
 
+	char	 where[PATH_MAX + 16];
+
 	errors++;
 	va_start(ap, fmt);
 	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* After the last file (the checks across settings): no line. */
+	if (nfiles > 0)
+		(void)snprintf(where, sizeof(where), "%s:%d", file.name,
+		    yylval.lineno);
+	else
+		(void)snprintf(where, sizeof(where), "%s", conf->conffile);
 	/* Keep the first error: later ones often follow from it. */
 	if (lasterror[0] == '\0')
-		(void)snprintf(lasterror, sizeof(lasterror), "%s:%d: %s",
-		    file.name, yylval.lineno, msg);
-	log_warnx("%s:%d: %s", file.name, yylval.lineno, msg);
+		(void)snprintf(lasterror, sizeof(lasterror), "%s: %s", where,
+		    msg);
+	log_warnx("%s: %s", where, msg);
 }
 
 static int
