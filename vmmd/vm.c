@@ -756,6 +756,15 @@ vm_net_up(void)
 			vm->net_req = 0;
 			vm_close_store_fds(vm);
 			vm_fail(vm, "the network daemon restarted");
+		} else if (vm->nfwd > 0 && vm->qemu_pid > 0 &&
+		    vm->state != VS_DESTROYING && vm->state != VS_FAILED) {
+			/*
+			 * netd relayed its forwards itself: they are gone.
+			 * Failing the VM says so; a silent half-working VM
+			 * would not.
+			 */
+			vm_fail(vm, "its port forwards ended when the network "
+			    "daemon restarted; destroy it and create it again");
 		}
 	}
 	if ((b = imsg_create(&c->iev.ibuf, IMSG_NET_LIST, store_req_next++,
