@@ -39,6 +39,8 @@
 					   u32 ws flags, u32 rotate */	\
 	X(IMSG_CTL_WS_REVOKE,	106)	/* str workspace */		\
 	X(IMSG_CTL_WS_LIST,	107)	/* (none) */			\
+	X(IMSG_CTL_STATUS_NOTE,	109)	/* str topic, str text: after	\
+					   the processes, before END */	\
 	X(IMSG_CTL_WS_ENTRY,	108)	/* str workspace, u32 flags,	\
 					   u64 created, u64 revoked,	\
 					   u32 live tokens,		\

@@ -33,6 +33,7 @@
 #define CTL_REPLY_TIMEOUT_MS	30000
 #define CTL_TEXT_MAX		1024
 #define CTL_CAPS_LISTED		8	/* more are summed up, not listed */
+#define CTL_NOTE_MAX		4096	/* one status note */
 
 struct ctl_cmd {
 	const char	*name;
@@ -199,6 +200,21 @@ caps_string(uint64_t caps, char *buf, size_t len)
 	}
 }
 
+/* "topic: text", continuation lines indented under it. */
+static void
+print_note(const char *topic, const char *text)
+{
+	const char	*p = text, *nl;
+
+	printf("%s: ", topic);
+	while ((nl = strchr(p, '\n')) != NULL) {
+		printf("%.*s\n%*s", (int)(nl - p), p, (int)strlen(topic) + 2,
+		    "");
+		p = nl + 1;
+	}
+	printf("%s\n", p);
+}
+
 static int
 cmd_status(int argc, char **argv)
 {
@@ -208,7 +224,7 @@ cmd_status(int argc, char **argv)
 	uint64_t	 capeff, capprm;
 	uint32_t	 pid, uid, seccomp, nnp, restarts;
 	char		 caps[512], ubuf[16];
-	int		 down = 0;
+	int		 down = 0, notes = 0;
 
 	if (argc != 1)
 		cmd_usage(argv[0]);
@@ -218,6 +234,18 @@ cmd_status(int argc, char **argv)
 	    "PID", "UID", "NNP", "SECCOMP", "RESTARTS", "CAPABILITIES");
 	for (;;) {
 		ctl_recv(&imsg);
+		if (imsg.hdr.type == IMSG_CTL_STATUS_NOTE) {
+			m_init(&r, &imsg);
+			if (m_get_str(&r, &title, 32) == -1 ||
+			    m_get_str(&r, &state, CTL_NOTE_MAX) == -1 ||
+			    m_end(&r) == -1)
+				ctl_bad_reply();
+			if (!notes++)
+				printf("\n");
+			print_note(title, state);
+			imsg_free(&imsg);
+			continue;
+		}
 		if (imsg.hdr.type != IMSG_CTL_STATUS_PROC) {
 			ctl_result(&imsg, 1);
 			imsg_free(&imsg);

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "mcvmd.h"
 #include "msg.h"
+#include "vm.h"
 
 #define CONTROL_BACKLOG		8
 #define CONTROL_MSG_MAX		512
@@ -42,6 +43,7 @@ static int		 control_has_group;
 static void	 control_accept(int, short, void *);
 static void	 control_dispatch(int, short, void *);
 static void	 control_close(struct ctl_conn *);
+static void	 control_status_note(const char *, const char *, void *);
 
 /*
  * Creates the socket.  A stale socket from an earlier run is replaced; any
@@ -331,7 +333,25 @@ control_status(struct ctl_conn *c, uint32_t peerid)
 		control_status_proc(c, peerid, ch->desc->title, ch->pid,
 		    ch->restarts, states[ch->state]);
 	}
+	vm_status_notes(control_status_note, c);
 	control_reply(c, IMSG_CTL_END, peerid, "");
+}
+
+static void
+control_status_note(const char *topic, const char *text, void *arg)
+{
+	struct ctl_conn	*c = arg;
+	struct ibuf	*b;
+
+	if ((b = imsg_create(&c->iev.ibuf, IMSG_CTL_STATUS_NOTE, 0, 0,
+	    strlen(topic) + strlen(text) + 16)) == NULL) {
+		c->closing = 1;
+		return;
+	}
+	m_add_str(b, topic);
+	m_add_str(b, text);
+	if (imsgev_close(&c->iev, b) == -1)
+		c->closing = 1;
 }
 
 static int

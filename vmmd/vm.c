@@ -49,6 +49,8 @@ static uint32_t		 store_req_next = VM_STORE_REQ_FIRST;
 static uint32_t		 call_next = 1;
 static int		 store_up;
 static char		 vmsdir[PATH_MAX];	/* rundir/vms: jail roots */
+static char		 store_preflight[STORE_TEXT_MAX + 1];
+static char		 net_preflight[2048];
 
 /* What stored said of each catalog image. */
 static struct {
@@ -531,6 +533,7 @@ vm_store_preflight(struct imsg *imsg)
 	if (m_get_u32(&r, &reflink) == -1 ||
 	    m_get_str(&r, &text, STORE_TEXT_MAX) == -1 || m_end(&r) == -1)
 		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
+	(void)snprintf(store_preflight, sizeof(store_preflight), "%s", text);
 	log_info("storage: %s", text);
 }
 
@@ -736,6 +739,15 @@ vm_net_imsg(struct imsg *imsg)
 		}
 		return;
 	case IMSG_NET_PREFLIGHT_RESULT:
+		m_init(&r, imsg);
+		if (m_get_u32(&r, &slot) == -1 || m_get_str(&r, &id,
+		    sizeof(net_preflight) - 1) == -1 || m_end(&r) == -1)
+			fatalx("netd: malformed IMSG_NET_PREFLIGHT_RESULT");
+		memcpy(net_preflight, id, strlen(id) + 1);
+		if (slot > 0)
+			log_warnx("network: %s", net_preflight);
+		else
+			log_info("network: %s", net_preflight);
 		return;
 	default:
 		fatalx("netd: unexpected %s", imsg_type_name(imsg->hdr.type));
@@ -768,8 +780,30 @@ vm_net_up(void)
 		}
 	}
 	if ((b = imsg_create(&c->iev.ibuf, IMSG_NET_LIST, store_req_next++,
-	    0, 0)) == NULL || imsgev_close(&c->iev, b) == -1)
+	    0, 0)) == NULL || imsgev_close(&c->iev, b) == -1 ||
+	    (b = imsg_create(&c->iev.ibuf, IMSG_NET_PREFLIGHT,
+	    store_req_next++, 0, 0)) == NULL || imsgev_close(&c->iev, b) == -1)
 		fatal("%s", __func__);
+}
+
+/* What mcvmctl status shows beyond the processes. */
+void
+vm_status_notes(void (*note)(const char *, const char *, void *), void *arg)
+{
+	char	 text[CONF_NAME_MAX + 320];
+	size_t	 i;
+
+	note("vms", cgroups.why, arg);
+	note("storage", store_preflight[0] != '\0' ? store_preflight :
+	    "not checked yet", arg);
+	for (i = 0; i < nimages; i++) {
+		(void)snprintf(text, sizeof(text), "%.64s: %s%.255s",
+		    images[i].name, images[i].ok ? "" : "refused: ",
+		    images[i].text);
+		note("image", text, arg);
+	}
+	note("network", net_preflight[0] != '\0' ? net_preflight :
+	    "not checked yet", arg);
 }
 
 /* ---- creation ----------------------------------------------------------- */

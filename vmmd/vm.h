@@ -111,6 +111,8 @@ void		 vm_init(void);
 void		 vm_store_up(void);
 void		 vm_store_imsg(struct imsg *);
 void		 vm_net_up(void);
+void		 vm_status_notes(void (*)(const char *, const char *, void *),
+		    void *);
 void		 vm_net_imsg(struct imsg *);
 void		 vm_net_configured(struct vm *, int);
 int		 vm_reap(pid_t, int);
