@@ -128,8 +128,10 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 		rc |= arg_add(qa, "-nic");
 		rc |= arg_add(qa, "none");
 	} else {
+		/* netd opened it with IFF_VNET_HDR; QEMU reads that off
+		 * the fd (vnet_hdr= is refused with fd= on 7.2). */
 		rc |= arg_add(qa, "-netdev");
-		rc |= arg_add(qa, "tap,id=net0,fd=%d,vnet_hdr=on", QEMU_FD_TAP);
+		rc |= arg_add(qa, "tap,id=net0,fd=%d", QEMU_FD_TAP);
 		rc |= arg_add(qa, "-device");
 		rc |= arg_add(qa, "virtio-net-pci,netdev=net0,mac=%s", s->mac);
 	}

@@ -116,7 +116,7 @@ Test(qemu, argv_with_a_nic)
 	s.mac = "52:54:00:6d:00:07";
 	cr_assert_eq(qemu_build_argv(&s, &qa), 0);
 	cr_assert_not(has_pair(&qa, "-nic", "none"));
-	cr_assert(has_pair(&qa, "-netdev", "tap,id=net0,fd=7,vnet_hdr=on"));
+	cr_assert(has_pair(&qa, "-netdev", "tap,id=net0,fd=7"));
 	cr_assert(has_pair(&qa, "-device",
 	    "virtio-net-pci,netdev=net0,mac=52:54:00:6d:00:07"));
 }
