@@ -465,6 +465,31 @@ vm_by_store_req(uint32_t req)
 	return NULL;
 }
 
+/*
+ * The last step of a destroy, once the disk is deleted and netd has torn
+ * the network down: the rows go (the audit log stays), and the caller is
+ * told.
+ */
+static void
+vm_destroy_finish(struct vm *vm)
+{
+	json_t	*j;
+
+	if (!vm->disk_gone || vm->net_req != 0)
+		return;
+	if (state_vm_delete(vm->row.id) == -1)
+		log_warnx("%s: rows not deleted", vm->row.id);
+	(void)state_audit("mcvmd", "vm-destroy", vm->row.id);
+	log_info("%s: destroyed", vm->row.id);
+	if (vm->op.pending) {
+		j = json_pack("{s:s, s:b}", "vm_id", vm->row.id, "destroyed",
+		    1);
+		vm->op.pending = 0;
+		vm_reply_json(vm->op.peerid, j);
+	}
+	vm_free(vm);
+}
+
 static void
 vm_store_result(struct vm *vm, struct imsg *imsg)
 {
@@ -492,18 +517,8 @@ vm_store_result(struct vm *vm, struct imsg *imsg)
 			    "retry vm_destroy");
 			return;
 		}
-		if (state_vm_delete(vm->row.id) == -1)
-			log_warnx("%s: rows not deleted", vm->row.id);
-		(void)state_audit("mcvmd", "vm-destroy", vm->row.id);
-		log_info("%s: destroyed", vm->row.id);
-		if (vm->op.pending) {
-			json_t *j = json_pack("{s:s, s:b}", "vm_id",
-			    vm->row.id, "destroyed", 1);
-
-			vm->op.pending = 0;
-			vm_reply_json(vm->op.peerid, j);
-		}
-		vm_free(vm);
+		vm->disk_gone = 1;
+		vm_destroy_finish(vm);
 		return;
 	}
 	if (status != 0 || vm->store_fds[STORE_FD_DISK] == -1 ||
@@ -581,21 +596,24 @@ vm_store_imsg(struct imsg *imsg)
 
 /* ---- network (netd) ---------------------------------------------------- */
 
-static void
+/* Returns the request id, or 0 if netd is not there to ask. */
+static uint32_t
 vm_net_send_teardown(const char *id, uint32_t slot)
 {
 	struct child	*c = child_by_id(PROC_NETD);
 	struct ibuf	*b;
+	uint32_t	 req = store_req_next++;
 
 	if (!c->iev_live || c->state != CHILD_RUNNING)
-		return;
-	if ((b = imsg_create(&c->iev.ibuf, IMSG_NET_TEARDOWN,
-	    store_req_next++, 0, 64)) == NULL)
+		return 0;
+	if ((b = imsg_create(&c->iev.ibuf, IMSG_NET_TEARDOWN, req, 0, 64)) ==
+	    NULL)
 		fatal("%s", __func__);
 	m_add_str(b, id);
 	m_add_u32(b, slot);
 	if (imsgev_close(&c->iev, b) == -1)
 		fatal("%s", __func__);
+	return req;
 }
 
 /*
@@ -721,8 +739,17 @@ vm_net_imsg(struct imsg *imsg)
 		vm->net_fds[role] = fd;
 		return;
 	case IMSG_NET_RESULT:
-		if ((vm = vm_by_net_req(imsg->hdr.peerid)) != NULL)
+		if ((vm = vm_by_net_req(imsg->hdr.peerid)) == NULL)
+			return;
+		if (!vm->net_teardown) {
 			vm_net_result(vm, imsg);
+			return;
+		}
+		/* A teardown's answer: what it says is netd's to log. */
+		vm->net_teardown = 0;
+		vm->net_req = 0;
+		if (vm->state == VS_DESTROYING)
+			vm_destroy_finish(vm);
 		return;
 	case IMSG_NET_ENTRY:
 		/* What netd holds for a VM that is not running goes. */
@@ -760,10 +787,18 @@ vm_net_up(void)
 {
 	struct child	*c = child_by_id(PROC_NETD);
 	struct ibuf	*b;
-	struct vm	*vm;
+	struct vm	*vm, *next;
 
-	TAILQ_FOREACH(vm, &vms, entry) {
-		if (vm->net_req != 0) {
+	/* vm_destroy_finish frees: walk with the next one in hand. */
+	for (vm = TAILQ_FIRST(&vms); vm != NULL; vm = next) {
+		next = TAILQ_NEXT(vm, entry);
+		if (vm->net_req != 0 && vm->net_teardown) {
+			/* LIST below finds what the teardown left. */
+			vm->net_req = 0;
+			vm->net_teardown = 0;
+			if (vm->state == VS_DESTROYING)
+				vm_destroy_finish(vm);
+		} else if (vm->net_req != 0) {
 			/* The old netd died with this request. */
 			vm->net_req = 0;
 			vm_close_store_fds(vm);
@@ -1471,7 +1506,8 @@ vm_processes_gone(struct vm *vm)
 	if (vm->state == VS_DESTROYING)
 		vm_qemu_log_remove(vm);
 	if (vm->net_live && vm->net_req == 0) {
-		vm_net_send_teardown(vm->row.id, vm->row.slot);
+		vm->net_req = vm_net_send_teardown(vm->row.id, vm->row.slot);
+		vm->net_teardown = vm->net_req != 0;
 		vm->net_live = 0;
 	}
 

@@ -84,6 +84,8 @@ struct vm {
 	uint32_t	 store_req;	/* stored request in flight, 0 none */
 	uint32_t	 net_req;	/* netd request in flight, 0 none */
 	int		 net_live;	/* netd holds this VM's slot */
+	int		 net_teardown;	/* net_req is a teardown */
+	int		 disk_gone;	/* destroying: stored deleted it */
 	int		 net_fds[NET_FD_TAP + 1];
 	char		 address[VM_NET_STR_MAX];	/* "" when off */
 	char		 gateway[VM_NET_STR_MAX];

@@ -63,13 +63,20 @@ suite_start() {
 	suite_wait_running
 }
 
+# The log of the last mcvmd started on SUITE_DIR (the log is appended to).
+suite_last_log() {
+	awk '/mcvmd\[[0-9]+\]: starting \(schema/ { buf = "" }
+	    { buf = buf $0 "\n" } END { printf "%s", buf }' \
+	    "$SUITE_DIR/mcvmd.log"
+}
+
 # Waits until stored has verified the catalog image NAME.
 suite_wait_image() {
 	_i=0
 	while [ $_i -lt $((SUITE_TIMEOUT * 10)) ]; do
-		grep -q "image $1: verified" "$SUITE_DIR/mcvmd.log" && return 0
-		if grep -q "image $1 refused" "$SUITE_DIR/mcvmd.log"; then
-			grep "image $1 refused" "$SUITE_DIR/mcvmd.log" >&2
+		suite_last_log | grep -q "image $1: verified" && return 0
+		if suite_last_log | grep -q "image $1 refused"; then
+			suite_last_log | grep "image $1 refused" >&2
 			return 1
 		fi
 		sleep 0.1
