@@ -31,3 +31,6 @@ IMAGE_TARGETS += $(IMAGE_DIR)/manifest
 $(IMAGE_DIR)/manifest: $(BUILD)/mcvm-guestd guestd/image/build.sh \
     guestd/image/init
 	guestd/image/build.sh $(IMAGE_DIR) $(IMAGE_CACHE) $(BUILD)/mcvm-guestd
+
+# make builds the agent too, though only the image installs it.
+all: $(BUILD)/mcvm-guestd
