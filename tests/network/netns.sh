@@ -49,8 +49,11 @@ net_in() {
 net_serve() {	# NS ADDR PORT: an HTTP server saying where it is
 	mkdir -p "$NET_T/www-$2-$3"
 	echo "hello from $2:$3" >"$NET_T/www-$2-$3/index.html"
-	net_in "$1" python3 -m http.server -b "$2" -d "$NET_T/www-$2-$3" \
-	    "$3" </dev/null >/dev/null 2>"$NET_T/www-$2-$3.log" &
+	# nsenter itself, not a function's subshell: $! is the server's pid
+	# (nsenter execs it), so net_down's kill reaches it.
+	nsenter --net=/run/netns/"$1" python3 -m http.server -b "$2" \
+	    -d "$NET_T/www-$2-$3" "$3" </dev/null >/dev/null \
+	    2>"$NET_T/www-$2-$3.log" &
 	NET_PIDS="$NET_PIDS $!"
 }
 
