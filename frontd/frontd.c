@@ -29,7 +29,7 @@
 #include "msg.h"
 #include "privdrop.h"
 
-#define FRONTD_USAGE	"[-dnSv] [-D macro=value] [-f file]"
+#define FRONTD_USAGE	"mcvm-frontd [-dhnSv] [-D macro=value] [-f file]"
 #define LISTEN_BACKLOG	128
 
 static struct frontd	 frontd;
