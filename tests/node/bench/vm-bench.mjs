@@ -4,26 +4,15 @@
 //	host memory per idle VM beyond its guest RAM
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from
-    '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as env from '../lib/env.mjs';
+import * as mcp from '../lib/client.mjs';
 
 const CREATES = Number(process.env.MCVM_BENCH_CREATES ?? 10);
 const EXECS = Number(process.env.MCVM_BENCH_EXECS ?? 100);
 const GUEST_MIB = 512;
 
-const client = new Client({ name: 'mcvm-bench', version: '1.0.0' });
-await client.connect(new StreamableHTTPClientTransport(new URL(env.mcpUrl),
-    { requestInit: { headers: { Authorization: `Bearer ${env.token}` } } }));
-
-async function call(name, args) {
-	const r = await client.callTool({ name, arguments: args }, undefined,
-	    { timeout: 300000 });
-	if (r.isError)
-		throw new Error(`${name}: ${r.content[0].text}`);
-	return r.structuredContent;
-}
+const client = await mcp.connect(env.token, 'mcvm-bench');
+const call = (name, args) => mcp.call(client, name, args);
 
 function pct(a, p) {
 	const s = [...a].sort((x, y) => x - y);

@@ -3,24 +3,13 @@
 // forward, MCVM_NET_BENCH_RUNS (3) runs each, interleaved so that drift
 // hits all alike.  Each VM is destroyed before the next is made.  Run
 // through tests/bench/network, inside its test network.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from
-    '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as env from '../lib/env.mjs';
+import * as mcp from '../lib/client.mjs';
 
 const RUNS = Number(process.env.MCVM_NET_BENCH_RUNS ?? 3);
 
-const client = new Client({ name: 'mcvm-net-bench', version: '1.0.0' });
-await client.connect(new StreamableHTTPClientTransport(new URL(env.mcpUrl),
-    { requestInit: { headers: { Authorization: `Bearer ${env.token}` } } }));
-
-async function call(name, args) {
-	const r = await client.callTool({ name, arguments: args }, undefined,
-	    { timeout: 300000 });
-	if (r.isError)
-		throw new Error(`${name}: ${r.content[0].text}`);
-	return r.structuredContent;
-}
+const client = await mcp.connect(env.token, 'mcvm-net-bench');
+const call = (name, args) => mcp.call(client, name, args);
 
 const kinds = {
 	off: {},

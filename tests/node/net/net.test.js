@@ -11,10 +11,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from
-    '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as env from '../lib/env.mjs';
+import { connect, call, refused, sleep } from '../lib/client.mjs';
 
 function need(name) {
 	const v = process.env[name];
@@ -42,40 +40,11 @@ const GUEST_PORT = 8000;
 let net, nonet;
 const vms = {};		// name -> vm_create's result
 
-async function connect(token) {
-	const client = new Client({ name: 'mcvm-net-test', version: '1.0.0' });
-	const transport = new StreamableHTTPClientTransport(
-	    new URL(env.mcpUrl),
-	    { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
-	await client.connect(transport);
-	return client;
-}
-
-// A tool call that must succeed; returns its structured result.
-async function call(client, name, args) {
-	const r = await client.callTool({ name, arguments: args }, undefined,
-	    { timeout: 300000 });
-	assert.ok(!r.isError, `${name}: ${r.content?.[0]?.text}`);
-	assert.ok(r.structuredContent, `${name}: structuredContent`);
-	return r.structuredContent;
-}
-
-// A tool call that must fail as a tool error; returns its message.
-async function refused(client, name, args) {
-	const r = await client.callTool({ name, arguments: args }, undefined,
-	    { timeout: 300000 });
-	assert.equal(r.isError, true, `${name} should fail: ` +
-	    JSON.stringify(r.structuredContent ?? r.content));
-	return r.content[0].text;
-}
-
 // The VMs an earlier test made, or a clear failure instead of a TypeError.
 function have(...names) {
 	for (const n of names)
 		assert.ok(vms[n], `no VM ${n}: an earlier test failed`);
 }
-
-const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
 
 let execSeq = 0;
 async function exec(vm, command) {

@@ -3,43 +3,13 @@
 // tests/suites/vms, which checks the host afterwards.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from
-    '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as env from '../lib/env.mjs';
+import { connect, call, refused, sleep } from '../lib/client.mjs';
 
 const POLL_MS = 200;
 const JOB_WAIT_MS = 120000;
 
 let alice, bob, vm;
-
-async function connect(token) {
-	const client = new Client({ name: 'mcvm-vm-test', version: '1.0.0' });
-	const transport = new StreamableHTTPClientTransport(
-	    new URL(env.mcpUrl),
-	    { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
-	await client.connect(transport);
-	return client;
-}
-
-// A tool call that must succeed; returns its structured result.
-async function call(client, name, args) {
-	const r = await client.callTool({ name, arguments: args }, undefined,
-	    { timeout: 300000 });
-	assert.ok(!r.isError, `${name}: ${r.content?.[0]?.text}`);
-	assert.ok(r.structuredContent, `${name}: structuredContent`);
-	return r.structuredContent;
-}
-
-// A tool call that must fail as a tool error; returns its message.
-async function refused(client, name, args) {
-	const r = await client.callTool({ name, arguments: args }, undefined,
-	    { timeout: 300000 });
-	assert.equal(r.isError, true, `${name} should fail`);
-	return r.content[0].text;
-}
-
-const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
 
 let execSeq = 0;
 async function exec(command, extra = {}) {
