@@ -84,6 +84,7 @@ typedef struct {
 %token	<v.number>	NUMBER
 %type	<v.string>	string
 %type	<v.number>	number size seconds
+%destructor	{ free($$); } <v.string>
 
 %%
 
@@ -238,25 +239,30 @@ section		: FRONTD '{' optnl frontopts '}'
 			if (!valid_object_name($2)) {
 				yyerror("invalid image name: %s", $2);
 				free($2);
+				$2 = NULL;
 				YYERROR;
 			}
 			for (i = 0; i < conf->nimages; i++) {
 				if (strcmp(conf->images[i].name, $2) == 0) {
 					yyerror("image %s defined twice", $2);
 					free($2);
+					$2 = NULL;
 					YYERROR;
 				}
 			}
 			if (conf->nimages == CONF_MAX_IMAGES) {
 				yyerror("too many images");
 				free($2);
+				$2 = NULL;
 				YYERROR;
 			}
 			cur_image = &conf->images[conf->nimages++];
 			memset(cur_image, 0, sizeof(*cur_image));
 			(void)snprintf(cur_image->name, sizeof(cur_image->name),
 			    "%s", $2);
+			/* Still on the stack: error recovery frees it. */
 			free($2);
+			$2 = NULL;
 		} '{' optnl imageopts '}' {
 			if (cur_image->kernel[0] == '\0' ||
 			    cur_image->disk[0] == '\0') {
