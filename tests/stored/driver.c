@@ -43,6 +43,7 @@
 #include "imsg.h"
 #include "msg.h"
 #include "proto.h"
+#include "daemon.h"
 
 #define DRIVER_TIMEOUT_MS	(60 * 1000)
 #define DRIVER_ARGS_MAX		64
@@ -393,25 +394,7 @@ main(int argc, char *argv[])
 	argv += optind;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
-		err(1, "socketpair");
-	if ((stored_pid = fork()) == -1)
-		err(1, "fork");
-	if (stored_pid == 0) {
-		/* LeakSanitizer's exit-time scan clones and ptraces, which
-		 * stored's filter kills; its leaks are the unit tests'. */
-		const char *asan = getenv("ASAN_OPTIONS");
-		char opts[512];
-
-		(void)snprintf(opts, sizeof(opts), "%s%sdetect_leaks=0",
-		    asan != NULL ? asan : "", asan != NULL ? ":" : "");
-		(void)setenv("ASAN_OPTIONS", opts, 1);
-		if (dup2(sv[1], PROC_PARENT_SOCK_FILENO) == -1)
-			_exit(127);
-		execv(bin, (char *const *)sargv);
-		_exit(127);
-	}
-	close(sv[1]);
+	stored_pid = test_daemon_start(bin, sargv, &sv[0]);
 	if (imsgbuf_init(&ib, sv[0]) == -1)
 		err(1, "imsgbuf_init");
 

@@ -8,3 +8,6 @@ unit-tests_LDLIBS :=
 UNIT_SUITES += unit
 
 $(OBJ)/tests/unit/%.o: EXTRA_CFLAGS := -Ivmmd -Inetd -Istored -Ifrontd
+
+# Test drivers that play mcvmd start their daemon with tests/lib/daemon.c.
+$(OBJ)/tests/netd/%.o $(OBJ)/tests/stored/%.o: EXTRA_CFLAGS := -Itests/lib
