@@ -5,11 +5,17 @@
 #include <sys/socket.h>
 
 #include <err.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "daemon.h"
+#include "imsg.h"
 #include "proto.h"
 
 /* Returns the daemon's pid; *fd is the driver's end of the channel. */
@@ -40,4 +46,63 @@ test_daemon_start(const char *bin, const char *const argv[], int *fd)
 	close(sv[1]);
 	*fd = sv[0];
 	return pid;
+}
+
+static uint64_t
+test_now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * The daemon's next message, or 0 at EOF.  After timeout_ms without one
+ * the daemon is killed and the driver exits: a hung daemon fails the test.
+ */
+int
+test_daemon_next(struct imsgbuf *ib, pid_t pid, int timeout_ms,
+    struct imsg *imsg)
+{
+	struct pollfd	 pfd = { .fd = ib->fd, .events = POLLIN };
+	uint64_t	 deadline = test_now_ms() + (uint64_t)timeout_ms;
+	ssize_t		 n;
+	int		 r;
+
+	for (;;) {
+		if ((r = imsg_get(ib, imsg)) == -1)
+			errx(1, "bad framing from the daemon");
+		if (r == 1)
+			return 1;
+		if (test_now_ms() >= deadline) {
+			printf("timeout\n");
+			(void)kill(pid, SIGKILL);
+			exit(1);
+		}
+		if (poll(&pfd, 1, (int)(deadline - test_now_ms())) == -1 &&
+		    errno != EINTR)
+			err(1, "poll");
+		n = imsgbuf_read(ib);
+		if (n == 0)
+			return 0;
+		if (n == -1 && errno != EAGAIN && errno != EINTR) {
+			if (errno == ECONNRESET)
+				return 0;
+			err(1, "read");
+		}
+	}
+}
+
+/* An errno value by its name, for test output ("0" for none). */
+const char *
+test_errname(uint32_t e)
+{
+	const char	*s;
+
+	if (e == 0)
+		return "0";
+	if ((s = strerrorname_np((int)e)) == NULL)
+		return "unknown";
+	return s;
 }

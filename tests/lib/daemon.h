@@ -2,7 +2,12 @@
 #define MCVM_TEST_DAEMON_H
 
 #include <sys/types.h>
+#include <stdint.h>
+
+#include "imsg.h"
 
 pid_t	 test_daemon_start(const char *, const char *const [], int *);
+int	 test_daemon_next(struct imsgbuf *, pid_t, int, struct imsg *);
+const char *test_errname(uint32_t);
 
 #endif

@@ -73,48 +73,11 @@ now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
-static const char *
-errname(uint32_t e)
-{
-	const char	*s;
-
-	if (e == 0)
-		return "0";
-	if ((s = strerrorname_np((int)e)) == NULL)
-		return "unknown";
-	return s;
-}
 
 static int
 next_msg(struct imsg *imsg)
 {
-	struct pollfd	 pfd = { .fd = ib.fd, .events = POLLIN };
-	uint64_t	 deadline = now_us() / 1000 + DRIVER_TIMEOUT_MS;
-	ssize_t		 n;
-	int		 r;
-
-	for (;;) {
-		if ((r = imsg_get(&ib, imsg)) == -1)
-			errx(1, "bad framing from netd");
-		if (r == 1)
-			return 1;
-		if (now_us() / 1000 >= deadline) {
-			printf("timeout\n");
-			(void)kill(netd_pid, SIGKILL);
-			exit(1);
-		}
-		if (poll(&pfd, 1, (int)(deadline - now_us() / 1000)) == -1 &&
-		    errno != EINTR)
-			err(1, "poll");
-		n = imsgbuf_read(&ib);
-		if (n == 0)
-			return 0;
-		if (n == -1 && errno != EAGAIN && errno != EINTR) {
-			if (errno == ECONNRESET)
-				return 0;
-			err(1, "read");
-		}
-	}
+	return test_daemon_next(&ib, netd_pid, DRIVER_TIMEOUT_MS, imsg);
 }
 
 static void
@@ -229,7 +192,7 @@ replies(uint32_t id, uint32_t slot, int keep)
 			if (!quiet || status != 0)
 				printf("result status=%s guest=%s gw=%s "
 				    "resolver=%s mac=%s fwd=%s fds=%d "
-				    "text=%s\n", errname(status), guest, gw,
+				    "text=%s\n", test_errname(status), guest, gw,
 				    res, mac, fwd, nfds, text);
 			if (keep && status == 0)
 				hold(slot, ns, tap);

@@ -55,58 +55,11 @@ static uint32_t		 next_id = 1;
 static int		 nstatus;
 static int		 quiet;
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static const char *
-errname(uint32_t e)
-{
-	const char	*s;
-
-	if (e == 0)
-		return "0";
-	if ((s = strerrorname_np((int)e)) == NULL)
-		return "unknown";
-	return s;
-}
-
 /* The next message, or 0 at EOF; exits after DRIVER_TIMEOUT_MS. */
 static int
 next_msg(struct imsg *imsg)
 {
-	struct pollfd	 pfd = { .fd = ib.fd, .events = POLLIN };
-	uint64_t	 deadline = now_ms() + DRIVER_TIMEOUT_MS;
-	ssize_t		 n;
-	int		 r;
-
-	for (;;) {
-		if ((r = imsg_get(&ib, imsg)) == -1)
-			errx(1, "bad framing from stored");
-		if (r == 1)
-			return 1;
-		if (now_ms() >= deadline) {
-			printf("timeout\n");
-			(void)kill(stored_pid, SIGKILL);
-			exit(1);
-		}
-		if (poll(&pfd, 1, (int)(deadline - now_ms())) == -1 &&
-		    errno != EINTR)
-			err(1, "poll");
-		n = imsgbuf_read(&ib);
-		if (n == 0)
-			return 0;
-		if (n == -1 && errno != EAGAIN && errno != EINTR) {
-			if (errno == ECONNRESET)
-				return 0;
-			err(1, "read");
-		}
-	}
+	return test_daemon_next(&ib, stored_pid, DRIVER_TIMEOUT_MS, imsg);
 }
 
 static void
@@ -239,7 +192,7 @@ replies(uint32_t id, uint32_t want_type, int *fds)
 			if (!quiet || status != 0)
 				printf("result status=%s format=%s bytes=%"
 				    PRIu64 " fds=%d text=%s\n",
-				    errname(status),
+				    test_errname(status),
 				    fmt == DISK_RAW ? "raw" : "qcow2", bytes,
 				    *fds, text);
 			imsg_free(&imsg);
