@@ -143,7 +143,8 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 		rc |= arg_add(qa, "%s", QEMU_JAIL_INITRD);
 	}
 	rc |= arg_add(qa, "-append");
-	rc |= arg_add(qa, "%s", QEMU_APPEND);
+	rc |= arg_add(qa, "%s", s->accel == ACCEL_USE_KVM ? QEMU_APPEND :
+	    QEMU_APPEND_TCG);
 
 	/* Disks are fds: /dev/fdset/N names an -add-fd set, no path. */
 	rc |= arg_add(qa, "-add-fd");

@@ -17,6 +17,7 @@
 #define QEMU_ARG_MAX		512	/* one argument, escaped */
 #define QEMU_TCG_TB_MIB		64	/* TCG translation cache: bounds RSS */
 #define QEMU_APPEND		AGENT_KERNEL_APPEND
+#define QEMU_APPEND_TCG		AGENT_KERNEL_APPEND_TCG
 
 /* Fixed fds QEMU finds its resources on (see jail.c). */
 #define QEMU_FD_QMP		3

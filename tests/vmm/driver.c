@@ -35,7 +35,7 @@
 #define QEMU_BIN		"qemu-system-x86_64"
 #define GUEST_MEM_MIB		"1024"
 #define GUEST_CPUS		"2"
-#define GUEST_APPEND	AGENT_KERNEL_APPEND
+#define GUEST_APPEND	AGENT_KERNEL_APPEND_TCG
 #define VM_ID			"vm-0123456789abcdef"
 #define VM_UID			"2000100"
 #define VM_UID_N		2000100
