@@ -290,6 +290,7 @@ encode_payload(struct awriter *w, const struct agent_msg *m)
 	case AGENT_POWEROFF:
 	case AGENT_REPLY | AGENT_POWEROFF:
 	case AGENT_REPLY | AGENT_NET_CONFIG:
+	case AGENT_REPLY | AGENT_SEED:
 		break;
 	case AGENT_REPLY | AGENT_INFO:
 		w_str(w, m->u.info.os, AGENT_INFO_STR_MAX);
@@ -395,6 +396,9 @@ encode_payload(struct awriter *w, const struct agent_msg *m)
 		w_u64(w, (uint64_t)m->u.set_time.sec);
 		w_u32(w, m->u.set_time.nsec);
 		break;
+	case AGENT_SEED:
+		w_bytes(w, m->u.seed.data, AGENT_SEED_LEN, AGENT_SEED_LEN);
+		break;
 	case AGENT_NET_CONFIG:
 		w_str(w, m->u.net_config.address, AGENT_NET_STR_MAX);
 		w_str(w, m->u.net_config.gateway, AGENT_NET_STR_MAX);
@@ -470,6 +474,7 @@ agent_decode(const struct agent_hdr *hdr, const uint8_t *payload,
 	case AGENT_POWEROFF:
 	case AGENT_REPLY | AGENT_POWEROFF:
 	case AGENT_REPLY | AGENT_NET_CONFIG:
+	case AGENT_REPLY | AGENT_SEED:
 		break;
 	case AGENT_REPLY | AGENT_INFO:
 		m->u.info.os = r_str(&r, AGENT_INFO_STR_MAX);
@@ -581,6 +586,10 @@ agent_decode(const struct agent_hdr *hdr, const uint8_t *payload,
 		r_check(&r, m->u.set_time.sec >= 0 &&
 		    m->u.set_time.nsec < 1000000000U);
 		break;
+	case AGENT_SEED:
+		m->u.seed.data = r_bytes(&r, &total, AGENT_SEED_LEN);
+		r_check(&r, total == AGENT_SEED_LEN);
+		break;
 	case AGENT_NET_CONFIG:
 		m->u.net_config.address = r_str(&r, AGENT_NET_STR_MAX);
 		m->u.net_config.gateway = r_str(&r, AGENT_NET_STR_MAX);
@@ -635,6 +644,7 @@ static const char *const agent_type_names[AGENT_TYPE_MAX] = {
 	[AGENT_SET_TIME] = "set_time",
 	[AGENT_POWEROFF] = "poweroff",
 	[AGENT_NET_CONFIG] = "net_config",
+	[AGENT_SEED] = "seed",
 };
 
 const char *

@@ -64,6 +64,10 @@
  * FREEZE	→ (empty)			← u32 jobs_frozen
  * THAW		→ (empty)			← (empty)
  * SET_TIME	→ i64 sec, u32 nsec		← (empty)
+ * SEED		→ bytes seed (AGENT_SEED_LEN)	← (empty)
+ *		  host randomness, credited to the guest's pool, which is
+ *		  then reseeded: a VM restored from a checkpoint must not
+ *		  share its random numbers with its siblings
  * POWEROFF	→ (empty)			← (empty), then the guest stops
  * NET_CONFIG	→ str address ("a.b.c.d/n"), str gateway, str resolver
  *		  ("" none), str mac (the NIC's, "52:54:00:..")
@@ -98,9 +102,9 @@
  * address space randomisation every exec maps ld.so and libc somewhere
  * new and QEMU translates them again (a fork+exec of /bin/true costs
  * 45-80 ms instead of 11-15 ms).  Emulated code does not speculate the
- * guest's way either, so its mitigations only cost time.  Inside the
- * guest the agent is root already: neither guards a boundary mcvm relies
- * on.  Under KVM the guest keeps both.
+ * guest's way either, so its mitigations only cost time.  Everything in
+ * the guest belongs to one workspace: the VM is the boundary mcvm relies
+ * on, not these.  Under KVM the guest keeps both.
  */
 #define AGENT_KERNEL_APPEND_TCG	AGENT_KERNEL_APPEND \
 	" norandmaps mitigations=off"
@@ -122,6 +126,7 @@
 #define AGENT_INFO_STR_MAX	256
 #define AGENT_ERRMSG_MAX	256
 #define AGENT_NET_STR_MAX	64		/* NET_CONFIG strings */
+#define AGENT_SEED_LEN		32		/* SEED bytes */
 #define AGENT_TIMEOUT_MAX_MS	(7U * 24 * 3600 * 1000)
 
 /* Limits the agent enforces; the host can rely on them. */
@@ -149,6 +154,7 @@ enum agent_type {
 	AGENT_SET_TIME,
 	AGENT_POWEROFF,
 	AGENT_NET_CONFIG,
+	AGENT_SEED,
 	AGENT_TYPE_MAX,				/* not a type */
 	AGENT_ERROR = AGENT_REPLY,		/* reply to anything */
 };
@@ -294,6 +300,9 @@ struct agent_msg {
 			int64_t		 sec;
 			uint32_t	 nsec;
 		} set_time;
+		struct {
+			const uint8_t	*data;	/* AGENT_SEED_LEN bytes */
+		} seed;
 		struct {
 			const char	*address;
 			const char	*gateway;

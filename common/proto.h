@@ -100,6 +100,10 @@
 					   errno), u32 enum disk_format,\
 					   u64 disk bytes, str text:	\
 					   ends every request */	\
+	X(IMSG_STORE_CHECKPOINT, 410)	/* str vm id, u32 write: the	\
+					   VM's checkpoint file, made	\
+					   empty (write 1) or read-only	\
+					   (0) -> FD, RESULT */		\
 									\
 	/* VM monitor <-> mcvmd; peerid is the request id, 0 unasked */	\
 	X(IMSG_VMM_READY,	500)	/* str agent version, str os,	\
@@ -153,7 +157,10 @@
 	X(IMSG_VMM_GUEST_POWEROFF, 526)	/* (none) -> OK */		\
 	X(IMSG_VMM_NET_CONFIG,	527)	/* str address (a.b.c.d/n),	\
 					   str gateway, str resolver,	\
-					   str mac -> OK */
+					   str mac -> OK */		\
+	X(IMSG_VMM_CHECKPOINT,	528)	/* (none); the fd travels with	\
+					   it -> OK once QEMU wrote its	\
+					   migration stream there */
 
 enum imsg_type {
 	IMSG_NONE = 0,
@@ -196,7 +203,9 @@ enum store_fd_role {
 	STORE_FD_BASE,		/* an overlay's base image, read-only */
 	STORE_FD_KERNEL,	/* read-only */
 	STORE_FD_INITRD,	/* read-only */
+	STORE_FD_CHECKPOINT,	/* a migration stream, see STORE_CHECKPOINT */
 };
+#define STORE_FD_MAX		STORE_FD_CHECKPOINT
 
 /* IMSG_NET_FD roles */
 enum net_fd_role {
@@ -227,6 +236,7 @@ enum vmm_event {
 	VMM_EV_RESET,
 	VMM_EV_GUEST_LOST,	/* the agent channel closed */
 	VMM_EV_GUEST_BACK,	/* the agent answered HELLO again */
+	VMM_EV_HELD,		/* a template's guest holds (mcvm-vmm -m) */
 };
 
 /* IMSG_VMM_ERROR codes beyond the agent's own (AGENT_ERR_*) */

@@ -11,7 +11,10 @@
  * header of a HELLO.
  */
 #include <sys/fsuid.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+
+#include <linux/random.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -293,6 +296,37 @@ do_job(const struct agent_msg *req, uint64_t now)
 	send_msg(&m);
 }
 
+/*
+ * Credits the host's random bytes to the kernel's input pool and reseeds
+ * its generator from it at once: VMs restored from one checkpoint would
+ * otherwise share the generator's state until its next scheduled reseed.
+ */
+static void
+chan_seed(const struct agent_msg *req)
+{
+	struct {
+		struct rand_pool_info	 info;
+		uint8_t			 buf[AGENT_SEED_LEN];
+	} e;
+	int	 fd, rc = -1;
+
+	e.info.entropy_count = AGENT_SEED_LEN * 8;
+	e.info.buf_size = AGENT_SEED_LEN;
+	memcpy(e.buf, req->u.seed.data, AGENT_SEED_LEN);
+	if ((fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC)) != -1) {
+		if (ioctl(fd, RNDADDENTROPY, &e.info) == 0 &&
+		    ioctl(fd, RNDRESEEDCRNG) == 0)
+			rc = 0;
+		close(fd);
+	}
+	explicit_bzero(&e, sizeof(e));
+	if (rc == -1)
+		send_error(req->id, AGENT_ERR_IO, errno,
+		    "cannot seed the random generator: %s", strerror(errno));
+	else
+		send_empty(req);
+}
+
 /* The NIC's address, default route and resolver, from the host. */
 static void
 chan_net_config(const struct agent_msg *req)
@@ -413,6 +447,9 @@ dispatch(const struct agent_msg *req, uint64_t now)
 		break;
 	case AGENT_NET_CONFIG:
 		chan_net_config(req);
+		break;
+	case AGENT_SEED:
+		chan_seed(req);
 		break;
 	default:
 		send_error(req->id, AGENT_ERR_UNKNOWN, 0,

@@ -391,6 +391,30 @@ fail:
 	return rc;
 }
 
+/* The directory of an existing VM: an fd, or -1 with *rc and text set. */
+static int
+disk_vm_dir(int vmsfd, const char *vm, int *rc, char *text, size_t len)
+{
+	int	 dfd;
+
+	if (!valid_id(vm, VM_ID_PREFIX)) {
+		(void)snprintf(text, len, "invalid vm id");
+		*rc = EINVAL;
+		return -1;
+	}
+	dfd = openat(vmsfd, vm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (dfd == -1) {
+		*rc = errno;
+		if (*rc == ENOENT)
+			(void)snprintf(text, len, "vm %s has no disk", vm);
+		else
+			(void)snprintf(text, len, "vm %s: %s", vm,
+			    *rc == ELOOP ? "not a directory" : strerror(*rc));
+	}
+	return dfd;
+}
+
 /* Opens an existing VM disk: 0 with vd filled, or an errno value. */
 int
 disk_open(int vmsfd, const char *vm, struct vm_disk *vd, char *text,
@@ -399,22 +423,38 @@ disk_open(int vmsfd, const char *vm, struct vm_disk *vd, char *text,
 	int	 dfd, rc;
 
 	vd->fd = -1;
-	if (!valid_id(vm, VM_ID_PREFIX)) {
-		(void)snprintf(text, len, "invalid vm id");
-		return EINVAL;
-	}
-	dfd = openat(vmsfd, vm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
-	if (dfd == -1) {
-		rc = errno;
-		if (rc == ENOENT)
-			(void)snprintf(text, len, "vm %s has no disk", vm);
-		else
-			(void)snprintf(text, len, "vm %s: %s", vm,
-			    rc == ELOOP ? "not a directory" : strerror(rc));
+	if ((dfd = disk_vm_dir(vmsfd, vm, &rc, text, len)) == -1)
 		return rc;
-	}
 	rc = disk_open_file(dfd, vm, vd, text, len);
+	close(dfd);
+	return rc;
+}
+
+/*
+ * Opens VM vm's checkpoint file (a QEMU migration stream): made empty for
+ * writing, or read-only.  0 with *fdp set, or an errno value.
+ */
+int
+disk_checkpoint(int vmsfd, const char *vm, int write, int *fdp, char *text,
+    size_t len)
+{
+	int	 dfd, fd, rc = 0;
+
+	*fdp = -1;
+	if ((dfd = disk_vm_dir(vmsfd, vm, &rc, text, len)) == -1)
+		return rc;
+	if (write)
+		fd = openat(dfd, VM_CHECKPOINT, O_RDWR | O_CREAT | O_TRUNC |
+		    O_NOFOLLOW | O_CLOEXEC, VM_DISK_MODE);
+	else
+		fd = openat(dfd, VM_CHECKPOINT, O_RDONLY | O_NOFOLLOW |
+		    O_CLOEXEC);
+	if (fd == -1) {
+		rc = errno;
+		(void)snprintf(text, len, "vm %s: %s: %s", vm, VM_CHECKPOINT,
+		    rc == ELOOP ? "is a symbolic link" : strerror(rc));
+	} else
+		*fdp = fd;
 	close(dfd);
 	return rc;
 }

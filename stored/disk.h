@@ -15,6 +15,7 @@
 
 #define VM_DISK_RAW		"disk.raw"
 #define VM_DISK_QCOW2		"disk.qcow2"
+#define VM_CHECKPOINT		"checkpoint"
 #define VM_DIR_MODE		0700
 #define VM_DISK_MODE		0600
 #define VM_ID_PREFIX		"vm-"
@@ -40,6 +41,7 @@ const char *disk_fs_name(int);
 int	 disk_create(int, const char *, const char *, int, uint64_t,
 	    disk_overlay_fn, void *, struct vm_disk *, char *, size_t);
 int	 disk_open(int, const char *, struct vm_disk *, char *, size_t);
+int	 disk_checkpoint(int, const char *, int, int *, char *, size_t);
 int	 disk_delete(int, const char *, char *, size_t);
 int	 disk_list(int, int (*)(const char *, void *), void *);
 int	 qcow2_header_read(int, uint64_t *, char *, size_t);

@@ -297,6 +297,24 @@ stored_disk_open(uint32_t id, const char *vm, const char *name)
 }
 
 static void
+stored_checkpoint(uint32_t id, const char *vm, uint32_t write)
+{
+	char	 text[STORED_TEXT_MAX];
+	int	 fd, rc;
+
+	if ((rc = disk_checkpoint(vmsfd, vm, write != 0, &fd, text,
+	    sizeof(text))) != 0) {
+		stored_result(id, rc, DISK_RAW, 0, text);
+		return;
+	}
+	textf(text, sizeof(text), "vm %s: checkpoint opened for %s", vm,
+	    write ? "writing" : "reading");
+	imsgev_send_fd(&iev_parent, IMSG_STORE_FD, id, STORE_FD_CHECKPOINT,
+	    fd);
+	stored_result(id, 0, DISK_RAW, 0, text);
+}
+
+static void
 stored_disk_delete(uint32_t id, const char *vm)
 {
 	char	 text[STORED_TEXT_MAX];
@@ -414,7 +432,7 @@ stored_imsg(struct imsg *imsg)
 {
 	struct mreader	 r;
 	const char	*vm, *image;
-	uint32_t	 id = imsg->hdr.peerid, level;
+	uint32_t	 id = imsg->hdr.peerid, level, write;
 
 	if (imsg->fd != -1)
 		fatalx("unexpected fd with %s from mcvmd",
@@ -445,6 +463,14 @@ stored_imsg(struct imsg *imsg)
 	case IMSG_STORE_DISK_LIST:
 		stored_get_none(imsg);
 		stored_disk_list(id);
+		break;
+	case IMSG_STORE_CHECKPOINT:
+		m_init(&r, imsg);
+		if (m_get_str(&r, &vm, ID_MAX) == -1 ||
+		    m_get_u32(&r, &write) == -1 || m_end(&r) == -1 ||
+		    !valid_id(vm, VM_ID_PREFIX) || write > 1)
+			fatalx("malformed IMSG_STORE_CHECKPOINT from mcvmd");
+		stored_checkpoint(id, vm, write);
 		break;
 	default:
 		fatalx("unexpected %s from mcvmd",

@@ -143,8 +143,12 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 		rc |= arg_add(qa, "%s", QEMU_JAIL_INITRD);
 	}
 	rc |= arg_add(qa, "-append");
-	rc |= arg_add(qa, "%s", s->accel == ACCEL_USE_KVM ? QEMU_APPEND :
-	    QEMU_APPEND_TCG);
+	rc |= arg_add(qa, "%s%s", s->accel == ACCEL_USE_KVM ? QEMU_APPEND :
+	    QEMU_APPEND_TCG, s->hold ? " mcvm.hold" : "");
+	if (s->restore) {
+		rc |= arg_add(qa, "-incoming");
+		rc |= arg_add(qa, "fd:%d", QEMU_FD_CHECKPOINT);
+	}
 
 	/* Disks are fds: /dev/fdset/N names an -add-fd set, no path. */
 	rc |= arg_add(qa, "-add-fd");
@@ -175,7 +179,9 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 	rc |= arg_add(qa, "-device");
 	rc |= arg_add(qa, "virtio-serial-pci");
 	rc |= arg_add(qa, "-device");
-	rc |= arg_add(qa, "virtserialport,chardev=agent,name=org.mcvm.agent.0");
+	/* The id names the port in VSERPORT_CHANGE events. */
+	rc |= arg_add(qa, "virtserialport,chardev=agent,id=agent0,"
+	    "name=org.mcvm.agent.0");
 	/* No serial console yet: nothing would drain it. */
 	rc |= arg_add(qa, "-serial");
 	rc |= arg_add(qa, "none");

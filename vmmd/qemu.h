@@ -15,7 +15,7 @@
 #define QEMU_BIN		"/usr/bin/qemu-system-x86_64"
 #define QEMU_ARGV_MAX		96
 #define QEMU_ARG_MAX		512	/* one argument, escaped */
-#define QEMU_TCG_TB_MIB		64	/* TCG translation cache: bounds RSS */
+#define QEMU_TCG_TB_MIB		32	/* TCG translation cache: bounds RSS */
 #define QEMU_APPEND		AGENT_KERNEL_APPEND
 #define QEMU_APPEND_TCG		AGENT_KERNEL_APPEND_TCG
 
@@ -25,7 +25,8 @@
 #define QEMU_FD_DISK		5
 #define QEMU_FD_BASE		6
 #define QEMU_FD_TAP		7
-#define QEMU_FD_MAX		QEMU_FD_TAP
+#define QEMU_FD_CHECKPOINT	8	/* restored from, read-only */
+#define QEMU_FD_MAX		QEMU_FD_CHECKPOINT
 #define QEMU_MAC_LEN		17	/* "52:54:00:xx:xx:xx" */
 
 /* Paths inside QEMU's jail root. */
@@ -45,6 +46,8 @@ struct qemu_spec {
 	enum disk_format disk_format;
 	int		 has_initrd;
 	const char	*mac;		/* NULL: no NIC; else on QEMU_FD_TAP */
+	int		 hold;		/* a template: mcvm.hold */
+	int		 restore;	/* from QEMU_FD_CHECKPOINT */
 };
 
 struct qemu_argv {

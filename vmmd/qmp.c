@@ -108,17 +108,19 @@ qmp_decode_return(json_t *ret, struct qmp_msg *m)
 
 	if (!json_is_object(ret))
 		return 0;
-	status = json_object_get(ret, "status");
-	running = json_object_get(ret, "running");
-	if (status == NULL && running == NULL)
-		return 0;
-	if (!json_is_string(status) || !json_is_boolean(running))
-		return -1;
-	if (qmp_copy_name(m->status, json_string_value(status),
-	    "abcdefghijklmnopqrstuvwxyz-") == -1)
-		return -1;
-	m->running = json_is_true(running);
-	m->has_status = 1;
+	if ((status = json_object_get(ret, "status")) != NULL) {
+		if (!json_is_string(status) || qmp_copy_name(m->status,
+		    json_string_value(status), "abcdefghijklmnopqrstuvwxyz-") ==
+		    -1)
+			return -1;
+		m->has_status = 1;
+	}
+	if ((running = json_object_get(ret, "running")) != NULL) {
+		if (!json_is_boolean(running))
+			return -1;
+		m->running = json_is_true(running);
+		m->has_running = 1;
+	}
 	return 0;
 }
 
@@ -143,7 +145,7 @@ qmp_decode_error(json_t *err, struct qmp_msg *m)
 static int
 qmp_decode_event(json_t *root, json_t *ev, struct qmp_msg *m)
 {
-	json_t	*data, *reason;
+	json_t	*data, *reason, *open;
 
 	if (!json_is_string(ev) || qmp_copy_name(m->event,
 	    json_string_value(ev), "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
@@ -154,6 +156,12 @@ qmp_decode_event(json_t *root, json_t *ev, struct qmp_msg *m)
 		return 0;
 	if (!json_is_object(data))
 		return -1;
+	if ((open = json_object_get(data, "open")) != NULL) {
+		if (!json_is_boolean(open))
+			return -1;
+		m->open = json_is_true(open);
+		m->has_open = 1;
+	}
 	reason = json_object_get(data, "reason");
 	if (reason != NULL) {
 		if (!json_is_string(reason))
@@ -268,16 +276,23 @@ qmp_input(struct qmp_parser *p, const void *data, size_t n, qmp_cb cb,
 }
 
 int
-qmp_encode_command(char *buf, size_t cap, const char *cmd, uint32_t id)
+qmp_encode_command(char *buf, size_t cap, const char *cmd, const char *args,
+    uint32_t id)
 {
 	size_t	 n = strlen(cmd);
 	int	 len;
 
 	if (n == 0 || n >= QMP_NAME_MAX ||
-	    strspn(cmd, "abcdefghijklmnopqrstuvwxyz_-") != n || id == 0)
+	    strspn(cmd, "abcdefghijklmnopqrstuvwxyz_-") != n || id == 0 ||
+	    (args != NULL && args[0] != '{'))
 		return -1;
-	len = snprintf(buf, cap, "{\"execute\": \"%s\", \"id\": %u}\n", cmd,
-	    (unsigned int)id);
+	if (args != NULL)
+		len = snprintf(buf, cap, "{\"execute\": \"%s\", "
+		    "\"arguments\": %s, \"id\": %u}\n", cmd, args,
+		    (unsigned int)id);
+	else
+		len = snprintf(buf, cap, "{\"execute\": \"%s\", \"id\": %u}\n",
+		    cmd, (unsigned int)id);
 	if (len < 0 || (size_t)len >= cap)
 		return -1;
 	return len;

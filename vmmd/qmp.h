@@ -18,7 +18,7 @@
 #define QMP_MSG_MAX		(64 * 1024)	/* a line and newline */
 #define QMP_NAME_MAX		64	/* events, errors, status */
 #define QMP_TEXT_MAX		256	/* error texts, event details */
-#define QMP_CMD_MAX		128	/* an encoded command */
+#define QMP_CMD_MAX		256	/* an encoded command */
 
 enum qmp_kind {
 	QMP_GREETING = 1,
@@ -42,10 +42,13 @@ struct qmp_msg {
 	/* event: its name and a detail ("reason" where QEMU gives one) */
 	char		 event[QMP_NAME_MAX];
 	char		 detail[QMP_TEXT_MAX];
+	int		 has_open;		/* VSERPORT_CHANGE */
+	int		 open;
 
-	/* return of query-status */
+	/* return of query-status (status, running), query-migrate (status) */
 	int		 has_status;
 	char		 status[QMP_NAME_MAX];
+	int		 has_running;
 	int		 running;
 };
 
@@ -73,9 +76,12 @@ int	 qmp_decode_line(const char *, size_t, struct qmp_msg *, char *,
 	    size_t);
 
 /*
- * Encodes {"execute": cmd, "id": id} and a newline into buf.  cmd must be
- * a plain QMP command name.  Returns the length, or -1.
+ * Encodes {"execute": cmd, "arguments": args, "id": id} and a newline into
+ * buf.  cmd must be a plain QMP command name; args is NULL or a JSON
+ * object the monitor's own code wrote (never anything from a peer).
+ * Returns the length, or -1.
  */
-int	 qmp_encode_command(char *, size_t, const char *, uint32_t);
+int	 qmp_encode_command(char *, size_t, const char *, const char *,
+	    uint32_t);
 
 #endif

@@ -61,6 +61,26 @@ static struct {
 } images[CONF_MAX_IMAGES];
 static size_t		 nimages;
 
+/*
+ * Fast creation (ARCHITECTURE.md section 4): once per run, a template VM
+ * of the first catalog image, in the default configuration and without
+ * network, boots until its initramfs holds on the agent port, before
+ * anything is written to its disk, and is checkpointed there.  A new VM
+ * of that configuration starts from the checkpoint with its own fresh
+ * disk; the monitor then releases it, and gives the guest the host's time
+ * and fresh randomness as to every guest.  Anything else boots.
+ */
+static struct {
+	struct vm	*vm;		/* while it is being made */
+	int		 tried;
+	int		 ready;
+	char		 id[ID_MAX + 1];
+	char		 image[OBJ_NAME_MAX + 1];
+	uint32_t	 memory_mib;
+	uint32_t	 vcpus;
+	char		 why[320];
+} tpl;
+
 static const char *const state_names[VS_NSTATES] = {
 	[VS_CREATING] = "creating",
 	[VS_BOOTING] = "booting",
@@ -73,6 +93,13 @@ static const char *const state_names[VS_NSTATES] = {
 };
 
 static void	 vm_spawn(struct vm *);
+static void	 vm_template_build(void);
+static void	 vm_template_held(struct vm *);
+static void	 vm_template_off(const char *);
+static int	 vm_image_find(const char *, uint64_t *, char *, size_t);
+static int	 vm_slot_alloc(uint32_t *);
+static void	 vm_random_id(const char *, char *, size_t);
+static void	 vm_kill(struct vm *);
 static void	 vm_net_setup(struct vm *);
 static void	 vm_fail(struct vm *, const char *);
 static void	 vm_vmm_dispatch(int, short, void *);
@@ -234,7 +261,7 @@ vm_set_state(struct vm *vm, enum vm_state s, const char *reason)
 		    reason);
 	else if (s == VS_RUNNING)
 		vm->row.reason[0] = '\0';
-	if (state_vm_set(vm->row.id, vm_state_name(s), intent,
+	if (!vm->tpl && state_vm_set(vm->row.id, vm_state_name(s), intent,
 	    s == VS_RUNNING ? "" : reason) == -1)
 		log_warnx("%s: state not recorded", vm->row.id);
 }
@@ -250,7 +277,7 @@ vm_alloc(const struct vm_row *row)
 	vm->row = *row;
 	vm->state = vm_state_parse(row->state);
 	TAILQ_INIT(&vm->calls);
-	for (i = 0; i <= STORE_FD_INITRD; i++)
+	for (i = 0; i <= STORE_FD_MAX; i++)
 		vm->store_fds[i] = -1;
 	for (i = 0; i <= NET_FD_TAP; i++)
 		vm->net_fds[i] = -1;
@@ -264,7 +291,7 @@ vm_close_store_fds(struct vm *vm)
 {
 	int	 i;
 
-	for (i = 0; i <= STORE_FD_INITRD; i++) {
+	for (i = 0; i <= STORE_FD_MAX; i++) {
 		if (vm->store_fds[i] != -1)
 			close(vm->store_fds[i]);
 		vm->store_fds[i] = -1;
@@ -408,6 +435,8 @@ vm_store_up(void)
 	store_up = 1;
 	nimages = 0;
 	if ((b = imsg_create(&c->iev.ibuf, IMSG_STORE_PREFLIGHT,
+	    store_req_next++, 0, 0)) == NULL || imsgev_close(&c->iev, b) == -1 ||
+	    (b = imsg_create(&c->iev.ibuf, IMSG_STORE_DISK_LIST,
 	    store_req_next++, 0, 0)) == NULL || imsgev_close(&c->iev, b) == -1)
 		fatal("%s", __func__);
 	TAILQ_FOREACH(vm, &vms, entry) {
@@ -450,6 +479,7 @@ vm_image_status(struct imsg *imsg)
 		log_info("image %s: %s", name, text);
 	else
 		log_warnx("image %s refused: %s", name, text);
+	vm_template_build();
 }
 
 static struct vm *
@@ -477,9 +507,10 @@ vm_destroy_finish(struct vm *vm)
 
 	if (!vm->disk_gone || vm->net_req != 0)
 		return;
-	if (state_vm_delete(vm->row.id) == -1)
+	if (!vm->tpl && state_vm_delete(vm->row.id) == -1)
 		log_warnx("%s: rows not deleted", vm->row.id);
-	(void)state_audit("mcvmd", "vm-destroy", vm->row.id);
+	if (!vm->tpl)
+		(void)state_audit("mcvmd", "vm-destroy", vm->row.id);
 	log_info("%s: destroyed", vm->row.id);
 	if (vm->op.pending) {
 		j = json_pack("{s:s, s:b}", "vm_id", vm->row.id, "destroyed",
@@ -488,6 +519,66 @@ vm_destroy_finish(struct vm *vm)
 		vm_reply_json(vm->op.peerid, j);
 	}
 	vm_free(vm);
+}
+
+/* Asks stored for VM id's checkpoint file, to write or to read. */
+static void
+vm_store_checkpoint(struct vm *vm, const char *id, int write)
+{
+	struct child	*c = child_by_id(PROC_STORED);
+	struct ibuf	*b;
+
+	vm->store_req = store_req_next++;
+	if (store_req_next == 0)
+		store_req_next = VM_STORE_REQ_FIRST;
+	vm->ckpt_req = 1;
+	if ((b = imsg_create(&c->iev.ibuf, IMSG_STORE_CHECKPOINT,
+	    vm->store_req, 0, 64)) == NULL)
+		fatal("%s", __func__);
+	m_add_str(b, id);
+	m_add_u32(b, write ? 1 : 0);
+	if (imsgev_close(&c->iev, b) == -1)
+		fatal("%s", __func__);
+}
+
+/*
+ * The checkpoint file stored opened (err NULL) or could not.  The
+ * template has its monitor write it; a new VM restores from it, or boots
+ * if it cannot.
+ */
+static void
+vm_checkpoint_fd(struct vm *vm, const char *err)
+{
+	struct vm_call	*c;
+	struct ibuf	*b;
+	int		 fd = vm->store_fds[STORE_FD_CHECKPOINT];
+	char		 msg[400];
+
+	vm->store_fds[STORE_FD_CHECKPOINT] = -1;
+	if (err == NULL && fd == -1)
+		err = "no descriptor";
+	if (err != NULL && fd != -1)
+		close(fd);
+	if (vm->tpl) {
+		if (err != NULL) {
+			(void)snprintf(msg, sizeof(msg), "no checkpoint "
+			    "file: %s", err);
+			vm_fail(vm, msg);
+			return;
+		}
+		c = vm_call_new(vm, 0, TOOL_NONE);
+		b = vm_call_msg(vm, IMSG_VMM_CHECKPOINT, c);
+		imsg_set_fd(b, fd);
+		(void)vm_call(vm, c, b);
+		return;
+	}
+	if (err != NULL) {
+		log_warnx("%s: boots instead of restoring: %s", vm->row.id,
+		    err);
+		vm->restore = 0;
+	} else
+		vm->store_fds[STORE_FD_CHECKPOINT] = fd;
+	vm_net_setup(vm);
 }
 
 static void
@@ -521,6 +612,11 @@ vm_store_result(struct vm *vm, struct imsg *imsg)
 		vm_destroy_finish(vm);
 		return;
 	}
+	if (vm->ckpt_req) {
+		vm->ckpt_req = 0;
+		vm_checkpoint_fd(vm, status == 0 ? NULL : text);
+		return;
+	}
 	if (status != 0 || vm->store_fds[STORE_FD_DISK] == -1 ||
 	    vm->store_fds[STORE_FD_KERNEL] == -1 ||
 	    (format == DISK_QCOW2 && vm->store_fds[STORE_FD_BASE] == -1)) {
@@ -533,6 +629,10 @@ vm_store_result(struct vm *vm, struct imsg *imsg)
 	vm->disk_format = format;
 	log_info("%s: disk ready (%s)", vm->row.id, text);
 	vm_progress(vm, 1, 3, "disk ready");
+	if (vm->restore) {
+		vm_store_checkpoint(vm, tpl.id, 0);
+		return;
+	}
 	vm_net_setup(vm);
 }
 
@@ -552,6 +652,34 @@ vm_store_preflight(struct imsg *imsg)
 	log_info("storage: %s", text);
 }
 
+/*
+ * A disk directory stored holds: one that no VM owns (a template of an
+ * earlier run, or what a crash left) is deleted.
+ */
+static void
+vm_store_entry(struct imsg *imsg)
+{
+	struct child	*c = child_by_id(PROC_STORED);
+	struct mreader	 r;
+	struct ibuf	*b;
+	const char	*id;
+
+	m_init(&r, imsg);
+	if (m_get_str(&r, &id, ID_MAX) == -1 || m_end(&r) == -1 ||
+	    !valid_id(id, "vm-"))
+		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
+	if (vm_find(id, 0) != NULL || strcmp(id, tpl.id) == 0)
+		return;
+	log_info("%s: deleting the disk no VM owns", id);
+	/* Request 0: its result concerns no VM. */
+	if ((b = imsg_create(&c->iev.ibuf, IMSG_STORE_DISK_DELETE, 0, 0,
+	    64)) == NULL)
+		fatal("%s", __func__);
+	m_add_str(b, id);
+	if (imsgev_close(&c->iev, b) == -1)
+		fatal("%s", __func__);
+}
+
 void
 vm_store_imsg(struct imsg *imsg)
 {
@@ -568,11 +696,12 @@ vm_store_imsg(struct imsg *imsg)
 		vm_store_preflight(imsg);
 		return;
 	case IMSG_STORE_DISK_ENTRY:
+		vm_store_entry(imsg);
 		return;
 	case IMSG_STORE_FD:
 		m_init(&r, imsg);
 		if (m_get_u32(&r, &role) == -1 || m_end(&r) == -1 ||
-		    role < STORE_FD_DISK || role > STORE_FD_INITRD ||
+		    role < STORE_FD_DISK || role > STORE_FD_MAX ||
 		    imsg->fd == -1)
 			fatalx("stored: malformed IMSG_STORE_FD");
 		fd = imsg_get_fd(imsg);
@@ -819,6 +948,7 @@ vm_net_up(void)
 	    (b = imsg_create(&c->iev.ibuf, IMSG_NET_PREFLIGHT,
 	    store_req_next++, 0, 0)) == NULL || imsgev_close(&c->iev, b) == -1)
 		fatal("%s", __func__);
+	vm_template_build();
 }
 
 /* What mcvmctl status shows beyond the processes. */
@@ -839,6 +969,108 @@ vm_status_notes(void (*note)(const char *, const char *, void *), void *arg)
 	}
 	note("network", net_preflight[0] != '\0' ? net_preflight :
 	    "not checked yet", arg);
+	if (tpl.ready)
+		(void)snprintf(text, sizeof(text), "ready (%s): new VMs of "
+		    "image %.64s with %u MiB, %u vCPU and no network start "
+		    "from its checkpoint", tpl.id, tpl.image, tpl.memory_mib,
+		    tpl.vcpus);
+	else
+		(void)snprintf(text, sizeof(text), "%s", tpl.vm != NULL ?
+		    "being made" : tpl.why[0] != '\0' ? tpl.why :
+		    "not made yet");
+	note("template", text, arg);
+}
+
+/* ---- the template -------------------------------------------------------- */
+
+static void
+vm_template_off(const char *why)
+{
+	tpl.ready = 0;
+	(void)snprintf(tpl.why, sizeof(tpl.why), "off: %.300s", why);
+	log_warnx("template %s", tpl.why);
+}
+
+/*
+ * Starts the template once every daemon it needs is up, as a VM of its
+ * own that no workspace owns and state.db does not hold.
+ */
+static void
+vm_template_build(void)
+{
+	struct child	*netd = child_by_id(PROC_NETD);
+	struct vm_row	 row;
+	uint64_t	 disk;
+	char		 err[320];
+
+	if (tpl.tried || !cgroups.ok || !store_up || env->conf.nimages == 0 ||
+	    !netd->iev_live || netd->state != CHILD_RUNNING)
+		return;
+	if (vm_image_find(env->conf.images[0].name, &disk, err,
+	    sizeof(err)) == -1)
+		return;		/* not verified yet */
+	tpl.tried = 1;
+	memset(&row, 0, sizeof(row));
+	if (vm_slot_alloc(&row.slot) == -1) {
+		vm_template_off("no free VM slot");
+		return;
+	}
+	vm_random_id("vm-", row.id, sizeof(row.id));
+	row.uid = env->conf.vm_uid_first + row.slot;
+	row.memory_mib = (uint32_t)(env->conf.vm_memory >> 20);
+	row.vcpus = env->conf.vm_vcpus;
+	(void)snprintf(row.name, sizeof(row.name), "template");
+	(void)snprintf(row.image, sizeof(row.image), "%s",
+	    env->conf.images[0].name);
+	(void)snprintf(row.state, sizeof(row.state), "%s",
+	    vm_state_name(VS_CREATING));
+	row.disk_bytes = disk;
+	row.created = (int64_t)time(NULL);
+	tpl.vm = vm_alloc(&row);
+	tpl.vm->tpl = 1;
+	log_info("%s: template of image %s", row.id, row.image);
+	vm_store_send(tpl.vm, IMSG_STORE_DISK_CREATE);
+}
+
+/* The template's guest holds: its checkpoint file, then the migration. */
+static void
+vm_template_held(struct vm *vm)
+{
+	if (vm->state != VS_BOOTING)
+		return;
+	vm_progress(vm, 2, 3, "checkpointing");
+	vm_store_checkpoint(vm, vm->row.id, 1);
+}
+
+/* The monitor wrote the template's checkpoint, or could not. */
+void
+vm_checkpointed(struct vm *vm, int ok)
+{
+	if (!vm->tpl)
+		fatalx("%s: checkpoint of a VM that is no template", __func__);
+	if (!ok) {
+		vm_fail(vm, "the checkpoint could not be written");
+		return;
+	}
+	(void)snprintf(tpl.id, sizeof(tpl.id), "%s", vm->row.id);
+	(void)snprintf(tpl.image, sizeof(tpl.image), "%s", vm->row.image);
+	tpl.memory_mib = vm->row.memory_mib;
+	tpl.vcpus = vm->row.vcpus;
+	tpl.ready = 1;
+	log_info("%s: template ready", vm->row.id);
+	/* Its QEMU has nothing left to do; the checkpoint stays. */
+	vm_timer_clear(vm);
+	vm_set_state(vm, VS_STOPPING, NULL);
+	vm_kill(vm);
+}
+
+/* Whether a new VM of this row can start from the template. */
+static int
+vm_template_fits(const struct vm_row *row)
+{
+	return tpl.ready && row->network == 0 &&
+	    strcmp(row->image, tpl.image) == 0 &&
+	    row->memory_mib == tpl.memory_mib && row->vcpus == tpl.vcpus;
 }
 
 /* ---- creation ----------------------------------------------------------- */
@@ -1169,6 +1401,7 @@ vm_create(uint32_t peerid, const struct ws_auth *auth,
 		return;
 	}
 	vm = vm_alloc(&row);
+	vm->restore = vm_template_fits(&row);
 	for (i = 0; v != NULL && (size_t)i < v->nlist; i++) {
 		vm->fwd[i].host = fwd[i].host;
 		vm->fwd[i].guest = fwd[i].guest;
@@ -1231,6 +1464,10 @@ vm_fork_monitor(struct vm *vm, char procs[][PATH_MAX], size_t nprocs,
 	(void)snprintf(uid, sizeof(uid), "%u", vm->row.uid);
 	(void)snprintf(gid, sizeof(gid), "%u", vm->row.uid);
 	argc = child_argv(VM_VMM_BINARY, argv);
+	if (vm->tpl || vm->restore) {
+		argv[argc++] = "-m";
+		argv[argc++] = vm->tpl ? "hold" : "restore";
+	}
 	argv[argc++] = "-i";
 	argv[argc++] = vm->row.id;
 	argv[argc++] = "-u";
@@ -1308,6 +1545,8 @@ vm_spawn(struct vm *vm)
 	spec.disk_format = vm->disk_format;
 	spec.has_initrd = vm->store_fds[STORE_FD_INITRD] != -1;
 	spec.mac = vm->row.network ? vm->mac : NULL;
+	spec.hold = vm->tpl;
+	spec.restore = vm->restore;
 	if ((qa = calloc(1, sizeof(*qa))) == NULL)
 		fatal("%s", __func__);
 	if (qemu_build_argv(&spec, qa) == -1) {
@@ -1348,6 +1587,7 @@ vm_spawn(struct vm *vm)
 	jail.fds[QEMU_FD_QMP] = qmp[0];
 	jail.fds[QEMU_FD_AGENT] = agent[0];
 	jail.fds[QEMU_FD_DISK] = vm->store_fds[STORE_FD_DISK];
+	jail.fds[QEMU_FD_CHECKPOINT] = vm->store_fds[STORE_FD_CHECKPOINT];
 	if (vm->disk_format == DISK_QCOW2)
 		jail.fds[QEMU_FD_BASE] = vm->store_fds[STORE_FD_BASE];
 	for (i = 0; i < nprocs; i++)
@@ -1467,6 +1707,17 @@ vm_fail(struct vm *vm, const char *why)
 	vm_kill(vm);
 	if (vm->state == VS_DESTROYING)
 		return;
+	if (vm->restore && tpl.ready) {
+		(void)snprintf(msg, sizeof(msg), "%s, restored from it, "
+		    "failed: %s", vm->row.id, why);
+		vm_template_off(msg);
+	}
+	if (vm->tpl) {
+		tpl.vm = NULL;
+		vm_template_off(why);
+		vm_destroy(0, vm);
+		return;
+	}
 	vm_set_state(vm, VS_FAILED, why);
 	if (creating) {
 		(void)snprintf(msg, sizeof(msg), "the VM could not be "
@@ -1513,6 +1764,13 @@ vm_processes_gone(struct vm *vm)
 
 	switch (vm->state) {
 	case VS_STOPPING:
+		if (vm->tpl) {
+			/* Only its directory, with the checkpoint, stays. */
+			tpl.vm = NULL;
+			vm_qemu_log_remove(vm);
+			vm_free(vm);
+			return;
+		}
 		vm_set_state(vm, VS_STOPPED, NULL);
 		vm_op_done(vm, 1, NULL);
 		break;
@@ -1615,6 +1873,7 @@ vm_vmm_ready(struct vm *vm, struct imsg *imsg)
 	vm->ready = 1;
 	if (vm->state != VS_BOOTING)
 		return;
+	vm->restore = 0;	/* a later start boots */
 	if (vm->row.network) {
 		/* The creator is answered once the guest has its address. */
 		c = vm_call_new(vm, 0, TOOL_NONE);
@@ -1656,6 +1915,13 @@ vm_vmm_event(struct vm *vm, struct imsg *imsg)
 		break;
 	case VMM_EV_GUEST_BACK:
 		vm->ready = 1;
+		break;
+	case VMM_EV_HELD:
+		if (!vm->tpl) {
+			vm_fail(vm, "the VM monitor reported a hold");
+			return;
+		}
+		vm_template_held(vm);
 		break;
 	default:
 		break;

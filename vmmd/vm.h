@@ -96,7 +96,10 @@ struct vm {
 		uint16_t guest;
 	}		 fwd[VM_FORWARDS_MAX];
 	size_t		 nfwd;
-	int		 store_fds[STORE_FD_INITRD + 1];
+	int		 store_fds[STORE_FD_MAX + 1];
+	int		 tpl;		/* the template (see template_build) */
+	int		 restore;	/* boots from the template's checkpoint */
+	int		 ckpt_req;	/* store_req is a STORE_CHECKPOINT */
 	enum disk_format disk_format;
 	char		 os[VM_GUEST_STR_MAX];
 	char		 kernel[VM_GUEST_STR_MAX];
@@ -117,6 +120,7 @@ void		 vm_status_notes(void (*)(const char *, const char *, void *),
 		    void *);
 void		 vm_net_imsg(struct imsg *);
 void		 vm_net_configured(struct vm *, int);
+void		 vm_checkpointed(struct vm *, int);
 int		 vm_reap(pid_t, int);
 void		 vm_shutdown(void);
 struct vm	*vm_find(const char *, int64_t);

@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,7 +40,30 @@
 #include "vmm.h"
 
 #define VMM_USAGE	"mcvm-vmm [-dhSv] [-D macro=value] [-f file] " \
-			"-i vm-id -u uid -g gid"
+			"[-m hold | restore] -i vm-id -u uid -g gid"
+
+/*
+ * A template's guest holds in its initramfs, reading the agent port
+ * (mcvm.hold): -m hold says nothing to it and reports VMM_EV_HELD once the
+ * port is open, and the VM is then checkpointed.  A VM restored from that
+ * checkpoint is released by one newline (-m restore), then boots on.
+ */
+enum vmm_mode {
+	VMM_MODE_BOOT,
+	VMM_MODE_HOLD,
+	VMM_MODE_RESTORE,
+};
+
+/* The checkpoint: migration to a file descriptor QEMU gets over QMP. */
+#define VMM_CKPT_FDNAME		"checkpoint"
+#define VMM_CKPT_BANDWIDTH	"{\"max-bandwidth\": 1099511627776}"
+#define VMM_CKPT_POLL_MS	20
+enum ckpt_step {
+	CKPT_GETFD = 1,
+	CKPT_BANDWIDTH,
+	CKPT_MIGRATE,
+	CKPT_POLL,
+};
 
 enum vmm_chan {
 	CHAN_QMP = 1,
@@ -64,6 +88,7 @@ struct vmm_req {
 	uint16_t	 agent_type;
 	uint32_t	 encoding;		/* JOB_READ: VMM_ENC_* */
 	const char	*qmp_cmd;
+	enum ckpt_step	 step;			/* IMSG_VMM_CHECKPOINT */
 	int		 unsent;		/* QMP not negotiated yet */
 	struct outbuf	*out;		/* its frame, while queued */
 	struct event	 timer;
@@ -98,6 +123,10 @@ static struct {
 	struct mcvm_config	 conf;
 	struct proc_opts	 opts;
 	const char		*vmid;
+	enum vmm_mode		 mode;
+	int			 held_sent;
+	int			 ckpt_fd;		/* until QEMU has it */
+	struct event		 ckpt_timer;
 	long long		 uid, gid;
 	pid_t			 pid;
 
@@ -111,7 +140,7 @@ static struct {
 
 	enum agent_state	 ag_state;
 	uint32_t		 hello_first, hello_last;
-	uint32_t		 info_id;
+	uint32_t		 info_id, time_id, seed_id;
 	struct event		 hello_timer;
 	int			 ready_sent;
 	char			 ag_version[AGENT_INFO_STR_MAX];
@@ -220,6 +249,12 @@ static void
 req_free(struct vmm_req *r)
 {
 	evtimer_del(&r->timer);
+	if (r->type == IMSG_VMM_CHECKPOINT) {
+		evtimer_del(&vmm.ckpt_timer);
+		if (vmm.ckpt_fd != -1)
+			close(vmm.ckpt_fd);
+		vmm.ckpt_fd = -1;
+	}
 	if (r->out != NULL) {
 		if (r->out->off == 0) {
 			/* Never started: the guest will not see it. */
@@ -384,12 +419,12 @@ vmm_exit_qemu_gone(const char *why)
 /* --- QMP */
 
 static void
-qmp_send_command(const char *cmd, uint32_t id)
+qmp_send_command(const char *cmd, const char *args, uint32_t id)
 {
 	char	 buf[QMP_CMD_MAX];
 	int	 n;
 
-	if ((n = qmp_encode_command(buf, sizeof(buf), cmd, id)) == -1)
+	if ((n = qmp_encode_command(buf, sizeof(buf), cmd, args, id)) == -1)
 		fatalx("%s: cannot encode %s", __func__, cmd);
 	chan_queue(&vmm.qmp, buf, (size_t)n, NULL);
 }
@@ -436,9 +471,155 @@ qmp_ready(void)
 		if (vmm.reqs[i].used && vmm.reqs[i].chan == CHAN_QMP &&
 		    vmm.reqs[i].unsent) {
 			vmm.reqs[i].unsent = 0;
-			qmp_send_command(vmm.reqs[i].qmp_cmd,
+			qmp_send_command(vmm.reqs[i].qmp_cmd, NULL,
 			    vmm.reqs[i].wire_id);
 		}
+	}
+}
+
+/* --- the checkpoint */
+
+static void
+ckpt_close_fd(void)
+{
+	if (vmm.ckpt_fd != -1)
+		close(vmm.ckpt_fd);
+	vmm.ckpt_fd = -1;
+}
+
+static void
+ckpt_send(struct vmm_req *r, enum ckpt_step step, const char *cmd,
+    const char *args)
+{
+	r->step = step;
+	r->wire_id = next_wire_id();
+	qmp_send_command(cmd, args, r->wire_id);
+}
+
+static void
+ckpt_poll(int fd, short event, void *arg)
+{
+	ckpt_send(arg, CKPT_POLL, "query-migrate", NULL);
+}
+
+/*
+ * getfd: the command and the checkpoint fd in one sendmsg(2), so that
+ * QEMU reads the fd with it.  Nothing may be queued before it.
+ */
+static int
+ckpt_send_fd(struct vmm_req *r)
+{
+	char		 buf[QMP_CMD_MAX];
+	union {
+		struct cmsghdr	 hdr;
+		char		 buf[CMSG_SPACE(sizeof(int))];
+	}		 cm;
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+	ssize_t		 w;
+	int		 n;
+
+	if (!TAILQ_EMPTY(&vmm.qmp.wq)) {
+		errno = EBUSY;
+		return -1;
+	}
+	r->step = CKPT_GETFD;
+	if ((n = qmp_encode_command(buf, sizeof(buf), "getfd",
+	    "{\"fdname\": \"" VMM_CKPT_FDNAME "\"}", r->wire_id)) == -1)
+		fatalx("%s: cannot encode getfd", __func__);
+	memset(&msg, 0, sizeof(msg));
+	memset(&cm, 0, sizeof(cm));
+	iov.iov_base = buf;
+	iov.iov_len = (size_t)n;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &vmm.ckpt_fd, sizeof(int));
+	do
+		w = sendmsg(vmm.qmp.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (w == -1 && errno == EINTR);
+	if (w == -1)
+		return -1;
+	/* The fd went with the first byte; the rest is ordinary. */
+	if (w < n)
+		chan_queue(&vmm.qmp, buf + w, (size_t)(n - w), NULL);
+	return 0;
+}
+
+/* One QMP answer on the way to a checkpoint: the next step, or done. */
+static void
+ckpt_step(struct vmm_req *r, const struct qmp_msg *m)
+{
+	struct timeval	 tv = { 0, VMM_CKPT_POLL_MS * 1000 };
+
+	switch (r->step) {
+	case CKPT_GETFD:
+		ckpt_close_fd();	/* QEMU holds it now */
+		ckpt_send(r, CKPT_BANDWIDTH, "migrate-set-parameters",
+		    VMM_CKPT_BANDWIDTH);
+		return;
+	case CKPT_BANDWIDTH:
+		ckpt_send(r, CKPT_MIGRATE, "migrate",
+		    "{\"uri\": \"fd:" VMM_CKPT_FDNAME "\"}");
+		return;
+	case CKPT_MIGRATE:
+		break;
+	case CKPT_POLL:
+		if (!m->has_status) {
+			send_error(r->peerid, VMM_ERR_QMP, EBADMSG,
+			    "query-migrate returned no status");
+			req_free(r);
+			return;
+		}
+		if (strcmp(m->status, "completed") == 0) {
+			log_info("checkpoint written");
+			send_ok(r->peerid, 0);
+			req_free(r);
+			return;
+		}
+		if (strcmp(m->status, "failed") == 0 ||
+		    strcmp(m->status, "cancelled") == 0) {
+			send_error(r->peerid, VMM_ERR_QMP, EIO,
+			    "the migration to the checkpoint failed");
+			req_free(r);
+			return;
+		}
+		break;
+	}
+	evtimer_set(&vmm.ckpt_timer, ckpt_poll, r);
+	evtimer_add(&vmm.ckpt_timer, &tv);
+}
+
+static void
+ckpt_start(uint32_t peerid, int fd)
+{
+	struct vmm_req	*r;
+
+	if (vmm.ckpt_fd != -1 || vmm.qmp_state != QMP_S_READY) {
+		close(fd);
+		send_error(peerid, VMM_ERR_BUSY, EBUSY, vmm.ckpt_fd != -1 ?
+		    "a checkpoint is already being written" :
+		    "QMP is not ready");
+		return;
+	}
+	if ((r = req_new(peerid, IMSG_VMM_CHECKPOINT, CHAN_QMP)) == NULL) {
+		close(fd);
+		send_error(peerid, VMM_ERR_BUSY, EBUSY,
+		    "too many requests in flight");
+		return;
+	}
+	vmm.ckpt_fd = fd;
+	if (ckpt_send_fd(r) == -1) {
+		send_error(peerid, VMM_ERR_QMP, (uint32_t)errno,
+		    "cannot hand QEMU the checkpoint");
+		ckpt_close_fd();
+		req_free(r);
 	}
 }
 
@@ -452,8 +633,11 @@ qmp_reply(struct vmm_req *r, const struct qmp_msg *m)
 		snprintf(text, sizeof(text), "%s: %s", m->err_class,
 		    m->err_desc);
 		send_error(r->peerid, VMM_ERR_QMP, 0, text);
+	} else if (r->type == IMSG_VMM_CHECKPOINT) {
+		ckpt_step(r, m);
+		return;
 	} else if (r->type == IMSG_VMM_QMP_STATUS) {
-		if (!m->has_status)
+		if (!m->has_status || !m->has_running)
 			send_error(r->peerid, VMM_ERR_QMP, EBADMSG,
 			    "query-status returned no status");
 		else {
@@ -482,6 +666,12 @@ qmp_event(const struct qmp_msg *m)
 	} else if (strcmp(m->event, "RESET") == 0) {
 		send_event(VMM_EV_RESET, m->detail);
 		agent_restart("guest reset");
+	} else if (strcmp(m->event, "VSERPORT_CHANGE") == 0) {
+		if (vmm.mode == VMM_MODE_HOLD && m->has_open && m->open &&
+		    !vmm.held_sent) {
+			vmm.held_sent = 1;
+			send_event(VMM_EV_HELD, "the guest holds");
+		}
 	} else
 		log_debug("QMP event %s ignored", m->event);
 }
@@ -501,7 +691,7 @@ qmp_message(const struct qmp_msg *m, void *arg)
 		}
 		log_debug("QEMU %u.%u.%u", m->major, m->minor, m->micro);
 		vmm.qmp_caps_id = next_wire_id();
-		qmp_send_command("qmp_capabilities", vmm.qmp_caps_id);
+		qmp_send_command("qmp_capabilities", NULL, vmm.qmp_caps_id);
 		vmm.qmp_state = QMP_S_CAPS;
 		qmp_ready();
 		break;
@@ -580,7 +770,7 @@ qmp_request(uint32_t peerid, uint32_t type, const char *cmd)
 	if (vmm.qmp_state == QMP_S_GREETING)
 		r->unsent = 1;
 	else
-		qmp_send_command(cmd, r->wire_id);
+		qmp_send_command(cmd, NULL, r->wire_id);
 }
 
 /* --- the guest agent */
@@ -693,6 +883,41 @@ agent_session_ready(const struct agent_msg *m)
 		vmm_check_ready();
 }
 
+/*
+ * A new session: the host's time and fresh randomness first (a guest
+ * restored from a checkpoint has the checkpoint's clock and random
+ * state), then INFO, whose answer makes the guest ready.
+ */
+static void
+agent_session_start(void)
+{
+	struct agent_msg	 req;
+	struct timespec		 now;
+	uint8_t			 seed[AGENT_SEED_LEN];
+
+	if (clock_gettime(CLOCK_REALTIME, &now) == -1)
+		fatal("clock_gettime");
+	if (getrandom(seed, sizeof(seed), 0) != (ssize_t)sizeof(seed))
+		fatal("getrandom");
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_SET_TIME;
+	req.id = vmm.time_id = next_wire_id();
+	req.u.set_time.sec = now.tv_sec;
+	req.u.set_time.nsec = (uint32_t)now.tv_nsec;
+	agent_queue(&req, NULL);
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_SEED;
+	req.id = vmm.seed_id = next_wire_id();
+	req.u.seed.data = seed;
+	agent_queue(&req, NULL);
+	explicit_bzero(seed, sizeof(seed));
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_INFO;
+	req.id = vmm.info_id = next_wire_id();
+	agent_queue(&req, NULL);
+	vmm.ag_state = AG_S_INFO;
+}
+
 static void
 agent_reply(struct vmm_req *r, const struct agent_msg *m)
 {
@@ -712,7 +937,6 @@ agent_reply(struct vmm_req *r, const struct agent_msg *m)
 static int
 agent_message(const struct agent_msg *m)
 {
-	struct agent_msg	 req;
 	struct vmm_req		*r;
 
 	if (!(m->type & AGENT_REPLY))
@@ -724,11 +948,19 @@ agent_message(const struct agent_msg *m)
 			return 0;
 		}
 		evtimer_del(&vmm.hello_timer);
-		memset(&req, 0, sizeof(req));
-		req.type = AGENT_INFO;
-		req.id = vmm.info_id = next_wire_id();
-		agent_queue(&req, NULL);
-		vmm.ag_state = AG_S_INFO;
+		agent_session_start();
+		return 0;
+	}
+	if (vmm.ag_state == AG_S_INFO && (m->id == vmm.time_id ||
+	    m->id == vmm.seed_id)) {
+		if (m->type == AGENT_ERROR && m->id == vmm.seed_id) {
+			agent_lost("the guest could not seed its random "
+			    "generator");
+			return 0;
+		}
+		if (m->type == AGENT_ERROR)
+			log_warnx("the guest did not take the time: %s",
+			    m->u.error.message);
 		return 0;
 	}
 	if (vmm.ag_state == AG_S_INFO && m->id == vmm.info_id) {
@@ -858,6 +1090,12 @@ parent_request(struct imsg *imsg)
 	case IMSG_VMM_QUIT:
 		cmd = "quit";
 		break;
+	case IMSG_VMM_CHECKPOINT:
+		if (imsg->hdr.peerid == 0 || m_end(&r) == -1 ||
+		    (v = (uint32_t)imsg_get_fd(imsg)) == (uint32_t)-1)
+			fatalx("malformed %s from mcvmd", imsg_type_name(type));
+		ckpt_start(imsg->hdr.peerid, (int)v);
+		return;
 	default:
 		if (vmm_req_agent_type(type) == -1)
 			fatalx("unexpected %s from mcvmd",
@@ -916,6 +1154,14 @@ vmm_option(int ch, const char *arg, void *unused)
 		return vmm_parse_id(arg, &vmm.uid);
 	case 'g':
 		return vmm_parse_id(arg, &vmm.gid);
+	case 'm':
+		if (strcmp(arg, "hold") == 0)
+			vmm.mode = VMM_MODE_HOLD;
+		else if (strcmp(arg, "restore") == 0)
+			vmm.mode = VMM_MODE_RESTORE;
+		else
+			return -1;
+		return 0;
 	}
 	return -1;
 }
@@ -966,7 +1212,7 @@ main(int argc, char *argv[])
 	size_t			 seed;
 
 	proc_child_setup_ext(argc, argv, "vmm", VMM_USAGE, &vmm.opts,
-	    &vmm.conf, "i:u:g:", vmm_option, NULL);
+	    &vmm.conf, "i:m:u:g:", vmm_option, NULL);
 	if (vmm.vmid == NULL || vmm.uid == 0 || vmm.gid == 0)
 		fatalx("-i, -u and -g are required; usage: %s", VMM_USAGE);
 	if (vmm.uid < vmm.conf.vm_uid_first || vmm.uid > vmm.conf.vm_uid_last)
@@ -1009,7 +1255,11 @@ main(int argc, char *argv[])
 	chan_init(&vmm.agent, "agent", VMM_AGENT_FILENO, agent_read,
 	    agent_write);
 	evtimer_set(&vmm.hello_timer, agent_hello_timer, NULL);
-	agent_start();
+	vmm.ckpt_fd = -1;
+	if (vmm.mode == VMM_MODE_RESTORE)
+		chan_queue(&vmm.agent, "\n", 1, NULL);
+	if (vmm.mode != VMM_MODE_HOLD)
+		agent_start();
 
 	event_dispatch();
 	fatalx("event loop ended");

@@ -465,12 +465,16 @@ vm_call_done(struct vm_call *c, struct imsg *imsg)
 {
 	uint32_t	 want;
 
-	if (c->type == IMSG_VMM_NET_CONFIG) {
+	if (c->type == IMSG_VMM_NET_CONFIG || c->type == IMSG_VMM_CHECKPOINT) {
 		struct vm *vm = c->vm;
 		int ok = imsg->hdr.type == IMSG_VMM_OK;
+		uint32_t type = c->type;
 
 		vm_call_free(c);
-		vm_net_configured(vm, ok);
+		if (type == IMSG_VMM_NET_CONFIG)
+			vm_net_configured(vm, ok);
+		else
+			vm_checkpointed(vm, ok);
 		return;
 	}
 	if (imsg->hdr.type == IMSG_VMM_ERROR) {

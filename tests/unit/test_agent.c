@@ -109,12 +109,38 @@ Test(agent, empty_messages)
 		AGENT_THAW, AGENT_REPLY | AGENT_THAW,
 		AGENT_REPLY | AGENT_SET_TIME, AGENT_POWEROFF,
 		AGENT_REPLY | AGENT_POWEROFF, AGENT_REPLY | AGENT_NET_CONFIG,
+		AGENT_REPLY | AGENT_SEED,
 	};
 	struct agent_msg out;
 	size_t		 i;
 
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
 		cr_assert_eq(roundtrip(msg(types[i]), &out), AGENT_HDR_LEN);
+}
+
+Test(agent, seed)
+{
+	struct agent_msg *m = msg(AGENT_SEED), out;
+	uint8_t		 seed[AGENT_SEED_LEN];
+	size_t		 i;
+
+	for (i = 0; i < sizeof(seed); i++)
+		seed[i] = (uint8_t)(i * 7 + 1);
+	m->u.seed.data = seed;
+	cr_assert_eq(roundtrip(m, &out), AGENT_HDR_LEN + 4 + AGENT_SEED_LEN);
+	cr_assert_eq(memcmp(out.u.seed.data, seed, sizeof(seed)), 0);
+	/* Only exactly AGENT_SEED_LEN bytes: fewer is malformed. */
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)),
+	    AGENT_HDR_LEN + 4 + AGENT_SEED_LEN);
+	{
+		struct agent_hdr hdr;
+
+		buf[12] = 4 + AGENT_SEED_LEN - 1;
+		buf[16] = AGENT_SEED_LEN - 1;
+		cr_assert_gt(agent_frame_check(buf, sizeof(buf), &hdr), 0);
+		cr_assert_eq(agent_decode(&hdr, buf + AGENT_HDR_LEN, &out),
+		    -1);
+	}
 }
 
 Test(agent, hello)

@@ -72,7 +72,9 @@ Test(qemu, argv_is_confined)
 	cr_assert(has_word(&qa, "-nodefaults"));
 	cr_assert(has_word(&qa, "-no-user-config"));
 	cr_assert(has_pair(&qa, "-nic", "none"));
-	cr_assert(has_pair(&qa, "-accel", "tcg,tb-size=64"));
+	cr_assert(has_pair(&qa, "-accel", "tcg,tb-size=32"));
+	cr_assert(has_pair(&qa, "-append", AGENT_KERNEL_APPEND_TCG));
+	cr_assert_not(has_word(&qa, "-incoming"));
 	cr_assert(has_pair(&qa, "-m", "512"));
 	cr_assert(has_pair(&qa, "-smp", "2"));
 	cr_assert(has_pair(&qa, "-kernel", QEMU_JAIL_KERNEL));
@@ -90,6 +92,26 @@ Test(qemu, argv_is_confined)
 	cr_assert_not(has_word(&qa, "-chroot"));
 }
 
+Test(qemu, argv_template_and_restore)
+{
+	static struct qemu_argv	 qa;
+	struct qemu_spec	 s = spec_ok;
+
+	s.hold = 1;
+	cr_assert_eq(qemu_build_argv(&s, &qa), 0);
+	cr_assert(has_pair(&qa, "-append", AGENT_KERNEL_APPEND_TCG
+	    " mcvm.hold"));
+	cr_assert_not(has_word(&qa, "-incoming"));
+	s.hold = 0;
+	s.restore = 1;
+	cr_assert_eq(qemu_build_argv(&s, &qa), 0);
+	cr_assert(has_pair(&qa, "-append", AGENT_KERNEL_APPEND_TCG));
+	cr_assert(has_pair(&qa, "-incoming", "fd:8"));
+	/* The same machine as the template: only the start differs. */
+	cr_assert(has_word(&qa, "virtserialport,chardev=agent,id=agent0,"
+	    "name=org.mcvm.agent.0"));
+}
+
 Test(qemu, argv_raw_disk_and_kvm)
 {
 	static struct qemu_argv	 qa;
@@ -101,6 +123,7 @@ Test(qemu, argv_raw_disk_and_kvm)
 	cr_assert_eq(qemu_build_argv(&s, &qa), 0);
 	cr_assert(has_pair(&qa, "-accel", "kvm"));
 	cr_assert(has_pair(&qa, "-cpu", "host"));
+	cr_assert(has_pair(&qa, "-append", AGENT_KERNEL_APPEND));
 	cr_assert_not(has_word(&qa, "backing="));
 	cr_assert_not(has_word(&qa, "/dev/fdset/2"));
 	cr_assert_not(has_word(&qa, "-initrd"));

@@ -70,8 +70,26 @@ Test(qmp, query_status)
 	cr_assert_eq(ngot, 1);
 	cr_assert(got[0].has_status);
 	cr_assert_str_eq(got[0].status, "paused");
+	cr_assert(got[0].has_running);
 	cr_assert_eq(got[0].running, 0);
 	cr_assert_eq(got[0].id, 4294967295U);
+}
+
+Test(qmp, query_migrate_and_port_event)
+{
+	cr_assert_eq(feed("{\"return\": {\"status\": \"completed\", "
+	    "\"total-time\": 120}, \"id\": 9}\n"
+	    "{\"event\": \"VSERPORT_CHANGE\", \"data\": {\"id\": \"agent0\", "
+	    "\"open\": true}, \"timestamp\": {\"seconds\": 1, "
+	    "\"microseconds\": 2}}\n"), 0);
+	cr_assert_eq(ngot, 2);
+	cr_assert(got[0].has_status);
+	cr_assert_not(got[0].has_running);
+	cr_assert_str_eq(got[0].status, "completed");
+	cr_assert_eq(got[1].kind, QMP_EVENT);
+	cr_assert_str_eq(got[1].event, "VSERPORT_CHANGE");
+	cr_assert(got[1].has_open);
+	cr_assert(got[1].open);
 }
 
 Test(qmp, error)
@@ -192,7 +210,8 @@ Test(qmp, garbage_rejected)
 	assert_rejected("{\"return\": {}, \"id\": -5}\n");
 	assert_rejected("{\"return\": {}, \"id\": 4294967296}\n");
 	assert_rejected("{\"return\": {}, \"id\": 1.5}\n");
-	assert_rejected("{\"return\": {\"status\": \"running\"}}\n");
+	assert_rejected("{\"return\": {\"status\": \"active\", "
+	    "\"running\": 1}}\n");
 	assert_rejected("{\"return\": {\"status\": 1, \"running\": true}}\n");
 	assert_rejected("{\"return\": {\"status\": \"Run ning\", "
 	    "\"running\": true}}\n");
@@ -230,13 +249,21 @@ Test(qmp, encode_command)
 	char	 buf[QMP_CMD_MAX];
 	int	 n;
 
-	n = qmp_encode_command(buf, sizeof(buf), "query-status", 12);
+	n = qmp_encode_command(buf, sizeof(buf), "query-status", NULL, 12);
 	cr_assert_gt(n, 0);
 	cr_assert_str_eq(buf, "{\"execute\": \"query-status\", \"id\": 12}\n");
 	cr_assert_eq((size_t)n, strlen(buf));
-	cr_assert_eq(qmp_encode_command(buf, sizeof(buf), "bad\"name", 1),
+	n = qmp_encode_command(buf, sizeof(buf), "getfd",
+	    "{\"fdname\": \"x\"}", 3);
+	cr_assert_str_eq(buf, "{\"execute\": \"getfd\", \"arguments\": "
+	    "{\"fdname\": \"x\"}, \"id\": 3}\n");
+	cr_assert_eq((size_t)n, strlen(buf));
+	cr_assert_eq(qmp_encode_command(buf, sizeof(buf), "bad\"name", NULL,
+	    1), -1);
+	cr_assert_eq(qmp_encode_command(buf, sizeof(buf), "", NULL, 1), -1);
+	cr_assert_eq(qmp_encode_command(buf, sizeof(buf), "quit", NULL, 0),
 	    -1);
-	cr_assert_eq(qmp_encode_command(buf, sizeof(buf), "", 1), -1);
-	cr_assert_eq(qmp_encode_command(buf, sizeof(buf), "quit", 0), -1);
-	cr_assert_eq(qmp_encode_command(buf, 10, "quit", 1), -1);
+	cr_assert_eq(qmp_encode_command(buf, sizeof(buf), "quit", "[]", 1),
+	    -1);
+	cr_assert_eq(qmp_encode_command(buf, 10, "quit", NULL, 1), -1);
 }

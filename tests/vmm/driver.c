@@ -950,6 +950,7 @@ static int
 t_fake_handshake(void)
 {
 	struct agent_msg	 m, rep;
+	int			 i;
 
 	fa_len = 0;
 	if (t_hello() == -1 || fake_agent_recv(&m, SHORT_TIMEOUT_MS) == -1)
@@ -963,11 +964,32 @@ t_fake_handshake(void)
 	rep.u.hello.agent_version = "fake-1";
 	if (fake_agent_send(&rep) == -1)
 		return -1;
-	/* Skip repeated HELLOs up to the INFO. */
+	/* Skip repeated HELLOs up to the time, the seed and INFO. */
 	do {
 		if (fake_agent_recv(&m, SHORT_TIMEOUT_MS) == -1)
 			return -1;
 	} while (m.type == AGENT_HELLO);
+	if (m.type != AGENT_SET_TIME || m.u.set_time.sec < time(NULL) - 60 ||
+	    m.u.set_time.sec > time(NULL) + 60)
+		return fail("then %s (%lld)", agent_type_name(m.type),
+		    (long long)m.u.set_time.sec);
+	memset(&rep, 0, sizeof(rep));
+	rep.type = AGENT_REPLY | AGENT_SET_TIME;
+	rep.id = m.id;
+	if (fake_agent_send(&rep) == -1 ||
+	    fake_agent_recv(&m, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (m.type != AGENT_SEED)
+		return fail("then %s", agent_type_name(m.type));
+	for (i = 0; i < AGENT_SEED_LEN && m.u.seed.data[i] == 0; i++)
+		;
+	if (i == AGENT_SEED_LEN)
+		return fail("a seed of zeros");
+	rep.type = AGENT_REPLY | AGENT_SEED;
+	rep.id = m.id;
+	if (fake_agent_send(&rep) == -1 ||
+	    fake_agent_recv(&m, SHORT_TIMEOUT_MS) == -1)
+		return -1;
 	if (m.type != AGENT_INFO)
 		return fail("then %s", agent_type_name(m.type));
 	memset(&rep, 0, sizeof(rep));
@@ -1251,7 +1273,8 @@ main(int argc, char *argv[])
 
 	/* Real QEMU with no guest; this program as the agent. */
 	run_start(1);
-	report("fake guest: HELLO and INFO, then READY", t_fake_handshake());
+	report("fake guest: HELLO, the time, a seed and INFO, then READY",
+	    t_fake_handshake());
 	report("fake guest: 33rd request busy, answers matched by id",
 	    t_fake_busy());
 	report("fake guest: malformed frame, GUEST_LOST, QMP alive",

@@ -98,6 +98,30 @@ test('vm_create boots a VM that answers', async () => {
 	assert.deepEqual(list.vms.map((v) => v.vm_id), [vm]);
 });
 
+// The suite waited for the template: both VMs start from its checkpoint.
+test('VMs from one checkpoint get the host clock and their own randomness',
+    async () => {
+	const r = await call(alice, 'vm_create', { request_id: 'create-twin' });
+	const probe = 'date +%s; od -An -N16 -tx1 /dev/urandom; ' +
+	    'cat /proc/sys/kernel/random/boot_id';
+	const a = (await run(probe)).stdout.split('\n');
+	const saved = vm;
+	vm = r.vm_id;
+	let b;
+	try {
+		b = (await run(probe)).stdout.split('\n');
+	} finally {
+		vm = saved;
+	}
+	const now = Date.now() / 1000;
+	for (const o of [a, b])
+		assert.ok(Math.abs(Number(o[0]) - now) < 30,
+		    `guest clock ${o[0]}, host ${now}`);
+	assert.notEqual(a[1], b[1], 'the two guests drew the same bytes');
+	assert.notEqual(a[2], b[2], 'the two guests share a boot id');
+	await call(alice, 'vm_destroy', { vm_id: r.vm_id });
+});
+
 test('python3 prints 4', async () => {
 	const o = await run("python3 -c 'print(2+2)'");
 	assert.equal(o.stdout, '4\n');
