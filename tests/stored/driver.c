@@ -10,6 +10,8 @@
  *	open VM IMAGE		IMSG_STORE_DISK_OPEN
  *	delete VM		IMSG_STORE_DISK_DELETE
  *	list			IMSG_STORE_DISK_LIST
+ *	checkpoint VM W		IMSG_STORE_CHECKPOINT, to write (W 1) or
+ *				read (W 0)
  *	many N IMAGE		N times create, open and delete (quietly);
  *				prints stored's open fds before and after
  *	malformed		DISK_CREATE whose fields have the wrong type
@@ -100,6 +102,8 @@ role_name(uint32_t role)
 		return "kernel";
 	case STORE_FD_INITRD:
 		return "initrd";
+	case STORE_FD_CHECKPOINT:
+		return "checkpoint";
 	}
 	return "unknown";
 }
@@ -220,6 +224,22 @@ request(uint32_t type, const char *vm, const char *image, int *fds)
 		err(1, "send");
 	return replies(id, type == IMSG_STORE_PREFLIGHT ?
 	    IMSG_STORE_PREFLIGHT_RESULT : IMSG_STORE_RESULT, fds);
+}
+
+static void
+checkpoint(const char *vm, uint32_t write)
+{
+	struct ibuf	*b;
+	uint32_t	 id = next_id++;
+	int		 fds;
+
+	if ((b = imsg_create(&ib, IMSG_STORE_CHECKPOINT, id, 0, 64)) == NULL)
+		err(1, "imsg_create");
+	m_add_str(b, vm);
+	m_add_u32(b, write);
+	if (imsg_close(&ib, b) == -1 || imsgbuf_flush(&ib) == -1)
+		err(1, "send");
+	(void)replies(id, IMSG_STORE_RESULT, &fds);
 }
 
 static int
@@ -386,6 +406,9 @@ main(int argc, char *argv[])
 			(void)request(IMSG_STORE_DISK_DELETE, ARG(1), NULL,
 			    &fds);
 			i++;
+		} else if (strcmp(cmd, "checkpoint") == 0) {
+			checkpoint(ARG(1), (uint32_t)atoi(ARG(2)));
+			i += 2;
 		} else if (strcmp(cmd, "list") == 0)
 			(void)request(IMSG_STORE_DISK_LIST, NULL, NULL, &fds);
 		else if (strcmp(cmd, "many") == 0) {
