@@ -205,8 +205,10 @@ jail_build_root(const struct jail *j, int kernel_tree, int initrd_tree)
 		jail_path(path, sizeof(path), j->root, "/dev/kvm");
 		jail_bind("/dev/kvm", path, 0, MS_NOEXEC);
 	}
-	jail_path(path, sizeof(path), j->root, QEMU_JAIL_KERNEL);
-	jail_attach(kernel_tree, path);
+	if (kernel_tree != -1) {
+		jail_path(path, sizeof(path), j->root, QEMU_JAIL_KERNEL);
+		jail_attach(kernel_tree, path);
+	}
 	if (initrd_tree != -1) {
 		jail_path(path, sizeof(path), j->root, QEMU_JAIL_INITRD);
 		jail_attach(initrd_tree, path);
@@ -289,14 +291,15 @@ jail_exec(const struct jail *j, char *const argv[])
 	/* Few malloc arenas: each would cost QEMU's threads host memory. */
 	char *const	 envp[] = { "PATH=/usr/bin", "MALLOC_ARENA_MAX=2",
 			    NULL };
-	int		 kernel_tree, initrd_tree = -1;
+	int		 kernel_tree = -1, initrd_tree = -1;
 
 	jail_log = j->log_fd;
 	if (setsid() == -1)
 		jail_fail("setsid");
 	jail_join_cgroups(j);
 	/* Clone the trees while the fds' mounts are still in our ns. */
-	kernel_tree = jail_open_tree(j->kernel_fd);
+	if (j->kernel_fd != -1)
+		kernel_tree = jail_open_tree(j->kernel_fd);
 	if (j->initrd_fd != -1)
 		initrd_tree = jail_open_tree(j->initrd_fd);
 	/* The VM's own network namespace: netd's, or an empty new one. */

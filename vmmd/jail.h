@@ -12,7 +12,7 @@ struct jail {
 	uid_t		 uid;
 	gid_t		 gid;
 	int		 kvm;		/* expose /dev/kvm */
-	int		 kernel_fd;
+	int		 kernel_fd;	/* -1: none (a restored guest) */
 	int		 initrd_fd;	/* -1: none */
 	int		 log_fd;	/* QEMU's stdout and stderr */
 	int		 netns_fd;	/* the VM's netns from netd; -1: new */

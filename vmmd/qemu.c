@@ -136,18 +136,27 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 		rc |= arg_add(qa, "virtio-net-pci,netdev=net0,mac=%s", s->mac);
 	}
 
-	rc |= arg_add(qa, "-kernel");
-	rc |= arg_add(qa, "%s", QEMU_JAIL_KERNEL);
-	if (s->has_initrd) {
-		rc |= arg_add(qa, "-initrd");
-		rc |= arg_add(qa, "%s", QEMU_JAIL_INITRD);
-	}
-	rc |= arg_add(qa, "-append");
-	rc |= arg_add(qa, "%s%s", s->accel == ACCEL_USE_KVM ? QEMU_APPEND :
-	    QEMU_APPEND_TCG, s->hold ? " mcvm.hold" : "");
 	if (s->restore) {
+		/*
+		 * The guest's kernel is in the checkpoint: QEMU need not
+		 * hold a copy for the firmware.  The option ROM that -kernel
+		 * adds must still be there, as the migration stream has its
+		 * memory.
+		 */
+		rc |= arg_add(qa, "-option-rom");
+		rc |= arg_add(qa, "%s", QEMU_LINUXBOOT_ROM);
 		rc |= arg_add(qa, "-incoming");
 		rc |= arg_add(qa, "fd:%d", QEMU_FD_CHECKPOINT);
+	} else {
+		rc |= arg_add(qa, "-kernel");
+		rc |= arg_add(qa, "%s", QEMU_JAIL_KERNEL);
+		if (s->has_initrd) {
+			rc |= arg_add(qa, "-initrd");
+			rc |= arg_add(qa, "%s", QEMU_JAIL_INITRD);
+		}
+		rc |= arg_add(qa, "-append");
+		rc |= arg_add(qa, "%s%s", s->accel == ACCEL_USE_KVM ?
+		    QEMU_APPEND : QEMU_APPEND_TCG, s->hold ? " mcvm.hold" : "");
 	}
 
 	/* Disks are fds: /dev/fdset/N names an -add-fd set, no path. */

@@ -18,6 +18,7 @@
 #define QEMU_TCG_TB_MIB		32	/* TCG translation cache: bounds RSS */
 #define QEMU_APPEND		AGENT_KERNEL_APPEND
 #define QEMU_APPEND_TCG		AGENT_KERNEL_APPEND_TCG
+#define QEMU_LINUXBOOT_ROM	"linuxboot_dma.bin"	/* what -kernel adds */
 
 /* Fixed fds QEMU finds its resources on (see jail.c). */
 #define QEMU_FD_QMP		3

@@ -1577,8 +1577,9 @@ vm_spawn(struct vm *vm)
 	jail.uid = vm->row.uid;
 	jail.gid = vm->row.uid;
 	jail.kvm = accel == ACCEL_USE_KVM;
-	jail.kernel_fd = vm->store_fds[STORE_FD_KERNEL];
-	jail.initrd_fd = vm->store_fds[STORE_FD_INITRD];
+	/* A restored guest has its kernel in the checkpoint. */
+	jail.kernel_fd = vm->restore ? -1 : vm->store_fds[STORE_FD_KERNEL];
+	jail.initrd_fd = vm->restore ? -1 : vm->store_fds[STORE_FD_INITRD];
 	jail.log_fd = log;
 	jail.netns_fd = vm->net_fds[NET_FD_NETNS];
 	for (i = 0; i <= QEMU_FD_MAX; i++)
