@@ -15,7 +15,7 @@
 #define QEMU_BIN		"/usr/bin/qemu-system-x86_64"
 #define QEMU_ARGV_MAX		96
 #define QEMU_ARG_MAX		512	/* one argument, escaped */
-#define QEMU_TCG_TB_MIB		32	/* TCG translation cache: bounds RSS */
+#define QEMU_TCG_TB_MIB		64	/* TCG translation cache: bounds RSS */
 #define QEMU_APPEND		AGENT_KERNEL_APPEND
 #define QEMU_APPEND_TCG		AGENT_KERNEL_APPEND_TCG
 #define QEMU_LINUXBOOT_ROM	"linuxboot_dma.bin"	/* what -kernel adds */

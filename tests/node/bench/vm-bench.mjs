@@ -1,7 +1,7 @@
 // Benchmarks of the VM path through the MCP SDK client; prints figures.
 //	cold vm_create -> first exec output (p50, p95 over MCVM_BENCH_CREATES)
 //	exec round-trip over MCP on a running VM (p50, p99)
-//	host memory per idle VM beyond its guest RAM
+//	host memory per idle VM beyond its guest RAM (resident, and anonymous)
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import * as env from '../lib/env.mjs';
@@ -68,10 +68,12 @@ for (let i = 0; i < EXECS; i++) {
 console.log(`exec round-trip over MCP (true, ${EXECS} runs): ` +
     `p50 ${ms(pct(rtts, 50))}, p99 ${ms(pct(rtts, 99))}`);
 
-// Memory: all the VM's processes' RSS, less the guest RAM mapping's.
+// Memory: all the VM's processes' RSS, less the guest RAM mapping's; and
+// of that, the anonymous memory, which is this VM's alone (the rest is
+// QEMU's binary and libraries in the page cache, shared by every VM).
 await new Promise((r) => setTimeout(r, 5000));
 function rssKiB(pid, skipGuest) {
-	let total = 0, guest = 0, size = 0;
+	let total = 0, anon = 0, guest = 0, size = 0, rss = 0;
 	for (const line of fs.readFileSync(`/proc/${pid}/smaps`, 'utf8')
 	    .split('\n')) {
 		let m = line.match(/^Size:\s+(\d+) kB/);
@@ -79,21 +81,27 @@ function rssKiB(pid, skipGuest) {
 			size = Number(m[1]);
 		m = line.match(/^Rss:\s+(\d+) kB/);
 		if (m) {
-			total += Number(m[1]);
+			rss = Number(m[1]);
+			total += rss;
 			if (skipGuest && size === GUEST_MIB * 1024)
-				guest += Number(m[1]);
+				guest += rss;
 		}
+		m = line.match(/^Anonymous:\s+(\d+) kB/);
+		if (m && !(skipGuest && size === GUEST_MIB * 1024))
+			anon += Number(m[1]);
 	}
-	return { total, guest };
+	return { total, anon, guest };
 }
 const pids = (pat) => execFileSync('pgrep', ['-f', pat]).toString().trim()
     .split('\n').map(Number);
 const q = rssKiB(pids(`guest=${vm}`)[0], true);
 const mon = rssKiB(pids(`mcvm-vmm .* -i ${vm}`)[0], false);
-const overhead = (q.total - q.guest + mon.total) / 1024;
+const mib = (k) => (k / 1024).toFixed(1);
 console.log(`host memory per idle VM beyond guest RAM: ` +
-    `${overhead.toFixed(1)} MiB (QEMU ${((q.total - q.guest) / 1024)
-    .toFixed(1)} MiB besides ${(q.guest / 1024).toFixed(1)} MiB of guest ` +
-    `RAM touched, monitor ${(mon.total / 1024).toFixed(1)} MiB)`);
+    `${mib(q.total - q.guest + mon.total)} MiB resident (QEMU ` +
+    `${mib(q.total - q.guest)} MiB besides ${mib(q.guest)} MiB of guest ` +
+    `RAM touched, monitor ${mib(mon.total)} MiB), of which ` +
+    `${mib(q.anon + mon.anon)} MiB anonymous, this VM's own; the rest is ` +
+    `program files in the page cache, shared by every VM`);
 await call('vm_destroy', { vm_id: vm });
 await client.close();
