@@ -405,8 +405,9 @@ vm_init(void)
 		fatalx("cannot settle request receipts");
 }
 
-static void
-vm_store_send(struct vm *vm, uint32_t type)
+/* A request of vm's to stored: its message, to fill and then close. */
+static struct ibuf *
+vm_store_msg(struct vm *vm, uint32_t type)
 {
 	struct child	*c = child_by_id(PROC_STORED);
 	struct ibuf	*b;
@@ -414,14 +415,29 @@ vm_store_send(struct vm *vm, uint32_t type)
 	vm->store_req = store_req_next++;
 	if (store_req_next == 0)
 		store_req_next = VM_STORE_REQ_FIRST;
+	vm->store_type = type;
 	if ((b = imsg_create(&c->iev.ibuf, type, vm->store_req, 0, 128)) ==
 	    NULL)
 		fatal("%s", __func__);
+	return b;
+}
+
+static void
+vm_store_close(struct ibuf *b)
+{
+	if (imsgev_close(&child_by_id(PROC_STORED)->iev, b) == -1)
+		fatal("%s", __func__);
+}
+
+static void
+vm_store_send(struct vm *vm, uint32_t type)
+{
+	struct ibuf	*b = vm_store_msg(vm, type);
+
 	m_add_str(b, vm->row.id);
 	if (type != IMSG_STORE_DISK_DELETE)
 		m_add_str(b, vm->row.image);
-	if (imsgev_close(&c->iev, b) == -1)
-		fatal("%s", __func__);
+	vm_store_close(b);
 }
 
 /* stored (re)started: finish deletions a crash interrupted. */
@@ -440,16 +456,18 @@ vm_store_up(void)
 	    store_req_next++, 0, 0)) == NULL || imsgev_close(&c->iev, b) == -1)
 		fatal("%s", __func__);
 	TAILQ_FOREACH(vm, &vms, entry) {
-		if (vm->state == VS_DESTROYING && vm->store_req == 0)
-			vm_store_send(vm, IMSG_STORE_DISK_DELETE);
-		else if (vm->store_req != 0) {
+		if (vm->store_req != 0) {
 			/* The old stored died with this request. */
 			vm->store_req = 0;
 			vm_close_store_fds(vm);
 			if (vm->state == VS_CREATING ||
-			    vm->state == VS_BOOTING)
+			    vm->state == VS_BOOTING) {
 				vm_fail(vm, "the storage daemon restarted");
+				continue;
+			}
 		}
+		if (vm->state == VS_DESTROYING && vm->store_req == 0)
+			vm_store_send(vm, IMSG_STORE_DISK_DELETE);
 	}
 }
 
@@ -525,20 +543,11 @@ vm_destroy_finish(struct vm *vm)
 static void
 vm_store_checkpoint(struct vm *vm, const char *id, int write)
 {
-	struct child	*c = child_by_id(PROC_STORED);
-	struct ibuf	*b;
+	struct ibuf	*b = vm_store_msg(vm, IMSG_STORE_CHECKPOINT);
 
-	vm->store_req = store_req_next++;
-	if (store_req_next == 0)
-		store_req_next = VM_STORE_REQ_FIRST;
-	vm->ckpt_req = 1;
-	if ((b = imsg_create(&c->iev.ibuf, IMSG_STORE_CHECKPOINT,
-	    vm->store_req, 0, 64)) == NULL)
-		fatal("%s", __func__);
 	m_add_str(b, id);
 	m_add_u32(b, write ? 1 : 0);
-	if (imsgev_close(&c->iev, b) == -1)
-		fatal("%s", __func__);
+	vm_store_close(b);
 }
 
 /*
@@ -587,7 +596,7 @@ vm_store_result(struct vm *vm, struct imsg *imsg)
 	struct mreader	 r;
 	const char	*text;
 	uint64_t	 bytes;
-	uint32_t	 status, format;
+	uint32_t	 status, format, type;
 	char		 msg[320];
 
 	m_init(&r, imsg);
@@ -596,11 +605,19 @@ vm_store_result(struct vm *vm, struct imsg *imsg)
 	    m_get_str(&r, &text, STORE_TEXT_MAX) == -1 ||
 	    m_end(&r) == -1 || format > DISK_QCOW2)
 		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
+	type = vm->store_type;
 	vm->store_req = 0;
+	vm->store_type = 0;
 	if (imsg->hdr.type != IMSG_STORE_RESULT)
 		fatalx("stored: unexpected %s", imsg_type_name(imsg->hdr.type));
 
 	if (vm->state == VS_DESTROYING) {
+		if (type != IMSG_STORE_DISK_DELETE) {
+			/* The destroy overtook a creation: now the delete. */
+			vm_close_store_fds(vm);
+			vm_store_send(vm, IMSG_STORE_DISK_DELETE);
+			return;
+		}
 		if (status != 0 && status != ENOENT) {
 			log_warnx("%s: disk not deleted: %s", vm->row.id,
 			    text);
@@ -612,8 +629,7 @@ vm_store_result(struct vm *vm, struct imsg *imsg)
 		vm_destroy_finish(vm);
 		return;
 	}
-	if (vm->ckpt_req) {
-		vm->ckpt_req = 0;
+	if (type == IMSG_STORE_CHECKPOINT) {
 		vm_checkpoint_fd(vm, status == 0 ? NULL : text);
 		return;
 	}

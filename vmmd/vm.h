@@ -99,7 +99,7 @@ struct vm {
 	int		 store_fds[STORE_FD_MAX + 1];
 	int		 tpl;		/* the template (see template_build) */
 	int		 restore;	/* boots from the template's checkpoint */
-	int		 ckpt_req;	/* store_req is a STORE_CHECKPOINT */
+	uint32_t	 store_type;	/* store_req's IMSG_STORE_* */
 	enum disk_format disk_format;
 	char		 os[VM_GUEST_STR_MAX];
 	char		 kernel[VM_GUEST_STR_MAX];

@@ -30,6 +30,7 @@ int
 main(int argc, char *argv[])
 {
 	static const uint8_t page[] = "ok \xe2\x82\xac \xff \xe2\x82";
+	static const uint8_t seed[AGENT_SEED_LEN] = { 1, 2, 3 };
 	struct agent_msg	 m;
 	uint16_t		 t;
 
@@ -59,6 +60,9 @@ main(int argc, char *argv[])
 			m.u.net_config.gateway = "10.231.0.21";
 			m.u.net_config.resolver = "192.0.2.53";
 			m.u.net_config.mac = "52:54:00:6d:00:05";
+			break;
+		case AGENT_SEED:
+			m.u.seed.data = seed;
 			break;
 		}
 		emit(argv[1], &m);

@@ -13,7 +13,11 @@ if [ ! -x "$fuzzer" ] || [ ! -x build/fuzz/fuzz-agent-corpus ]; then
 	exit 1
 fi
 mkdir -p "$corpus" build/fuzz/artifacts
-build/fuzz/fuzz-agent-corpus "$corpus" || exit 1
+if ! build/fuzz/fuzz-agent-corpus "$corpus"; then
+	echo "not ok - the seed corpus could not be written"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
 log=build/fuzz/fuzz-agent.log
 if "$fuzzer" -max_total_time="$secs" -max_len=140000 -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 \

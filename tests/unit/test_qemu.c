@@ -63,6 +63,7 @@ has_word(const struct qemu_argv *qa, const char *needle)
 Test(qemu, argv_is_confined)
 {
 	static struct qemu_argv	 qa;
+	char			 accel[32];
 
 	cr_assert_eq(qemu_build_argv(&spec_ok, &qa), 0);
 	cr_assert_str_eq(qa.argv[0], QEMU_BIN);
@@ -72,7 +73,9 @@ Test(qemu, argv_is_confined)
 	cr_assert(has_word(&qa, "-nodefaults"));
 	cr_assert(has_word(&qa, "-no-user-config"));
 	cr_assert(has_pair(&qa, "-nic", "none"));
-	cr_assert(has_pair(&qa, "-accel", "tcg,tb-size=32"));
+	(void)snprintf(accel, sizeof(accel), "tcg,tb-size=%u",
+	    QEMU_TCG_TB_MIB);
+	cr_assert(has_pair(&qa, "-accel", accel));
 	cr_assert(has_pair(&qa, "-append", AGENT_KERNEL_APPEND_TCG));
 	cr_assert_not(has_word(&qa, "-incoming"));
 	cr_assert(has_pair(&qa, "-m", "512"));

@@ -946,6 +946,20 @@ fake_agent_send(struct agent_msg *m)
 	return 0;
 }
 
+/* Answers m with an empty reply; m becomes the next frame. */
+static int
+fake_agent_ack(struct agent_msg *m)
+{
+	struct agent_msg	 rep;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.type = AGENT_REPLY | m->type;
+	rep.id = m->id;
+	if (fake_agent_send(&rep) == -1)
+		return -1;
+	return fake_agent_recv(m, SHORT_TIMEOUT_MS);
+}
+
 static int
 t_fake_handshake(void)
 {
@@ -973,11 +987,7 @@ t_fake_handshake(void)
 	    m.u.set_time.sec > time(NULL) + 60)
 		return fail("then %s (%lld)", agent_type_name(m.type),
 		    (long long)m.u.set_time.sec);
-	memset(&rep, 0, sizeof(rep));
-	rep.type = AGENT_REPLY | AGENT_SET_TIME;
-	rep.id = m.id;
-	if (fake_agent_send(&rep) == -1 ||
-	    fake_agent_recv(&m, SHORT_TIMEOUT_MS) == -1)
+	if (fake_agent_ack(&m) == -1)
 		return -1;
 	if (m.type != AGENT_SEED)
 		return fail("then %s", agent_type_name(m.type));
@@ -985,10 +995,7 @@ t_fake_handshake(void)
 		;
 	if (i == AGENT_SEED_LEN)
 		return fail("a seed of zeros");
-	rep.type = AGENT_REPLY | AGENT_SEED;
-	rep.id = m.id;
-	if (fake_agent_send(&rep) == -1 ||
-	    fake_agent_recv(&m, SHORT_TIMEOUT_MS) == -1)
+	if (fake_agent_ack(&m) == -1)
 		return -1;
 	if (m.type != AGENT_INFO)
 		return fail("then %s", agent_type_name(m.type));
