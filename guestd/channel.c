@@ -308,21 +308,23 @@ chan_seed(const struct agent_msg *req)
 		struct rand_pool_info	 info;
 		uint8_t			 buf[AGENT_SEED_LEN];
 	} e;
-	int	 fd, rc = -1;
+	int	 fd, err = 0;
 
 	e.info.entropy_count = AGENT_SEED_LEN * 8;
 	e.info.buf_size = AGENT_SEED_LEN;
 	memcpy(e.buf, req->u.seed.data, AGENT_SEED_LEN);
-	if ((fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC)) != -1) {
-		if (ioctl(fd, RNDADDENTROPY, &e.info) == 0 &&
-		    ioctl(fd, RNDRESEEDCRNG) == 0)
-			rc = 0;
+	if ((fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC)) == -1)
+		err = errno;
+	else {
+		if (ioctl(fd, RNDADDENTROPY, &e.info) == -1 ||
+		    ioctl(fd, RNDRESEEDCRNG) == -1)
+			err = errno;
 		close(fd);
 	}
 	explicit_bzero(&e, sizeof(e));
-	if (rc == -1)
-		send_error(req->id, AGENT_ERR_IO, errno,
-		    "cannot seed the random generator: %s", strerror(errno));
+	if (err != 0)
+		send_error(req->id, AGENT_ERR_IO, err,
+		    "cannot seed the random generator: %s", strerror(err));
 	else
 		send_empty(req);
 }

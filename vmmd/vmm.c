@@ -21,9 +21,9 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -220,6 +220,15 @@ next_wire_id(void)
 
 static void	req_timeout(int, short, void *);
 
+/* The checkpoint's fd, until QEMU took its own copy or it was given up. */
+static void
+ckpt_close_fd(void)
+{
+	if (vmm.ckpt_fd != -1)
+		close(vmm.ckpt_fd);
+	vmm.ckpt_fd = -1;
+}
+
 static struct vmm_req *
 req_new(uint32_t peerid, uint32_t type, enum vmm_chan chan)
 {
@@ -251,9 +260,7 @@ req_free(struct vmm_req *r)
 	evtimer_del(&r->timer);
 	if (r->type == IMSG_VMM_CHECKPOINT) {
 		evtimer_del(&vmm.ckpt_timer);
-		if (vmm.ckpt_fd != -1)
-			close(vmm.ckpt_fd);
-		vmm.ckpt_fd = -1;
+		ckpt_close_fd();
 	}
 	if (r->out != NULL) {
 		if (r->out->off == 0) {
@@ -478,14 +485,6 @@ qmp_ready(void)
 }
 
 /* --- the checkpoint */
-
-static void
-ckpt_close_fd(void)
-{
-	if (vmm.ckpt_fd != -1)
-		close(vmm.ckpt_fd);
-	vmm.ckpt_fd = -1;
-}
 
 static void
 ckpt_send(struct vmm_req *r, enum ckpt_step step, const char *cmd,
