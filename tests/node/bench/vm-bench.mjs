@@ -1,5 +1,6 @@
 // Benchmarks of the VM path through the MCP SDK client; prints figures.
-//	cold vm_create -> first exec output (p50, p95 over MCVM_BENCH_CREATES)
+//	vm_create -> first exec output (p50, p95 over MCVM_BENCH_CREATES);
+//	the suite waits for the template, so the new VMs are restored from it
 //	exec round-trip over MCP on a running VM (p50, p99)
 //	host memory per idle VM beyond its guest RAM (resident, and anonymous)
 import fs from 'node:fs';
@@ -33,7 +34,7 @@ async function firstOutput(vm, command) {
 	}
 }
 
-// Cold creation to first output.
+// Creation to first output.
 const creates = [];
 let vm;
 for (let i = 0; i < CREATES; i++) {
@@ -49,7 +50,7 @@ for (let i = 0; i < CREATES; i++) {
 	else
 		await call('vm_destroy', { vm_id: c.vm_id });
 }
-console.log(`vm_create -> first exec output (${CREATES} cold VMs): ` +
+console.log(`vm_create -> first exec output (${CREATES} new VMs): ` +
     `p50 ${ms(pct(creates, 50))}, p95 ${ms(pct(creates, 95))}`);
 
 // Exec round-trip: vm_exec of `true` until its completed status.
@@ -72,25 +73,40 @@ console.log(`exec round-trip over MCP (true, ${EXECS} runs): ` +
 // of that, the anonymous memory, which is this VM's alone (the rest is
 // QEMU's binary and libraries in the page cache, shared by every VM).
 await new Promise((r) => setTimeout(r, 5000));
+const TB_MIB = 64;	// vmmd/qemu.h QEMU_TCG_TB_MIB: the translation cache
 function rssKiB(pid, skipGuest) {
-	let total = 0, anon = 0, guest = 0, size = 0, rss = 0;
+	const r = { total: 0, anon: 0, guest: 0, tb: 0, files: 0 };
+	let size = 0, name = '', guest = false;
 	for (const line of fs.readFileSync(`/proc/${pid}/smaps`, 'utf8')
 	    .split('\n')) {
-		let m = line.match(/^Size:\s+(\d+) kB/);
-		if (m)
+		let m = line.match(/^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/);
+		if (m) {
+			name = m[1];
+			continue;
+		}
+		m = line.match(/^Size:\s+(\d+) kB/);
+		if (m) {
 			size = Number(m[1]);
+			guest = skipGuest && size === GUEST_MIB * 1024;
+		}
 		m = line.match(/^Rss:\s+(\d+) kB/);
 		if (m) {
-			rss = Number(m[1]);
-			total += rss;
-			if (skipGuest && size === GUEST_MIB * 1024)
-				guest += rss;
+			r.total += Number(m[1]);
+			if (guest)
+				r.guest += Number(m[1]);
 		}
 		m = line.match(/^Anonymous:\s+(\d+) kB/);
-		if (m && !(skipGuest && size === GUEST_MIB * 1024))
-			anon += Number(m[1]);
+		if (m && !guest) {
+			const k = Number(m[1]);
+			r.anon += k;
+			if (name === '' && size > (TB_MIB - 1) * 1024 &&
+			    size <= TB_MIB * 1024)
+				r.tb += k;
+			else if (name.startsWith('/'))
+				r.files += k;
+		}
 	}
-	return { total, anon, guest };
+	return r;
 }
 const pids = (pat) => execFileSync('pgrep', ['-f', pat]).toString().trim()
     .split('\n').map(Number);
@@ -101,7 +117,9 @@ console.log(`host memory per idle VM beyond guest RAM: ` +
     `${mib(q.total - q.guest + mon.total)} MiB resident (QEMU ` +
     `${mib(q.total - q.guest)} MiB besides ${mib(q.guest)} MiB of guest ` +
     `RAM touched, monitor ${mib(mon.total)} MiB), of which ` +
-    `${mib(q.anon + mon.anon)} MiB anonymous, this VM's own; the rest is ` +
-    `program files in the page cache, shared by every VM`);
+    `${mib(q.anon + mon.anon)} MiB anonymous, this VM's own (QEMU's ` +
+    `translation cache ${mib(q.tb)} MiB, its programs' relocated data ` +
+    `${mib(q.files)} MiB); the rest is program files in the page cache, ` +
+    `shared by every VM`);
 await call('vm_destroy', { vm_id: vm });
 await client.close();
