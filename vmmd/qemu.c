@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -155,8 +156,16 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 			rc |= arg_add(qa, "%s", QEMU_JAIL_INITRD);
 		}
 		rc |= arg_add(qa, "-append");
-		rc |= arg_add(qa, "%s%s", s->accel == ACCEL_USE_KVM ?
-		    QEMU_APPEND : QEMU_APPEND_TCG, s->hold ? " mcvm.hold" : "");
+		if (s->accel == ACCEL_USE_KVM)
+			rc |= arg_add(qa, "%s%s", QEMU_APPEND,
+			    s->hold ? " mcvm.hold" : "");
+		else if (s->tsc_khz != 0)
+			rc |= arg_add(qa, "%s tsc_early_khz=%u%s",
+			    QEMU_APPEND_TCG, s->tsc_khz,
+			    s->hold ? " mcvm.hold" : "");
+		else
+			rc |= arg_add(qa, "%s%s", QEMU_APPEND_TCG,
+			    s->hold ? " mcvm.hold" : "");
 	}
 
 	/* Disks are fds: /dev/fdset/N names an -add-fd set, no path. */
@@ -238,4 +247,46 @@ accel_choose(enum accel_mode mode, const char *sysroot, char *why,
 	close(fd);
 	(void)snprintf(why, whylen, "kvm: %s is usable", kvm);
 	return ACCEL_USE_KVM;
+}
+
+/*
+ * Under TCG the guest's TSC is the host's (QEMU reads it for RDTSC), but
+ * without ACPI the guest can only calibrate it against the emulated PIT,
+ * which often fails, leaving the guest on a 4 ms jiffies clock; and every
+ * VM restored from a template keeps the template's.  mcvmd measures the
+ * host's rate once and tells the guest (tsc_early_khz=).  0 if the host's
+ * TSC is not constant, or the measure fails.
+ */
+uint32_t
+qemu_tsc_khz(void)
+{
+	struct timespec	 t0, t1, step = { 0, 20 * 1000 * 1000 };
+	uint64_t	 c0, c1, ns;
+	char		 line[4096];
+	FILE		*f;
+	int		 constant = 0;
+
+	if ((f = fopen("/proc/cpuinfo", "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "flags", 5) == 0) {
+			constant = strstr(line, " constant_tsc") != NULL &&
+			    strstr(line, " nonstop_tsc") != NULL;
+			break;
+		}
+	fclose(f);
+	if (!constant)
+		return 0;
+	if (clock_gettime(CLOCK_MONOTONIC_RAW, &t0) == -1)
+		return 0;
+	c0 = __builtin_ia32_rdtsc();
+	(void)nanosleep(&step, NULL);
+	c1 = __builtin_ia32_rdtsc();
+	if (clock_gettime(CLOCK_MONOTONIC_RAW, &t1) == -1)
+		return 0;
+	ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ULL +
+	    (uint64_t)t1.tv_nsec - (uint64_t)t0.tv_nsec;
+	if (ns == 0 || c1 <= c0 || (c1 - c0) / ns > 100)
+		return 0;
+	return (uint32_t)((c1 - c0) * 1000000ULL / ns);
 }

@@ -47,6 +47,7 @@ struct qemu_spec {
 	enum disk_format disk_format;
 	int		 has_initrd;
 	const char	*mac;		/* NULL: no NIC; else on QEMU_FD_TAP */
+	uint32_t	 tsc_khz;	/* TCG: the host's TSC rate, 0 unknown */
 	int		 hold;		/* a template: mcvm.hold */
 	int		 restore;	/* from QEMU_FD_CHECKPOINT */
 };
@@ -62,5 +63,6 @@ int	 qemu_valid_mac(const char *);
 int	 qemu_build_argv(const struct qemu_spec *, struct qemu_argv *);
 enum accel_choice accel_choose(enum accel_mode, const char *, char *,
 	    size_t);
+uint32_t qemu_tsc_khz(void);
 
 #endif

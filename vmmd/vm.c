@@ -45,6 +45,7 @@ struct vm_list		 vms = TAILQ_HEAD_INITIALIZER(vms);
 
 static struct cgroups	 cgroups;
 static enum accel_choice accel;
+static uint32_t		 tsc_khz;	/* TCG guests' TSC, 0 unknown */
 static uint32_t		 store_req_next = VM_STORE_REQ_FIRST;
 static uint32_t		 call_next = 1;
 static int		 store_up;
@@ -391,6 +392,9 @@ vm_init(void)
 		log_info("%s", cgroups.why);
 	accel = accel_choose(env->conf.accel, "", why, sizeof(why));
 	log_info("accelerator %s", why);
+	if (accel == ACCEL_USE_TCG && (tsc_khz = qemu_tsc_khz()) != 0)
+		log_info("guests are told the host's TSC runs at %u kHz",
+		    tsc_khz);
 	if (snprintf(vmsdir, sizeof(vmsdir), "%s/vms", env->conf.rundir) >=
 	    (int)sizeof(vmsdir))
 		fatalx("run directory path too long");
@@ -1556,6 +1560,7 @@ vm_spawn(struct vm *vm)
 	memset(&spec, 0, sizeof(spec));
 	spec.vm_id = vm->row.id;
 	spec.accel = accel;
+	spec.tsc_khz = tsc_khz;
 	spec.memory_mib = vm->row.memory_mib;
 	spec.vcpus = vm->row.vcpus;
 	spec.disk_format = vm->disk_format;

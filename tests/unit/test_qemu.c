@@ -104,6 +104,11 @@ Test(qemu, argv_template_and_restore)
 	cr_assert_eq(qemu_build_argv(&s, &qa), 0);
 	cr_assert(has_pair(&qa, "-append", AGENT_KERNEL_APPEND_TCG
 	    " mcvm.hold"));
+	s.tsc_khz = 2445402;
+	cr_assert_eq(qemu_build_argv(&s, &qa), 0);
+	cr_assert(has_pair(&qa, "-append", AGENT_KERNEL_APPEND_TCG
+	    " tsc_early_khz=2445402 mcvm.hold"));
+	s.tsc_khz = 0;
 	cr_assert_not(has_word(&qa, "-incoming"));
 	s.hold = 0;
 	s.restore = 1;

@@ -3,6 +3,7 @@
 // tests/suites/vms, which checks the host afterwards.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import * as env from '../lib/env.mjs';
 import { connect, call, refused, sleep } from '../lib/client.mjs';
 
@@ -103,7 +104,9 @@ test('VMs from one checkpoint get the host clock and their own randomness',
     async () => {
 	const r = await call(alice, 'vm_create', { request_id: 'create-twin' });
 	const probe = 'date +%s; od -An -N16 -tx1 /dev/urandom; ' +
-	    'cat /proc/sys/kernel/random/boot_id';
+	    'cat /proc/sys/kernel/random/boot_id; ' +
+	    'cat /sys/devices/system/clocksource/clocksource0/' +
+	    'current_clocksource';
 	const a = (await run(probe)).stdout.split('\n');
 	const saved = vm;
 	vm = r.vm_id;
@@ -119,6 +122,14 @@ test('VMs from one checkpoint get the host clock and their own randomness',
 		    `guest clock ${o[0]}, host ${now}`);
 	assert.notEqual(a[1], b[1], 'the two guests drew the same bytes');
 	assert.notEqual(a[2], b[2], 'the two guests share a boot id');
+	// A host with a constant TSC gives its rate to the guests, which
+	// would otherwise often fall back to a 4 ms jiffies clock.
+	const flags = fs.readFileSync('/proc/cpuinfo', 'utf8')
+	    .match(/^flags\s*:(.*)$/m)?.[1] ?? '';
+	if (/ constant_tsc\b/.test(flags) && / nonstop_tsc\b/.test(flags))
+		for (const o of [a, b])
+			assert.match(o[3], /^(tsc|kvm-clock)$/,
+			    `guest clocksource ${o[3]}`);
 	await call(alice, 'vm_destroy', { vm_id: r.vm_id });
 });
 
