@@ -46,7 +46,7 @@ struct vm_list		 vms = TAILQ_HEAD_INITIALIZER(vms);
 static struct cgroups	 cgroups;
 static enum accel_choice accel;
 static uint32_t		 tsc_khz;	/* TCG guests' TSC, 0 unknown */
-static uint32_t		 store_req_next = VM_STORE_REQ_FIRST;
+static uint32_t		 child_req_next = VM_STORE_REQ_FIRST;
 static uint32_t		 call_next = 1;
 static int		 store_up;
 static char		 vmsdir[PATH_MAX];	/* rundir/vms: jail roots */
@@ -409,28 +409,43 @@ vm_init(void)
 		fatalx("cannot settle request receipts");
 }
 
-/* A request of vm's to stored: its message, to fill and then close. */
-static struct ibuf *
-vm_store_msg(struct vm *vm, uint32_t type)
+/* A request id for stored or netd: never 0, which stands for none. */
+static uint32_t
+req_next(void)
 {
-	struct child	*c = child_by_id(PROC_STORED);
+	uint32_t	 req = child_req_next++;
+
+	if (child_req_next == 0)
+		child_req_next = VM_STORE_REQ_FIRST;
+	return req;
+}
+
+/* A request to stored or netd: its message, to fill, then child_send. */
+static struct ibuf *
+child_msg(enum proc_id id, uint32_t type, uint32_t req)
+{
 	struct ibuf	*b;
 
-	vm->store_req = store_req_next++;
-	if (store_req_next == 0)
-		store_req_next = VM_STORE_REQ_FIRST;
-	vm->store_type = type;
-	if ((b = imsg_create(&c->iev.ibuf, type, vm->store_req, 0, 128)) ==
-	    NULL)
+	if ((b = imsg_create(&child_by_id(id)->iev.ibuf, type, req, 0,
+	    128)) == NULL)
 		fatal("%s", __func__);
 	return b;
 }
 
 static void
-vm_store_close(struct ibuf *b)
+child_send(enum proc_id id, struct ibuf *b)
 {
-	if (imsgev_close(&child_by_id(PROC_STORED)->iev, b) == -1)
+	if (imsgev_close(&child_by_id(id)->iev, b) == -1)
 		fatal("%s", __func__);
+}
+
+/* A request of vm's to stored: its message, to fill and then send. */
+static struct ibuf *
+vm_store_msg(struct vm *vm, uint32_t type)
+{
+	vm->store_req = req_next();
+	vm->store_type = type;
+	return child_msg(PROC_STORED, type, vm->store_req);
 }
 
 static void
@@ -441,24 +456,21 @@ vm_store_send(struct vm *vm, uint32_t type)
 	m_add_str(b, vm->row.id);
 	if (type != IMSG_STORE_DISK_DELETE)
 		m_add_str(b, vm->row.image);
-	vm_store_close(b);
+	child_send(PROC_STORED, b);
 }
 
 /* stored (re)started: finish deletions a crash interrupted. */
 void
 vm_store_up(void)
 {
-	struct child	*c = child_by_id(PROC_STORED);
-	struct ibuf	*b;
 	struct vm	*vm;
 
 	store_up = 1;
 	nimages = 0;
-	if ((b = imsg_create(&c->iev.ibuf, IMSG_STORE_PREFLIGHT,
-	    store_req_next++, 0, 0)) == NULL || imsgev_close(&c->iev, b) == -1 ||
-	    (b = imsg_create(&c->iev.ibuf, IMSG_STORE_DISK_LIST,
-	    store_req_next++, 0, 0)) == NULL || imsgev_close(&c->iev, b) == -1)
-		fatal("%s", __func__);
+	child_send(PROC_STORED, child_msg(PROC_STORED, IMSG_STORE_PREFLIGHT,
+	    req_next()));
+	child_send(PROC_STORED, child_msg(PROC_STORED, IMSG_STORE_DISK_LIST,
+	    req_next()));
 	TAILQ_FOREACH(vm, &vms, entry) {
 		if (vm->store_req != 0) {
 			/* The old stored died with this request. */
@@ -551,7 +563,7 @@ vm_store_checkpoint(struct vm *vm, const char *id, int write)
 
 	m_add_str(b, id);
 	m_add_u32(b, write ? 1 : 0);
-	vm_store_close(b);
+	child_send(PROC_STORED, b);
 }
 
 /*
@@ -679,7 +691,6 @@ vm_store_preflight(struct imsg *imsg)
 static void
 vm_store_entry(struct imsg *imsg)
 {
-	struct child	*c = child_by_id(PROC_STORED);
 	struct mreader	 r;
 	struct ibuf	*b;
 	const char	*id;
@@ -692,12 +703,9 @@ vm_store_entry(struct imsg *imsg)
 		return;
 	log_info("%s: deleting the disk no VM owns", id);
 	/* Request 0: its result concerns no VM. */
-	if ((b = imsg_create(&c->iev.ibuf, IMSG_STORE_DISK_DELETE, 0, 0,
-	    64)) == NULL)
-		fatal("%s", __func__);
+	b = child_msg(PROC_STORED, IMSG_STORE_DISK_DELETE, 0);
 	m_add_str(b, id);
-	if (imsgev_close(&c->iev, b) == -1)
-		fatal("%s", __func__);
+	child_send(PROC_STORED, b);
 }
 
 void
@@ -751,17 +759,14 @@ vm_net_send_teardown(const char *id, uint32_t slot)
 {
 	struct child	*c = child_by_id(PROC_NETD);
 	struct ibuf	*b;
-	uint32_t	 req = store_req_next++;
+	uint32_t	 req;
 
 	if (!c->iev_live || c->state != CHILD_RUNNING)
 		return 0;
-	if ((b = imsg_create(&c->iev.ibuf, IMSG_NET_TEARDOWN, req, 0, 64)) ==
-	    NULL)
-		fatal("%s", __func__);
+	b = child_msg(PROC_NETD, IMSG_NET_TEARDOWN, req = req_next());
 	m_add_str(b, id);
 	m_add_u32(b, slot);
-	if (imsgev_close(&c->iev, b) == -1)
-		fatal("%s", __func__);
+	child_send(PROC_NETD, b);
 	return req;
 }
 
@@ -780,10 +785,8 @@ vm_net_setup(struct vm *vm)
 		vm_fail(vm, "the network daemon is not up");
 		return;
 	}
-	vm->net_req = store_req_next++;
-	if ((b = imsg_create(&c->iev.ibuf, IMSG_NET_SETUP, vm->net_req, 0,
-	    128)) == NULL)
-		fatal("%s", __func__);
+	vm->net_req = req_next();
+	b = child_msg(PROC_NETD, IMSG_NET_SETUP, vm->net_req);
 	m_add_str(b, vm->row.id);
 	m_add_u32(b, vm->row.slot);
 	m_add_u32(b, vm->row.network);
@@ -792,8 +795,7 @@ vm_net_setup(struct vm *vm)
 		m_add_u32(b, vm->fwd[i].host);
 		m_add_u32(b, vm->fwd[i].guest);
 	}
-	if (imsgev_close(&c->iev, b) == -1)
-		fatal("%s", __func__);
+	child_send(PROC_NETD, b);
 	vm->net_live = 1;
 }
 
@@ -934,8 +936,6 @@ vm_net_imsg(struct imsg *imsg)
 void
 vm_net_up(void)
 {
-	struct child	*c = child_by_id(PROC_NETD);
-	struct ibuf	*b;
 	struct vm	*vm, *next;
 
 	/* vm_destroy_finish frees: walk with the next one in hand. */
@@ -963,11 +963,9 @@ vm_net_up(void)
 			    "daemon restarted; destroy it and create it again");
 		}
 	}
-	if ((b = imsg_create(&c->iev.ibuf, IMSG_NET_LIST, store_req_next++,
-	    0, 0)) == NULL || imsgev_close(&c->iev, b) == -1 ||
-	    (b = imsg_create(&c->iev.ibuf, IMSG_NET_PREFLIGHT,
-	    store_req_next++, 0, 0)) == NULL || imsgev_close(&c->iev, b) == -1)
-		fatal("%s", __func__);
+	child_send(PROC_NETD, child_msg(PROC_NETD, IMSG_NET_LIST, req_next()));
+	child_send(PROC_NETD, child_msg(PROC_NETD, IMSG_NET_PREFLIGHT,
+	    req_next()));
 	vm_template_build();
 }
 
