@@ -3,6 +3,7 @@
  * socketpair on PROC_PARENT_SOCK_FILENO, as mcvmd would.
  */
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include <err.h>
 #include <errno.h>
@@ -17,6 +18,8 @@
 #include "daemon.h"
 #include "imsg.h"
 #include "proto.h"
+
+#define DAEMON_ARGS_MAX		64
 
 /* Returns the daemon's pid; *fd is the driver's end of the channel. */
 pid_t
@@ -105,4 +108,68 @@ test_errname(uint32_t e)
 	if ((s = strerrorname_np((int)e)) == NULL)
 		return "unknown";
 	return s;
+}
+
+/*
+ * Starts the daemon a driver's options name, -s binary -f conf, passing
+ * -D macro=value, -S and -v on; name is its argv[0], and it runs in the
+ * foreground (-d).  Bad options call usage.  Returns its pid; *fd is the
+ * driver's end of the channel, *argi the index of the first command.
+ */
+pid_t
+test_daemon_run(int argc, char *argv[], const char *name,
+    void (*usage)(void), int *fd, int *argi)
+{
+	const char	*dargv[DAEMON_ARGS_MAX];
+	const char	*bin = NULL, *conf = NULL;
+	int		 n = 0, ch;
+
+	dargv[n++] = name;
+	dargv[n++] = "-d";
+	while ((ch = getopt(argc, argv, "D:f:s:Sv")) != -1) {
+		if (n + 3 >= DAEMON_ARGS_MAX)
+			usage();
+		switch (ch) {
+		case 'D':
+			dargv[n++] = "-D";
+			dargv[n++] = optarg;
+			break;
+		case 'f':
+			conf = optarg;
+			break;
+		case 's':
+			bin = optarg;
+			break;
+		case 'S':
+			dargv[n++] = "-S";
+			break;
+		case 'v':
+			dargv[n++] = "-v";
+			break;
+		default:
+			usage();
+		}
+	}
+	if (bin == NULL || conf == NULL)
+		usage();
+	dargv[n++] = "-f";
+	dargv[n++] = conf;
+	dargv[n] = NULL;
+	*argi = optind;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	return test_daemon_start(bin, dargv, fd);
+}
+
+/* Waits for the daemon and prints how it ended: "exit code=N|signal=N". */
+void
+test_daemon_reap(pid_t pid)
+{
+	int	 status;
+
+	if (waitpid(pid, &status, 0) == -1)
+		err(1, "waitpid");
+	if (WIFEXITED(status))
+		printf("exit code=%d\n", WEXITSTATUS(status));
+	else
+		printf("exit signal=%d\n", WTERMSIG(status));
 }

@@ -52,7 +52,6 @@
 #include "daemon.h"
 
 #define DRIVER_TIMEOUT_MS	(60 * 1000)
-#define DRIVER_ARGS_MAX		64
 #define DRIVER_SLOTS		1024
 #define DRIVER_FWD_MAX		16
 #define DRIVER_TEXT_MAX		8192
@@ -361,16 +360,10 @@ static void
 wait_exit(void)
 {
 	struct imsg	 imsg;
-	int		 status;
 
 	while (next_msg(&imsg) == 1)
 		imsg_free(&imsg);
-	if (waitpid(netd_pid, &status, 0) == -1)
-		err(1, "waitpid");
-	if (WIFEXITED(status))
-		printf("exit code=%d\n", WEXITSTATUS(status));
-	else
-		printf("exit signal=%d\n", WTERMSIG(status));
+	test_daemon_reap(netd_pid);
 	netd_pid = -1;
 }
 
@@ -378,7 +371,7 @@ static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: netd-driver -s mcvm-netd -f conf "
-	    "[-D macro=value] [-v] command ...\n");
+	    "[-D macro=value] [-S] [-v] command ...\n");
 	exit(2);
 }
 
@@ -386,50 +379,16 @@ int
 main(int argc, char *argv[])
 {
 	struct imsg	 imsg;
-	const char	*sargv[DRIVER_ARGS_MAX];
-	const char	*bin = NULL, *conf = NULL;
 	char		 pidbuf[16];
 	uint64_t	 total, worst;
-	int		 sargc = 0, ch, sv[2], i, n, k, on, before;
+	int		 sv[2], i, n, k, on, before;
 
 	for (i = 0; i < DRIVER_SLOTS; i++)
 		held_ns[i] = held_tap[i] = -1;
-	sargv[sargc++] = "mcvm-netd";
-	sargv[sargc++] = "-d";
-	while ((ch = getopt(argc, argv, "D:f:s:vS")) != -1) {
-		if (sargc + 3 >= DRIVER_ARGS_MAX)
-			usage();
-		switch (ch) {
-		case 'D':
-			sargv[sargc++] = "-D";
-			sargv[sargc++] = optarg;
-			break;
-		case 'f':
-			conf = optarg;
-			break;
-		case 's':
-			bin = optarg;
-			break;
-		case 'S':
-			sargv[sargc++] = "-S";
-			break;
-		case 'v':
-			sargv[sargc++] = "-v";
-			break;
-		default:
-			usage();
-		}
-	}
-	if (bin == NULL || conf == NULL)
-		usage();
-	sargv[sargc++] = "-f";
-	sargv[sargc++] = conf;
-	sargv[sargc] = NULL;
-	argc -= optind;
-	argv += optind;
-	setvbuf(stdout, NULL, _IOLBF, 0);
-
-	netd_pid = test_daemon_start(bin, sargv, &sv[0]);
+	netd_pid = test_daemon_run(argc, argv, "mcvm-netd", usage, &sv[0],
+	    &i);
+	argc -= i;
+	argv += i;
 	(void)snprintf(pidbuf, sizeof(pidbuf), "%d", (int)netd_pid);
 	(void)setenv("NETD_PID", pidbuf, 1);
 	if (imsgbuf_init(&ib, sv[0]) == -1)

@@ -48,7 +48,6 @@
 #include "daemon.h"
 
 #define DRIVER_TIMEOUT_MS	(60 * 1000)
-#define DRIVER_ARGS_MAX		64
 #define DRIVER_HEAD		8	/* first bytes shown of each fd */
 
 static struct imsgbuf	 ib;
@@ -303,19 +302,13 @@ static void
 wait_exit(void)
 {
 	struct imsg	 imsg;
-	int		 status;
 
 	while (next_msg(&imsg) == 1) {
 		if (imsg.hdr.type == IMSG_STORE_IMAGE_STATUS)
 			print_status(&imsg);
 		imsg_free(&imsg);
 	}
-	if (waitpid(stored_pid, &status, 0) == -1)
-		err(1, "waitpid");
-	if (WIFEXITED(status))
-		printf("exit code=%d\n", WEXITSTATUS(status));
-	else
-		printf("exit signal=%d\n", WTERMSIG(status));
+	test_daemon_reap(stored_pid);
 	stored_pid = -1;
 }
 
@@ -323,7 +316,7 @@ static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: stored-driver -s mcvm-stored -f conf "
-	    "[-D macro=value] [-v] command ...\n");
+	    "[-D macro=value] [-S] [-v] command ...\n");
 	exit(2);
 }
 
@@ -331,43 +324,12 @@ int
 main(int argc, char *argv[])
 {
 	struct imsg	 imsg;
-	const char	*sargv[DRIVER_ARGS_MAX];
-	const char	*bin = NULL, *conf = NULL;
-	int		 sargc = 0, ch, sv[2], fds, i, n;
+	int		 sv[2], fds, i, n;
 
-	sargv[sargc++] = "mcvm-stored";
-	sargv[sargc++] = "-d";
-	while ((ch = getopt(argc, argv, "D:f:s:v")) != -1) {
-		if (sargc + 3 >= DRIVER_ARGS_MAX)
-			usage();
-		switch (ch) {
-		case 'D':
-			sargv[sargc++] = "-D";
-			sargv[sargc++] = optarg;
-			break;
-		case 'f':
-			conf = optarg;
-			break;
-		case 's':
-			bin = optarg;
-			break;
-		case 'v':
-			sargv[sargc++] = "-v";
-			break;
-		default:
-			usage();
-		}
-	}
-	if (bin == NULL || conf == NULL)
-		usage();
-	sargv[sargc++] = "-f";
-	sargv[sargc++] = conf;
-	sargv[sargc] = NULL;
-	argc -= optind;
-	argv += optind;
-	setvbuf(stdout, NULL, _IOLBF, 0);
-
-	stored_pid = test_daemon_start(bin, sargv, &sv[0]);
+	stored_pid = test_daemon_run(argc, argv, "mcvm-stored", usage,
+	    &sv[0], &i);
+	argc -= i;
+	argv += i;
 	if (imsgbuf_init(&ib, sv[0]) == -1)
 		err(1, "imsgbuf_init");
 
