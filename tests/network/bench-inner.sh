@@ -3,15 +3,9 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/suite.sh
+. tests/network/conf.sh
 conf="$NET_T/mcvm-net.conf"
-cat >"$conf" <<CONF
-include "$PWD/etc/mcvm.dev.conf"
-netd {
-	uplink "$NET_UPLINK"
-	pool "$NET_POOL"
-	resolver "$NET_RESOLVER"
-}
-CONF
+net_suite_conf "$conf"
 suite_start -f "$conf" || exit 1
 trap 'suite_stop' EXIT
 suite_wait_image debian || exit 1

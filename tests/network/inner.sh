@@ -7,6 +7,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/t.sh
 . tests/lib/suite.sh
+. tests/network/conf.sh
 
 fail_now() {
 	t_fail "$1" "${2:-}"
@@ -38,14 +39,7 @@ nothing_left() {	# LABEL
 
 # The suite's config: the dev config and a netd block for the test network.
 conf="$NET_T/mcvm-net.conf"
-cat >"$conf" <<CONF
-include "$PWD/etc/mcvm.dev.conf"
-netd {
-	uplink "$NET_UPLINK"
-	pool "$NET_POOL"
-	resolver "$NET_RESOLVER"
-}
-CONF
+net_suite_conf "$conf"
 # MCVM_NET_LOGS=DIR keeps mcvmd's log and the node TAP output there.
 keep_logs() {
 	[ -n "${MCVM_NET_LOGS:-}" ] && [ -d "${SUITE_DIR:-}" ] || return 0

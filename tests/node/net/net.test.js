@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import * as env from '../lib/env.mjs';
-import { connect, call, refused, sleep } from '../lib/client.mjs';
+import { connect, call, refused, collect } from '../lib/client.mjs';
 
 function need(name) {
 	const v = process.env[name];
@@ -33,8 +33,6 @@ const HOST_PORT = Number(need('NET_HOST_PORT'));	// host's web server
 const NET_T = need('NET_T');
 const FWD_PORT = Number(need('MCVM_NET_FWD_PORT'));	// explicit forward
 const SUITE_PORT = Number(need('MCVM_SUITE_PORT'));	// frontd
-const POLL_MS = 200;
-const JOB_WAIT_MS = 120000;
 const GUEST_PORT = 8000;
 
 let net, nonet;
@@ -53,34 +51,8 @@ async function exec(vm, command) {
 	return r.job_id;
 }
 
-// Pages a job's output until it has ended and every byte was read.
-async function collect(vm, job) {
-	const out = { stdout: '', stderr: '', last: null };
-	let cursor;
-	const deadline = Date.now() + JOB_WAIT_MS;
-	for (;;) {
-		const args = { vm_id: vm, job_id: job };
-		if (cursor)
-			args.cursor = cursor;
-		const r = await call(net, 'vm_job_output', args);
-		out.stdout += r.stdout;
-		out.stderr += r.stderr;
-		const moved = !cursor ||
-		    r.next_cursor.stdout !== cursor.stdout ||
-		    r.next_cursor.stderr !== cursor.stderr;
-		cursor = r.next_cursor;
-		out.last = r;
-		if (r.state !== 'running' && !moved)
-			break;
-		if (r.state === 'running' && !moved)
-			await sleep(POLL_MS);
-		assert.ok(Date.now() < deadline, `job ${job} did not end`);
-	}
-	return out;
-}
-
 async function run(vm, command) {
-	const o = await collect(vm, await exec(vm, command));
+	const o = await collect(net, vm, await exec(vm, command));
 	assert.equal(o.last.exit_code, 0,
 	    `${command}: exit ${o.last.exit_code}: ${o.stderr}`);
 	return o;

@@ -5,10 +5,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import * as env from '../lib/env.mjs';
-import { connect, call, refused, sleep } from '../lib/client.mjs';
-
-const POLL_MS = 200;
-const JOB_WAIT_MS = 120000;
+import { connect, call, refused, sleep, collect, POLL_MS,
+    JOB_WAIT_MS } from '../lib/client.mjs';
 
 let alice, bob, vm;
 
@@ -22,47 +20,9 @@ async function exec(command, extra = {}) {
 	return r.job_id;
 }
 
-// Pages a job's output until it has ended and every byte was read.
-async function collect(job, encoding = 'utf-8') {
-	const out = { stdout: [], stderr: [], pages: [], last: null };
-	let cursor;
-	const deadline = Date.now() + JOB_WAIT_MS;
-	for (;;) {
-		const args = { vm_id: vm, job_id: job, encoding };
-		if (cursor)
-			args.cursor = cursor;
-		const r = await call(alice, 'vm_job_output', args);
-		out.pages.push(r);
-		if (encoding === 'utf-8') {
-			out.stdout.push(r.stdout);
-			out.stderr.push(r.stderr);
-		} else {
-			out.stdout.push(Buffer.from(r.stdout_base64, 'base64'));
-			out.stderr.push(Buffer.from(r.stderr_base64, 'base64'));
-		}
-		const moved = !cursor ||
-		    r.next_cursor.stdout !== cursor.stdout ||
-		    r.next_cursor.stderr !== cursor.stderr;
-		cursor = r.next_cursor;
-		out.last = r;
-		if (r.state !== 'running' && !moved)
-			break;
-		if (r.state === 'running' && !moved)
-			await sleep(POLL_MS);
-		assert.ok(Date.now() < deadline, `job ${job} did not end`);
-	}
-	if (encoding === 'utf-8') {
-		out.stdout = out.stdout.join('');
-		out.stderr = out.stderr.join('');
-	} else {
-		out.stdout = Buffer.concat(out.stdout);
-		out.stderr = Buffer.concat(out.stderr);
-	}
-	return out;
-}
 
 async function run(command, extra) {
-	return collect(await exec(command, extra));
+	return collect(alice, vm, await exec(command, extra));
 }
 
 async function waitState(job, pred) {
@@ -180,7 +140,7 @@ test('invalid UTF-8 becomes U+FFFD and is flagged', async () => {
 
 test('binary output in base64 is exact', async () => {
 	const job = await exec("printf '\\000\\377\\200abc'");
-	const o = await collect(job, 'base64');
+	const o = await collect(alice, vm, job, 'base64');
 	assert.deepEqual([...o.stdout], [0, 255, 128, 97, 98, 99]);
 });
 
