@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <err.h>
 #include <errno.h>
 #include <poll.h>
@@ -172,4 +173,23 @@ test_daemon_reap(pid_t pid)
 		printf("exit code=%d\n", WEXITSTATUS(status));
 	else
 		printf("exit signal=%d\n", WTERMSIG(status));
+}
+
+/* How many fds the daemon holds open. */
+int
+test_daemon_fds(pid_t pid)
+{
+	char		 path[64];
+	struct dirent	*de;
+	DIR		*d;
+	int		 n = 0;
+
+	(void)snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		err(1, "%s", path);
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
 }

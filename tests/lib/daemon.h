@@ -10,6 +10,7 @@ pid_t	 test_daemon_start(const char *, const char *const [], int *);
 pid_t	 test_daemon_run(int, char *[], const char *, void (*)(void), int *,
 	    int *);
 void	 test_daemon_reap(pid_t);
+int	 test_daemon_fds(pid_t);
 int	 test_daemon_next(struct imsgbuf *, pid_t, int, struct imsg *);
 const char *test_errname(uint32_t);
 

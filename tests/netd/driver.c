@@ -32,7 +32,6 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
-#include <dirent.h>
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -291,24 +290,6 @@ nsexec(uint32_t slot, const char *cmd)
 		    WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }
 
-static int
-count_fds(void)
-{
-	char		 path[64];
-	struct dirent	*de;
-	DIR		*d;
-	int		 n = 0;
-
-	(void)snprintf(path, sizeof(path), "/proc/%d/fd", (int)netd_pid);
-	if ((d = opendir(path)) == NULL)
-		err(1, "%s", path);
-	while ((de = readdir(d)) != NULL)
-		if (de->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
 /* N rounds of setup and teardown; returns failures, times in us. */
 static int
 rounds(int n, int on, uint64_t *total, uint64_t *worst)
@@ -433,10 +414,11 @@ main(int argc, char *argv[])
 		} else if (strcmp(cmd, "many") == 0) {
 			n = atoi(ARG(1));
 			on = strcmp(ARG(2), "on") == 0;
-			before = count_fds();
+			before = test_daemon_fds(netd_pid);
 			k = rounds(n, on, &total, &worst);
 			printf("many n=%d failed=%d fds_before=%d "
-			    "fds_after=%d\n", n, k, before, count_fds());
+			    "fds_after=%d\n", n, k, before,
+			    test_daemon_fds(netd_pid));
 			i += 2;
 		} else if (strcmp(cmd, "bench") == 0) {
 			n = atoi(ARG(1));

@@ -29,7 +29,6 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
-#include <dirent.h>
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -241,24 +240,6 @@ checkpoint(const char *vm, uint32_t write)
 	(void)replies(id, IMSG_STORE_RESULT, &fds);
 }
 
-static int
-count_fds(void)
-{
-	char		 path[64];
-	struct dirent	*de;
-	DIR		*d;
-	int		 n = 0;
-
-	(void)snprintf(path, sizeof(path), "/proc/%d/fd", (int)stored_pid);
-	if ((d = opendir(path)) == NULL)
-		err(1, "%s", path);
-	while ((de = readdir(d)) != NULL)
-		if (de->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
 /* N rounds of create, open and delete; fds before and after. */
 static void
 many(int n, const char *image)
@@ -266,7 +247,7 @@ many(int n, const char *image)
 	char	 vm[32];
 	int	 i, fds, before, after, failed = 0;
 
-	before = count_fds();
+	before = test_daemon_fds(stored_pid);
 	quiet = 1;
 	for (i = 0; i < n; i++) {
 		(void)snprintf(vm, sizeof(vm), "vm-%016x", 0xf00d0000 + i);
@@ -276,7 +257,7 @@ many(int n, const char *image)
 			failed++;
 	}
 	quiet = 0;
-	after = count_fds();
+	after = test_daemon_fds(stored_pid);
 	printf("many n=%d failed=%d fds_before=%d fds_after=%d\n", n, failed,
 	    before, after);
 }
