@@ -643,3 +643,38 @@ chan_flush(int timeout_ms)
 			return;
 	}
 }
+
+/*
+ * Blocks until the host writes a line on the port, reading it a byte at a
+ * time so that what follows it stays for the session.  The host side may
+ * come and go meanwhile (a checkpoint is taken, a restored VM's monitor
+ * connects): a hangup is waited out.
+ */
+int
+chan_hold(void)
+{
+	struct timespec	 step = { 0, GUESTD_PORT_RETRY_MS * 1000000L };
+	struct pollfd	 pfd;
+	ssize_t		 n;
+	char		 c;
+
+	if (port_fd == -1)
+		return -1;
+	for (;;) {
+		pfd.fd = port_fd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		n = read(port_fd, &c, 1);
+		if (n == 1 && c == '\n')
+			return 0;
+		if (n == 1 || (n == -1 && (errno == EAGAIN || errno == EINTR)))
+			continue;
+		if (n == -1 && errno != EPIPE && errno != ENOTCONN)
+			return -1;
+		nanosleep(&step, NULL);		/* no host side just now */
+	}
+}

@@ -38,6 +38,7 @@ void	 chan_event(short, uint64_t);
 int	 chan_poweroff_pending(void);
 uint64_t chan_retry_at(void);
 void	 chan_flush(int);
+int	 chan_hold(void);
 
 /* jobs.c */
 struct job;

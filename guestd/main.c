@@ -316,6 +316,49 @@ wait_for_port(void)
 	}
 }
 
+/* Whether the kernel command line holds the word w. */
+static int
+cmdline_has(const char *w)
+{
+	char	 buf[4096], *p, *save;
+	ssize_t	 n;
+	int	 fd;
+
+	if ((fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	for (p = strtok_r(buf, " \n", &save); p != NULL;
+	    p = strtok_r(NULL, " \n", &save))
+		if (strcmp(p, w) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * A template (mcvm.hold) holds here, its root filesystem still read-only
+ * (guestd/image/init): the host sees the agent port open and checkpoints
+ * the guest.  Each VM restored from the checkpoint has its own disk, a
+ * copy of the same base, and is released by one line on the port; only
+ * then does its root become writable.
+ */
+static void
+hold(void)
+{
+	glog("holding for a checkpoint");
+	if (chan_hold() == -1) {
+		glog("holding on the agent port: %s", strerror(errno));
+		guest_poweroff();
+	}
+	if (mount(NULL, "/", NULL, MS_REMOUNT, NULL) == -1) {
+		glog("remount / read-write: %s", strerror(errno));
+		guest_poweroff();
+	}
+}
+
 static void
 serve(int sfd)
 {
@@ -395,6 +438,8 @@ main(int argc, char *argv[])
 	    O_CLOEXEC)) == -1)
 		glog("open " AGENT_WORKSPACE ": %s", strerror(errno));
 	wait_for_port();
+	if (cmdline_has("mcvm.hold"))
+		hold();
 	glog("ready");
 	serve(sfd);
 	return 0;

@@ -43,10 +43,11 @@
 			"[-m hold | restore] -i vm-id -u uid -g gid"
 
 /*
- * A template's guest holds in its initramfs, reading the agent port
- * (mcvm.hold): -m hold says nothing to it and reports VMM_EV_HELD once the
- * port is open, and the VM is then checkpointed.  A VM restored from that
- * checkpoint is released by one newline (-m restore), then boots on.
+ * A template's guest agent holds once it is up, before its root filesystem
+ * is writable, reading the agent port (mcvm.hold): -m hold says nothing to
+ * it and reports VMM_EV_HELD once the port is open, and the VM is then
+ * checkpointed.  A VM restored from that checkpoint is released by one
+ * newline (-m restore), and its agent serves on.
  */
 enum vmm_mode {
 	VMM_MODE_BOOT,
