@@ -338,12 +338,14 @@ encode_payload(struct awriter *w, const struct agent_msg *m)
 		break;
 	case AGENT_JOB_READ:
 		w_check(w, m->u.job_read.out_max <= AGENT_PAGE_MAX &&
-		    m->u.job_read.err_max <= AGENT_PAGE_MAX);
+		    m->u.job_read.err_max <= AGENT_PAGE_MAX &&
+		    m->u.job_read.wait_ms <= AGENT_WAIT_MAX_MS);
 		w_u32(w, m->u.job_read.job);
 		w_u64(w, m->u.job_read.out_cursor);
 		w_u64(w, m->u.job_read.err_cursor);
 		w_u32(w, m->u.job_read.out_max);
 		w_u32(w, m->u.job_read.err_max);
+		w_u32(w, m->u.job_read.wait_ms);
 		break;
 	case AGENT_REPLY | AGENT_JOB_STATUS:
 	case AGENT_REPLY | AGENT_JOB_CANCEL:
@@ -525,8 +527,10 @@ agent_decode(const struct agent_hdr *hdr, const uint8_t *payload,
 		m->u.job_read.err_cursor = r_u64(&r);
 		m->u.job_read.out_max = r_u32(&r);
 		m->u.job_read.err_max = r_u32(&r);
+		m->u.job_read.wait_ms = r_u32(&r);
 		r_check(&r, m->u.job_read.out_max <= AGENT_PAGE_MAX &&
-		    m->u.job_read.err_max <= AGENT_PAGE_MAX);
+		    m->u.job_read.err_max <= AGENT_PAGE_MAX &&
+		    m->u.job_read.wait_ms <= AGENT_WAIT_MAX_MS);
 		break;
 	case AGENT_REPLY | AGENT_JOB_STATUS:
 	case AGENT_REPLY | AGENT_JOB_CANCEL:

@@ -52,9 +52,11 @@
  *		← u32 job
  * JOB_STATUS	→ u32 job			← status
  * JOB_READ	→ u32 job, u64 out_cursor, u64 err_cursor, u32 out_max,
- *		  u32 err_max
+ *		  u32 err_max, u32 wait_ms (at most AGENT_WAIT_MAX_MS)
  *		← status, u64 out_cursor, bytes out, u64 err_cursor,
  *		  bytes err
+ *		  with wait_ms, a running job's answer waits until the job
+ *		  ends or wait_ms pass; other requests are served meanwhile
  * JOB_CANCEL	→ u32 job			← status
  * FILE_READ	→ str path, u64 offset, u32 length
  *		← u64 offset, u64 size, u8 eof, bytes data
@@ -110,7 +112,7 @@
  */
 #define AGENT_KERNEL_APPEND_TCG	AGENT_KERNEL_APPEND \
 	" norandmaps mitigations=off"
-#define AGENT_PROTO_VERSION	1
+#define AGENT_PROTO_VERSION	2
 #define AGENT_MAGIC		0x4156434dU	/* "MCVA" */
 #define AGENT_HDR_LEN		16
 
@@ -130,6 +132,7 @@
 #define AGENT_NET_STR_MAX	64		/* NET_CONFIG strings */
 #define AGENT_SEED_LEN		32		/* SEED bytes */
 #define AGENT_TIMEOUT_MAX_MS	(7U * 24 * 3600 * 1000)
+#define AGENT_WAIT_MAX_MS	(60U * 1000)	/* JOB_READ wait_ms */
 
 /* Limits the agent enforces; the host can rely on them. */
 #define AGENT_JOB_RETAIN_MAX	(256 * 1024)	/* per job, both streams */
@@ -258,6 +261,7 @@ struct agent_msg {
 			uint64_t	 err_cursor;
 			uint32_t	 out_max;
 			uint32_t	 err_max;
+			uint32_t	 wait_ms;
 		} job_read;
 		struct {
 			struct agent_job_status st;

@@ -131,7 +131,8 @@
 	X(IMSG_VMM_JOB_READ,	515)	/* u32 job, u64 out cursor,	\
 					   u64 err cursor, u32 out max,	\
 					   u32 err max, u32 encoding	\
-					   (VMM_ENC_*) -> JOB_OUTPUT */	\
+					   (VMM_ENC_*), u32 wait ms	\
+					   -> JOB_OUTPUT */		\
 	X(IMSG_VMM_JOB_OUTPUT,	516)	/* job status, u64 out next	\
 					   cursor, str out, u32 out	\
 					   decoding errors, u64 err	\

@@ -32,6 +32,8 @@ static const char *const format_values[] = { "qcow2", "raw", NULL };
 #define P_JOB_ID							\
 	{ "job_id", TP_STRING, TS_JOB_ID, 1, 0, 0, ID_MAX, NULL, NULL,	\
 	    "The job's id, as returned by vm_exec." }
+#define P_WAIT(doc)							\
+	{ "wait_seconds", TP_INT, 0, 0, 0, TOOL_WAIT_MAX, 0, NULL, "0", doc }
 #define P_REQUEST_ID(what)						\
 	{ "request_id", TP_STRING, TS_REQUEST_ID, 1, 0, 0,		\
 	    REQUEST_ID_MAX, NULL, NULL,					\
@@ -111,6 +113,9 @@ static const struct tool_param p_vm_exec[] = {
 	{ "stdin", TP_STRING, TS_TEXT, 0, 0, 0, TOOL_TEXT_MAX, NULL, NULL,
 	    "Text given to the command on standard input. Default: "
 	    "empty." },
+	P_WAIT("If the command ends within this many seconds, answer then "
+	    "with its exit code and the first page of its output, as "
+	    "vm_job_output gives it; 0 answers at once."),
 };
 
 static const struct tool_param p_vm_job[] = {
@@ -128,6 +133,8 @@ static const struct tool_param p_vm_job_output[] = {
 	{ "encoding", TP_ENUM, 0, 0, 0, 0, 0, encoding_values, "\"utf-8\"",
 	    "\"utf-8\" returns text (invalid bytes become U+FFFD); "
 	    "\"base64\" returns exact bytes." },
+	P_WAIT("If the job is running, wait up to this many seconds for it "
+	    "to end before answering; 0 answers at once."),
 };
 
 static const struct tool_param p_vm_read_file[] = {

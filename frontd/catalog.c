@@ -45,6 +45,16 @@ struct tool_text {
 #define JOB_OUT								\
 	"{'type':'object','properties':{" JOB_PROPS "},"		\
 	"'required':['job_id','state']}"
+#define OUTPUT_OUT(required)						\
+	"{'type':'object','properties':{" JOB_PROPS ","			\
+	"'encoding':{'type':'string'},'stdout':{'type':'string'},"	\
+	"'stderr':{'type':'string'},'stdout_base64':{'type':'string'},"	\
+	"'stderr_base64':{'type':'string'},'next_cursor':{'type':"	\
+	"'object','properties':{'stdout':{'type':'integer'},'stderr':"	\
+	"{'type':'integer'}},'required':['stdout','stderr']},"		\
+	"'decoding_errors':{'type':'object','properties':{'stdout':"	\
+	"{'type':'boolean'},'stderr':{'type':'boolean'}}}},"		\
+	"'required':[" required "]}"
 #define INPUT_OUT							\
 	"{'type':'object','properties':{'vm_id':{'type':'string'},"	\
 	"'events':{'type':'integer'}},'required':['vm_id']}"
@@ -119,11 +129,14 @@ static const struct tool_text tool_texts[] = {
 	  "Start a shell command in the VM and return at once with job_id; "
 	  "the command runs as uid 1000 in /workspace (or cwd). Read its "
 	  "output with vm_job_output and its state with vm_job_status; stop "
-	  "it with vm_job_cancel. request_id is required: the same id and "
-	  "arguments return the same job instead of running it twice. At "
-	  "most 4 jobs run at once and 256 exist per VM. The job and its "
-	  "descendants are killed after timeout_seconds (600).",
-	  JOB_OUT },
+	  "it with vm_job_cancel. With wait_seconds, a command that ends "
+	  "within them is answered with its exit code and first page of "
+	  "output (stdout, stderr, next_cursor as vm_job_output gives "
+	  "them). request_id is required: the same id and arguments return "
+	  "the same job (its id and first state) instead of running it "
+	  "twice. At most 4 jobs run at once and 256 exist per VM. The job "
+	  "and its descendants are killed after timeout_seconds (600).",
+	  OUTPUT_OUT("'job_id','state'") },
 	{ TOOL_VM_JOB_STATUS,
 	  "Show a job's state, exit code, and whether it timed out or lost "
 	  "output.",
@@ -136,16 +149,9 @@ static const struct tool_text tool_texts[] = {
 	  "consume: repeating a cursor rereads. While the job runs, an "
 	  "empty answer is not the end; once it has completed, read until "
 	  "neither offset advances. encoding=\"base64\" returns exact bytes "
-	  "in stdout_base64 and stderr_base64.",
-	  "{'type':'object','properties':{" JOB_PROPS ","
-	  "'encoding':{'type':'string'},'stdout':{'type':'string'},"
-	  "'stderr':{'type':'string'},'stdout_base64':{'type':'string'},"
-	  "'stderr_base64':{'type':'string'},'next_cursor':{'type':"
-	  "'object','properties':{'stdout':{'type':'integer'},'stderr':"
-	  "{'type':'integer'}},'required':['stdout','stderr']},"
-	  "'decoding_errors':{'type':'object','properties':{'stdout':"
-	  "{'type':'boolean'},'stderr':{'type':'boolean'}}}},"
-	  "'required':['job_id','next_cursor','state']}" },
+	  "in stdout_base64 and stderr_base64. wait_seconds waits for a "
+	  "running job to end first.",
+	  OUTPUT_OUT("'job_id','next_cursor','state'") },
 	{ TOOL_VM_JOB_CANCEL,
 	  "Cancel a running job: it and every descendant are killed. "
 	  "Cancelling a finished job changes nothing.",

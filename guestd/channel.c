@@ -46,6 +46,13 @@ static size_t		 outq_off, outq_len;
 static uint8_t		 frame[AGENT_FRAME_MAX];
 static uint8_t		 filebuf[AGENT_FILE_CHUNK_MAX];
 
+/* JOB_READ requests with wait_ms, answered when their job ends. */
+static struct job_wait {
+	int			 used;
+	uint64_t		 deadline;
+	struct agent_msg	 req;	/* JOB_READ: no pointers */
+} waits[GUESTD_WAITS_MAX];
+
 /* Finds the port by name; returns its fd or -1. */
 int
 chan_open(void)
@@ -93,6 +100,7 @@ session_reset(void)
 	desync = 0;
 	in_len = 0;
 	outq_off = outq_len = 0;
+	memset(waits, 0, sizeof(waits));	/* their asker is gone */
 }
 
 static void
@@ -259,6 +267,24 @@ do_file_write(const struct agent_msg *req)
 	send_msg(&m);
 }
 
+/* Keeps a JOB_READ for when its job ends; 0 if every slot is taken. */
+static int
+wait_park(const struct agent_msg *req, uint64_t now)
+{
+	size_t	 i;
+
+	for (i = 0; i < GUESTD_WAITS_MAX; i++) {
+		if (waits[i].used)
+			continue;
+		waits[i].used = 1;
+		waits[i].deadline = now + req->u.job_read.wait_ms;
+		waits[i].req = *req;
+		waits[i].req.u.job_read.wait_ms = 0;	/* answer it then */
+		return 1;
+	}
+	return 0;
+}
+
 static void
 do_job(const struct agent_msg *req, uint64_t now)
 {
@@ -283,6 +309,10 @@ do_job(const struct agent_msg *req, uint64_t now)
 		break;
 	case AGENT_JOB_READ:
 		job_status(j, &m.u.output.st, now);
+		/* With no slot free, the job's state now is the answer. */
+		if (m.u.output.st.state == AGENT_JOB_RUNNING &&
+		    req->u.job_read.wait_ms > 0 && wait_park(req, now))
+			return;
 		m.u.output.out_cursor = req->u.job_read.out_cursor;
 		m.u.output.out_len = (uint32_t)job_page(j, OUT_STDOUT,
 		    req->u.job_read.out_cursor, req->u.job_read.out_max,
@@ -616,6 +646,39 @@ chan_event(short revents, uint64_t now)
 	/* A full reply queue may have held requests back. */
 	if (in_len > 0 && !desync && OUTQ_MAX - outq_len >= AGENT_FRAME_MAX)
 		process_input(now);
+}
+
+/*
+ * Answers the waiting JOB_READs whose job ended or whose time is up, as
+ * the reply queue has room.  Returns the milliseconds until the next
+ * deadline, or -1 if there is none.
+ */
+int
+chan_waits(uint64_t now)
+{
+	struct agent_job_status	 st;
+	struct job		*j;
+	uint64_t		 next = UINT64_MAX;
+	size_t			 i;
+
+	for (i = 0; i < GUESTD_WAITS_MAX; i++) {
+		if (!waits[i].used)
+			continue;
+		j = job_find(waits[i].req.u.job_read.job);
+		if (j != NULL && now < waits[i].deadline) {
+			job_status(j, &st, now);
+			if (st.state == AGENT_JOB_RUNNING) {
+				if (waits[i].deadline - now < next)
+					next = waits[i].deadline - now;
+				continue;
+			}
+		}
+		if (OUTQ_MAX - outq_len < AGENT_FRAME_MAX)
+			continue;	/* when the queue drains (POLLOUT) */
+		waits[i].used = 0;
+		do_job(&waits[i].req, now);
+	}
+	return next == UINT64_MAX ? -1 : (int)next;
 }
 
 int

@@ -23,6 +23,7 @@
 #define GUESTD_READ_CHUNK	65536	/* one read from a job pipe */
 #define GUESTD_FLUSH_WAIT_MS	1000	/* last replies before poweroff */
 #define GUESTD_POLLFDS_MAX	(2 + AGENT_JOBS_TOTAL_MAX * 3)
+#define GUESTD_WAITS_MAX	16	/* JOB_READs waiting for their job */
 
 /* main.c */
 void	 glog(const char *, ...) __attribute__((format(printf, 1, 2)));
@@ -39,6 +40,7 @@ int	 chan_poweroff_pending(void);
 uint64_t chan_retry_at(void);
 void	 chan_flush(int);
 int	 chan_hold(void);
+int	 chan_waits(uint64_t);
 
 /* jobs.c */
 struct job;

@@ -374,6 +374,9 @@ serve(int sfd)
 		if (chan_poweroff_pending())
 			guest_poweroff();
 		wait = jobs_timeout(now);
+		tmo = chan_waits(now);
+		if (tmo != -1 && (wait == -1 || tmo < wait))
+			wait = tmo;
 		n = 0;
 		pfd[n].fd = sfd;
 		pfd[n++].events = POLLIN;

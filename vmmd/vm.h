@@ -59,6 +59,7 @@ struct vm_call {
 	uint32_t	 type;		/* IMSG_VMM_* sent */
 	int		 force;
 	uint32_t	 encoding;	/* vm_job_output: 0 utf-8, 1 base64 */
+	uint32_t	 wait_ms;	/* for the job to end */
 	char		 job_id[ID_MAX + 1];
 	char		 rid[REQUEST_ID_MAX + 1];
 	char		 path[TOOL_PATH_MAX];

@@ -221,6 +221,15 @@ next_wire_id(void)
 
 static void	req_timeout(int, short, void *);
 
+/* An answer is due within ms. */
+static void
+req_arm(struct vmm_req *r, uint32_t ms)
+{
+	struct timeval	 tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	evtimer_add(&r->timer, &tv);
+}
+
 /* The checkpoint's fd, until QEMU took its own copy or it was given up. */
 static void
 ckpt_close_fd(void)
@@ -234,8 +243,6 @@ static struct vmm_req *
 req_new(uint32_t peerid, uint32_t type, enum vmm_chan chan)
 {
 	struct vmm_req	*r;
-	struct timeval	 tv = { VMM_REQ_TIMEOUT_MS / 1000,
-			    (VMM_REQ_TIMEOUT_MS % 1000) * 1000 };
 	size_t		 i;
 
 	for (i = 0; i < VMM_REQ_MAX; i++) {
@@ -249,7 +256,7 @@ req_new(uint32_t peerid, uint32_t type, enum vmm_chan chan)
 		r->chan = chan;
 		r->wire_id = next_wire_id();
 		evtimer_set(&r->timer, req_timeout, r);
-		evtimer_add(&r->timer, &tv);
+		req_arm(r, VMM_REQ_TIMEOUT_MS);
 		return r;
 	}
 	return NULL;
@@ -1054,6 +1061,8 @@ agent_request(uint32_t peerid, uint32_t type, struct agent_msg *m,
 	}
 	r->agent_type = m->type;
 	r->encoding = encoding;
+	if (m->type == AGENT_JOB_READ)	/* the guest may wait for the job */
+		req_arm(r, VMM_REQ_TIMEOUT_MS + m->u.job_read.wait_ms);
 	m->id = r->wire_id;
 	agent_queue(m, r);
 }

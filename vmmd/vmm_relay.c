@@ -177,8 +177,10 @@ vmm_req_get(uint32_t type, struct mreader *r, struct agent_msg *m,
 		    m_get_u32(r, &m->u.job_read.out_max) == -1 ||
 		    m_get_u32(r, &m->u.job_read.err_max) == -1 ||
 		    m_get_u32(r, encoding) == -1 ||
+		    m_get_u32(r, &m->u.job_read.wait_ms) == -1 ||
 		    m->u.job_read.out_max > AGENT_PAGE_MAX ||
 		    m->u.job_read.err_max > AGENT_PAGE_MAX ||
+		    m->u.job_read.wait_ms > AGENT_WAIT_MAX_MS ||
 		    (*encoding != VMM_ENC_UTF8 && *encoding != VMM_ENC_BASE64))
 			return -1;
 		break;
@@ -268,6 +270,7 @@ vmm_req_put(struct ibuf *b, const struct agent_msg *m, uint32_t encoding)
 		m_add_u32(b, m->u.job_read.out_max);
 		m_add_u32(b, m->u.job_read.err_max);
 		m_add_u32(b, encoding);
+		m_add_u32(b, m->u.job_read.wait_ms);
 		break;
 	case AGENT_FILE_READ:
 		m_add_str(b, m->u.file_read.path);

@@ -81,13 +81,26 @@ vm_call_fail(struct vm_call *c, const char *why)
 }
 
 
+_Static_assert(TOOL_WAIT_MAX * 1000 <= AGENT_WAIT_MAX_MS,
+    "wait_seconds beyond what the agent waits");
+
+/* wait_seconds, which the catalogue bounds by TOOL_WAIT_MAX. */
+static uint32_t
+tool_wait_ms(const struct tool_args *args)
+{
+	int64_t	 s = 0;
+
+	(void)tool_arg_int(args, "wait_seconds", &s);
+	return (uint32_t)s * 1000;
+}
+
 static json_t *
-job_json(const char *job_id, const struct agent_job_status *s)
+job_json(const struct vm_call *c, const struct agent_job_status *s)
 {
 	json_t	*j;
 
-	j = json_pack("{s:s, s:s, s:b, s:b, s:I, s:I, s:I}",
-	    "job_id", job_id,
+	j = json_pack("{s:s, s:s, s:s, s:b, s:b, s:I, s:I, s:I}",
+	    "vm_id", c->vm->row.id, "job_id", c->job_id,
 	    "state", job_states[s->state],
 	    "truncated", (int)s->truncated,
 	    "timed_out", s->state == AGENT_JOB_TIMED_OUT,
@@ -163,6 +176,22 @@ vm_random_job_id(char *out, size_t len)
 	(void)snprintf(out, len, "job-%s", hex);
 }
 
+/* Asks for a page of each stream from cursor (NULL: the start). */
+static void
+job_read(struct vm_call *c, uint32_t job, const struct tool_value *cursor)
+{
+	struct ibuf	*b = vm_call_msg(c->vm, IMSG_VMM_JOB_READ, c);
+
+	m_add_u32(b, job);
+	m_add_u64(b, cursor != NULL ? cursor->cursor[0] : 0);
+	m_add_u64(b, cursor != NULL ? cursor->cursor[1] : 0);
+	m_add_u32(b, VM_JOB_PAGE_MAX);
+	m_add_u32(b, VM_JOB_PAGE_MAX);
+	m_add_u32(b, c->encoding);
+	m_add_u32(b, c->wait_ms);
+	(void)vm_call(c->vm, c, b);
+}
+
 static void
 exec_done(struct vm_call *c, struct imsg *imsg)
 {
@@ -190,6 +219,15 @@ exec_done(struct vm_call *c, struct imsg *imsg)
 	if (state_receipt_end(vm->row.ws_id, c->rid, 1, vm->row.id, text) ==
 	    -1)
 		log_warnx("%s: receipt not settled", vm->row.id);
+	if (c->wait_ms > 0) {
+		/* The job exists now (a replay gives the above); its end
+		 * and output are this answer's. */
+		free(text);
+		(void)snprintf(c->job_id, sizeof(c->job_id), "%s", id);
+		c->step = 1;
+		job_read(c, job, NULL);
+		return;
+	}
 	vm_reply(c->peerid, TOOL_OK, text);
 	free(text);
 	vm_call_free(c);
@@ -206,7 +244,7 @@ job_state_done(struct vm_call *c, struct imsg *imsg)
 		vm_call_fail(c, "malformed job status from the VM monitor");
 		return;
 	}
-	vm_reply_json(c->peerid, job_json(c->job_id, &s));
+	vm_reply_json(c->peerid, job_json(c, &s));
 	vm_call_free(c);
 }
 
@@ -232,7 +270,7 @@ job_output_done(struct vm_call *c, struct imsg *imsg)
 		vm_call_fail(c, "malformed job output from the VM monitor");
 		return;
 	}
-	j = job_json(c->job_id, &s);
+	j = job_json(c, &s);
 	json_object_set_new(j, "encoding", json_string(c->encoding ==
 	    VMM_ENC_UTF8 ? "utf-8" : "base64"));
 	if (c->encoding == VMM_ENC_UTF8) {
@@ -514,7 +552,10 @@ vm_call_done(struct vm_call *c, struct imsg *imsg)
 	}
 	switch (c->tool) {
 	case TOOL_VM_EXEC:
-		exec_done(c, imsg);
+		if (c->step == 0)
+			exec_done(c, imsg);
+		else
+			job_output_done(c, imsg);
 		break;
 	case TOOL_VM_JOB_STATUS:
 	case TOOL_VM_JOB_CANCEL:
@@ -666,6 +707,8 @@ tool_exec(uint32_t peerid, const struct ws_auth *auth, struct vm *vm,
 	}
 	if ((c->command = strdup(cmd)) == NULL)
 		fatal("%s", __func__);
+	c->encoding = VMM_ENC_UTF8;
+	c->wait_ms = tool_wait_ms(args);
 	if (cwd == NULL || strcmp(cwd, ".") == 0)
 		cwd = "";
 	b = vm_call_msg(vm, IMSG_VMM_EXEC, c);
@@ -703,7 +746,6 @@ job_find(uint32_t peerid, struct vm *vm, const struct tool_args *args,
 static void
 tool_job(uint32_t peerid, struct vm *vm, const struct tool_args *args)
 {
-	const struct tool_value	*cur;
 	struct vm_call		*c;
 	struct ibuf		*b;
 	uint32_t		 job;
@@ -727,15 +769,9 @@ tool_job(uint32_t peerid, struct vm *vm, const struct tool_args *args)
 	default:
 		(void)tool_arg_int(args, "encoding", &enc);
 		c->encoding = enc == 1 ? VMM_ENC_BASE64 : VMM_ENC_UTF8;
-		cur = vm_arg(args, "cursor");
-		b = vm_call_msg(vm, IMSG_VMM_JOB_READ, c);
-		m_add_u32(b, job);
-		m_add_u64(b, cur != NULL ? cur->cursor[0] : 0);
-		m_add_u64(b, cur != NULL ? cur->cursor[1] : 0);
-		m_add_u32(b, VM_JOB_PAGE_MAX);
-		m_add_u32(b, VM_JOB_PAGE_MAX);
-		m_add_u32(b, c->encoding);
-		break;
+		c->wait_ms = tool_wait_ms(args);
+		job_read(c, job, vm_arg(args, "cursor"));
+		return;
 	}
 	(void)vm_call(vm, c, b);
 }

@@ -764,6 +764,75 @@ t_cancel_setsid(void)
 	return fail("setsid grandchild %ld survived the cancel", gc);
 }
 
+/* A JOB_READ that waits for its job (wait_ms); 0 with the reply. */
+static int
+read_waiting(uint32_t job, uint32_t wait_ms, uint32_t *id)
+{
+	struct agent_msg	 req;
+
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_JOB_READ;
+	req.u.job_read.job = job;
+	req.u.job_read.out_max = AGENT_PAGE_MAX;
+	req.u.job_read.err_max = AGENT_PAGE_MAX;
+	req.u.job_read.wait_ms = wait_ms;
+	if (ac_send(&ac, &req) == -1)
+		return fail("job_read: %s", strerror(errno));
+	*id = req.id;
+	return 0;
+}
+
+/*
+ * JOB_READ with wait_ms answers when the job ends, and the agent serves
+ * other requests meanwhile; a job that does not end is answered running
+ * once the wait is over.
+ */
+static int
+t_job_wait(void)
+{
+	struct agent_msg	 req, rep;
+	struct agent_job_status	 st;
+	uint32_t		 job, id;
+
+	if (exec_start("while [ ! -e go ]; do sleep 0.05; done; echo done", 1,
+	    NULL, 0, &job) == -1 || read_waiting(job, 60000, &id) == -1)
+		return -1;
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_PING;
+	if (call(&req, &rep) == -1 || job_status(job, &st) == -1)
+		return -1;
+	if (st.state != AGENT_JOB_RUNNING)
+		return fail("the job ended before it was let go");
+	if (file_write("go", 0, 0, "", 0, NULL) == -1)
+		return -1;
+	if (ac_recv(&ac, id, &rep, CALL_TIMEOUT_MS) == -1)
+		return fail("waiting job_read: %s", strerror(errno));
+	if (rep.type != (AGENT_REPLY | AGENT_JOB_READ))
+		return fail("waiting job_read: reply %s",
+		    agent_type_name(rep.type));
+	if (rep.u.output.st.state != AGENT_JOB_COMPLETED ||
+	    rep.u.output.out_len != 5 ||
+	    memcmp(rep.u.output.out, "done\n", 5) != 0)
+		return fail("answered %s with %u bytes",
+		    agent_job_state_name(rep.u.output.st.state),
+		    rep.u.output.out_len);
+
+	if (exec_start("sleep 600", 1, NULL, 0, &job) == -1 ||
+	    read_waiting(job, 200, &id) == -1)
+		return -1;
+	if (ac_recv(&ac, id, &rep, CALL_TIMEOUT_MS) == -1)
+		return fail("short wait: %s", strerror(errno));
+	if (rep.type != (AGENT_REPLY | AGENT_JOB_READ) ||
+	    rep.u.output.st.state != AGENT_JOB_RUNNING)
+		return fail("short wait answered %s",
+		    rep.type == AGENT_ERROR ? rep.u.error.message :
+		    agent_job_state_name(rep.u.output.st.state));
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_JOB_CANCEL;
+	req.u.job.job = job;
+	return call(&req, &rep);
+}
+
 static int
 t_files(void)
 {
@@ -1142,6 +1211,7 @@ static const struct {
 	{ "utf-8 cut mid-character across pages", t_utf8 },
 	{ "binary output in base64", t_base64 },
 	{ "cancel kills a setsid grandchild", t_cancel_setsid },
+	{ "job_read waits for the job to end", t_job_wait },
 	{ "file write and read back", t_files },
 	{ "symlink and .. escapes refused", t_escape },
 	{ "freeze and thaw, timeout excludes frozen time", t_freeze },

@@ -279,10 +279,15 @@ Test(agent, jobs)
 	m->u.job_read.err_cursor = 17;
 	m->u.job_read.out_max = AGENT_PAGE_MAX;
 	m->u.job_read.err_max = 1;
+	m->u.job_read.wait_ms = AGENT_WAIT_MAX_MS;
 	roundtrip(m, &out);
 	cr_assert_eq(out.u.job_read.out_cursor, 1ULL << 33);
 	cr_assert_eq(out.u.job_read.err_cursor, 17);
 	cr_assert_eq(out.u.job_read.out_max, AGENT_PAGE_MAX);
+	cr_assert_eq(out.u.job_read.wait_ms, AGENT_WAIT_MAX_MS);
+	m->u.job_read.wait_ms = AGENT_WAIT_MAX_MS + 1;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	m->u.job_read.wait_ms = 0;
 	m->u.job_read.out_max = AGENT_PAGE_MAX + 1;
 	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
 }

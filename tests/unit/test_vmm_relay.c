@@ -128,6 +128,7 @@ Test(vmm_relay, requests_roundtrip)
 	m.u.job_read.err_cursor = 12;
 	m.u.job_read.out_max = AGENT_PAGE_MAX;
 	m.u.job_read.err_max = 0;
+	m.u.job_read.wait_ms = 1500;
 	req_roundtrip(&m);
 
 	memset(&m, 0, sizeof(m));
@@ -195,6 +196,9 @@ Test(vmm_relay, requests_out_of_range_refused)
 	memset(&m, 0, sizeof(m));
 	m.type = AGENT_JOB_READ;
 	m.u.job_read.out_max = AGENT_PAGE_MAX + 1;
+	cr_assert_not(req_accepted(&m));
+	m.u.job_read.out_max = 0;
+	m.u.job_read.wait_ms = AGENT_WAIT_MAX_MS + 1;
 	cr_assert_not(req_accepted(&m));
 
 	memset(&m, 0, sizeof(m));

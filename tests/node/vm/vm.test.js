@@ -101,6 +101,34 @@ test('python3 prints 4', async () => {
 	assert.equal(o.last.exit_code, 0);
 });
 
+test('vm_exec with wait_seconds answers with the result', async () => {
+	const r = await call(alice, 'vm_exec', { vm_id: vm,
+	    request_id: `wait-${process.pid}-1`, wait_seconds: 60,
+	    command: "python3 -c 'print(2+2)'; echo oops >&2; exit 5" });
+	assert.equal(r.vm_id, vm);
+	assert.match(r.job_id, /^job-[0-9a-f]{16}$/);
+	assert.equal(r.state, 'completed');
+	assert.equal(r.exit_code, 5);
+	assert.equal(r.stdout, '4\n');
+	assert.equal(r.stderr, 'oops\n');
+	assert.deepEqual(r.next_cursor, { stdout: 2, stderr: 5 });
+	// A command that outlasts the wait is answered running.
+	const s = await call(alice, 'vm_exec', { vm_id: vm,
+	    request_id: `wait-${process.pid}-2`, wait_seconds: 1,
+	    command: 'sleep 5; echo late' });
+	assert.equal(s.state, 'running');
+	assert.equal(s.stdout, '');
+	// vm_job_output waits for it to end.
+	const o = await call(alice, 'vm_job_output', { vm_id: vm,
+	    job_id: s.job_id, wait_seconds: 60 });
+	assert.equal(o.state, 'completed');
+	assert.equal(o.stdout, 'late\n');
+	const msg = await refused(alice, 'vm_exec', { vm_id: vm,
+	    request_id: `wait-${process.pid}-3`, command: 'true',
+	    wait_seconds: 61 });
+	assert.match(msg, /wait_seconds/);
+});
+
 test('a Fibonacci script written as a file', async () => {
 	const src = 'a, b = 0, 1\nseq = []\nfor _ in range(10):\n' +
 	    '    seq.append(a)\n    a, b = b, a + b\n' +
