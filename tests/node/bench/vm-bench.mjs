@@ -2,7 +2,8 @@
 //	vm_create -> first exec output (p50, p95 over MCVM_BENCH_CREATES);
 //	the suite waits for the template, so the new VMs are restored from it
 //	exec round-trip over MCP on a running VM (p50, p99)
-//	host memory per idle VM beyond its guest RAM (resident, and anonymous)
+//	host memory per idle VM beyond its guest RAM (resident, anonymous, and
+//	the proportional share of each of several idle VMs)
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import * as env from '../lib/env.mjs';
@@ -10,6 +11,7 @@ import * as mcp from '../lib/client.mjs';
 
 const CREATES = Number(process.env.MCVM_BENCH_CREATES ?? 10);
 const EXECS = Number(process.env.MCVM_BENCH_EXECS ?? 100);
+const KEEP = Math.min(CREATES, 4);	// idle VMs kept for the memory figures
 const GUEST_MIB = 512;
 
 const client = await mcp.connect(env.token, 'mcvm-bench');
@@ -35,7 +37,7 @@ async function firstOutput(vm, command) {
 }
 
 // Creation to first output.
-const creates = [];
+const creates = [], kept = [];
 let vm;
 for (let i = 0; i < CREATES; i++) {
 	const t0 = performance.now();
@@ -45,29 +47,39 @@ for (let i = 0; i < CREATES; i++) {
 	creates.push(performance.now() - t0);
 	if (o.stdout !== 'ready\n')
 		throw new Error(`unexpected output ${o.stdout}`);
-	if (i === CREATES - 1)
-		vm = c.vm_id;
+	if (i >= CREATES - KEEP)
+		kept.push(c.vm_id);
 	else
 		await call('vm_destroy', { vm_id: c.vm_id });
+	vm = c.vm_id;
 }
 console.log(`vm_create -> first exec output (${CREATES} new VMs): ` +
     `p50 ${ms(pct(creates, 50))}, p95 ${ms(pct(creates, 95))}`);
 
-// Exec round-trip: vm_exec of `true` until its completed status.
-const rtts = [];
+// Exec round-trip: one vm_exec of `true` that waits for its result; and
+// for comparison, vm_exec then vm_job_status until it is completed.
+const rtts = [], polled = [];
 for (let i = 0; i < EXECS; i++) {
-	const t0 = performance.now();
-	const { job_id } = await call('vm_exec', { vm_id: vm,
+	let t0 = performance.now();
+	const r = await call('vm_exec', { vm_id: vm, wait_seconds: 10,
 	    request_id: `bench-rtt-${process.pid}-${i}`, command: 'true' });
+	rtts.push(performance.now() - t0);
+	if (r.state !== 'completed' || r.exit_code !== 0)
+		throw new Error(`true: ${JSON.stringify(r)}`);
+	t0 = performance.now();
+	const { job_id } = await call('vm_exec', { vm_id: vm,
+	    request_id: `bench-poll-${process.pid}-${i}`, command: 'true' });
 	for (;;) {
 		const s = await call('vm_job_status', { vm_id: vm, job_id });
 		if (s.state !== 'running')
 			break;
 	}
-	rtts.push(performance.now() - t0);
+	polled.push(performance.now() - t0);
 }
-console.log(`exec round-trip over MCP (true, ${EXECS} runs): ` +
-    `p50 ${ms(pct(rtts, 50))}, p99 ${ms(pct(rtts, 99))}`);
+console.log(`exec round-trip over MCP (true, ${EXECS} runs, vm_exec ` +
+    `with wait_seconds): p50 ${ms(pct(rtts, 50))}, p99 ` +
+    `${ms(pct(rtts, 99))}; polling vm_job_status instead: p50 ` +
+    `${ms(pct(polled, 50))}, p99 ${ms(pct(polled, 99))}`);
 
 // Memory: all the VM's processes' RSS, less the guest RAM mapping's; and
 // of that, the anonymous memory, which is this VM's alone (the rest is
@@ -75,7 +87,7 @@ console.log(`exec round-trip over MCP (true, ${EXECS} runs): ` +
 await new Promise((r) => setTimeout(r, 5000));
 const TB_MIB = 64;	// vmmd/qemu.h QEMU_TCG_TB_MIB: the translation cache
 function rssKiB(pid, skipGuest) {
-	const r = { total: 0, anon: 0, guest: 0, tb: 0, files: 0 };
+	const r = { total: 0, anon: 0, guest: 0, tb: 0, files: 0, pss: 0 };
 	let size = 0, name = '', guest = false;
 	for (const line of fs.readFileSync(`/proc/${pid}/smaps`, 'utf8')
 	    .split('\n')) {
@@ -95,6 +107,9 @@ function rssKiB(pid, skipGuest) {
 			if (guest)
 				r.guest += Number(m[1]);
 		}
+		m = line.match(/^Pss:\s+(\d+) kB/);
+		if (m && !guest)
+			r.pss += Number(m[1]);
 		m = line.match(/^Anonymous:\s+(\d+) kB/);
 		if (m && !guest) {
 			const k = Number(m[1]);
@@ -121,5 +136,15 @@ console.log(`host memory per idle VM beyond guest RAM: ` +
     `translation cache ${mib(q.tb)} MiB, its programs' relocated data ` +
     `${mib(q.files)} MiB); the rest is program files in the page cache, ` +
     `shared by every VM`);
-await call('vm_destroy', { vm_id: vm });
+// What each of several idle VMs costs the host: its proportional share
+// (PSS) of QEMU's and the monitor's memory, the guest RAM left out.
+let pss = 0;
+for (const v of kept)
+	pss += rssKiB(pids(`guest=${v}`)[0], true).pss +
+	    rssKiB(pids(`mcvm-vmm .* -i ${v}`)[0], false).pss;
+console.log(`host memory per idle VM beyond guest RAM, ${kept.length} ` +
+    `idle VMs: ${mib(pss / kept.length)} MiB proportional share (PSS) ` +
+    `each`);
+for (const v of kept)
+	await call('vm_destroy', { vm_id: v });
 await client.close();
