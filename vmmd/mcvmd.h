@@ -117,7 +117,8 @@ int	 state_vm_insert(const struct vm_row *);
 int	 state_vm_set(const char *, const char *, const char *, const char *);
 int	 state_vm_delete(const char *);
 int	 state_vm_each(int (*)(const struct vm_row *, void *), void *);
-int	 state_job_insert(const char *, const char *, uint32_t, const char *);
+int	 state_job_start(const char *, const char *, uint32_t, const char *,
+	    int64_t, const char *, const char *);
 int	 state_job_lookup(const char *, const char *, uint32_t *);
 int	 state_jobs_forget(const char *);
 int	 state_job_each(const char *, int (*)(const char *, uint32_t,

@@ -478,7 +478,7 @@ state_vm_each(int (*cb)(const struct vm_row *, void *), void *arg)
 }
 
 /* Jobs: the guest's job numbers behind the ids mcvm hands out. */
-int
+static int
 state_job_insert(const char *id, const char *vm, uint32_t guest_job,
     const char *command)
 {
@@ -496,6 +496,22 @@ state_job_insert(const char *id, const char *vm, uint32_t guest_job,
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* A job started: its row, and its request's receipt settled with result. */
+int
+state_job_start(const char *id, const char *vm, uint32_t guest_job,
+    const char *command, int64_t ws, const char *rid, const char *result)
+{
+	if (state_exec("BEGIN IMMEDIATE;") == -1)
+		return -1;
+	if (state_job_insert(id, vm, guest_job, command) == -1 ||
+	    state_receipt_end(ws, rid, 1, vm, result) == -1 ||
+	    state_exec("COMMIT;") == -1) {
+		(void)state_exec("ROLLBACK;");
+		return -1;
+	}
+	return 0;
 }
 
 /* 1 found, 0 not (or not this VM's), -1 error. */

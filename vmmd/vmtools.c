@@ -207,18 +207,17 @@ exec_done(struct vm_call *c, struct imsg *imsg)
 		return;
 	}
 	vm_random_job_id(id, sizeof(id));
-	if (state_job_insert(id, vm->row.id, job, c->command) == -1) {
-		vm_call_fail(c, "state database error");
-		return;
-	}
 	j = json_pack("{s:s, s:s, s:s}", "vm_id", vm->row.id, "job_id", id,
 	    "state", "running");
 	if (j == NULL || (text = json_dumps(j, JSON_COMPACT)) == NULL)
 		fatalx("%s: json", __func__);
 	json_decref(j);
-	if (state_receipt_end(vm->row.ws_id, c->rid, 1, vm->row.id, text) ==
-	    -1)
-		log_warnx("%s: receipt not settled", vm->row.id);
+	if (state_job_start(id, vm->row.id, job, c->command, vm->row.ws_id,
+	    c->rid, text) == -1) {
+		free(text);
+		vm_call_fail(c, "state database error");
+		return;
+	}
 	if (c->wait_ms > 0) {
 		/* The job exists now (a replay gives the above); its end
 		 * and output are this answer's. */
