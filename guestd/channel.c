@@ -28,6 +28,7 @@
 
 #include "guestd.h"
 #include "netcfg.h"
+#include "rdfile.h"
 #include "wsfile.h"
 
 #define VPORT_SYSFS	"/sys/class/virtio-ports"
@@ -60,8 +61,6 @@ chan_open(void)
 	char		 path[PATH_MAX], name[64];
 	struct dirent	*de;
 	DIR		*d;
-	ssize_t		 n;
-	int		 fd;
 
 	if ((d = opendir(VPORT_SYSFS)) == NULL)
 		return -1;
@@ -70,13 +69,8 @@ chan_open(void)
 			continue;
 		snprintf(path, sizeof(path), VPORT_SYSFS "/%s/name",
 		    de->d_name);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		if (read_small_file(path, name, sizeof(name)) == -1)
 			continue;
-		n = read(fd, name, sizeof(name) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		name[n] = '\0';
 		name[strcspn(name, "\n")] = '\0';
 		if (strcmp(name, AGENT_PORT_NAME) != 0)
 			continue;

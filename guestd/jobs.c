@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "guestd.h"
+#include "rdfile.h"
 #include "wsfile.h"
 
 #define JOB_STDIN	2		/* pollfd kind after the two streams */
@@ -707,19 +708,11 @@ cgroup_wait_frozen(int want)
 	char		 buf[512], *p;
 	uint64_t	 deadline = now_ms() + GUESTD_FREEZE_WAIT_MS;
 	struct timespec	 step = { 0, GUESTD_POLL_STEP_MS * 1000000L };
-	ssize_t		 n;
-	int		 fd;
 
 	for (;;) {
-		fd = open(GUESTD_JOBS_CGROUP "/cgroup.events",
-		    O_RDONLY | O_CLOEXEC);
-		if (fd == -1)
+		if (read_small_file(GUESTD_JOBS_CGROUP "/cgroup.events", buf,
+		    sizeof(buf)) == -1)
 			return -1;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n < 0)
-			return -1;
-		buf[n] = '\0';
 		if ((p = strstr(buf, "frozen ")) != NULL &&
 		    (p[7] == '1') == want)
 			return 0;

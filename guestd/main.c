@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "guestd.h"
+#include "rdfile.h"
 
 #define OS_RELEASE	"/etc/os-release"
 #define PORT_WAIT_MS	10000	/* for the agent port to appear at boot */
@@ -321,16 +322,9 @@ static int
 cmdline_has(const char *w)
 {
 	char	 buf[4096], *p, *save;
-	ssize_t	 n;
-	int	 fd;
 
-	if ((fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC)) == -1)
+	if (read_small_file("/proc/cmdline", buf, sizeof(buf)) == -1)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	for (p = strtok_r(buf, " \n", &save); p != NULL;
 	    p = strtok_r(NULL, " \n", &save))
 		if (strcmp(p, w) == 0)

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "netcfg.h"
+#include "rdfile.h"
 
 static int
 ipv4_parse(const char *s, struct in_addr *a)
@@ -96,8 +97,7 @@ nic_find(const char *mac, char *name, size_t len)
 	char		 path[300], buf[NETCFG_MAC_LEN + 2];
 	struct dirent	*de;
 	DIR		*d;
-	ssize_t		 n;
-	int		 fd, found = -1;
+	int		 found = -1;
 
 	if ((d = opendir(NETCFG_SYSNET)) == NULL)
 		return -1;
@@ -106,11 +106,7 @@ nic_find(const char *mac, char *name, size_t len)
 		    snprintf(path, sizeof(path), "%s/%s/address",
 		    NETCFG_SYSNET, de->d_name) >= (int)sizeof(path))
 			continue;
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n < NETCFG_MAC_LEN)
+		if (read_small_file(path, buf, sizeof(buf)) < NETCFG_MAC_LEN)
 			continue;
 		buf[NETCFG_MAC_LEN] = '\0';
 		if (strcasecmp(buf, mac) == 0) {

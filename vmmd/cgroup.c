@@ -18,6 +18,7 @@
 
 #include "cgroup.h"
 #include "log.h"
+#include "rdfile.h"
 #include "validate.h"
 
 #define CG_KILL_TRIES		50	/* x CG_KILL_WAIT_MS */
@@ -146,29 +147,6 @@ cg_parse_self(const char *text, struct cg_self *s)
 	return 0;
 }
 
-/* Reads a whole (small) file; a file larger than the buffer is an error. */
-static ssize_t
-cg_read(const char *path, char *buf, size_t len)
-{
-	size_t	 off = 0;
-	ssize_t	 n;
-	int	 fd;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	while ((n = read(fd, buf + off, len - 1 - off)) > 0)
-		if ((off += (size_t)n) == len - 1)
-			break;
-	close(fd);
-	if (n < 0 || off == len - 1) {
-		if (n >= 0)
-			errno = EFBIG;
-		return -1;
-	}
-	buf[off] = '\0';
-	return (ssize_t)off;
-}
-
 static int
 cg_write(const char *dir, const char *file, const char *val)
 {
@@ -244,9 +222,10 @@ cgroup_init(struct cgroups *cg, const char *instance)
 
 	memset(cg, 0, sizeof(*cg));
 	(void)snprintf(sub, sizeof(sub), "mcvm-%s", instance);
-	if (cg_read("/proc/self/mountinfo", mounts, sizeof(mounts)) == -1 ||
+	if (read_small_file("/proc/self/mountinfo", mounts,
+	    sizeof(mounts)) == -1 ||
 	    cg_parse_mountinfo(mounts, &m) == -1 ||
-	    cg_read("/proc/self/cgroup", text, sizeof(text)) == -1 ||
+	    read_small_file("/proc/self/cgroup", text, sizeof(text)) == -1 ||
 	    cg_parse_self(text, &s) == -1) {
 		(void)snprintf(cg->why, sizeof(cg->why), "cannot read /proc: "
 		    "%s", strerror(errno));
@@ -276,7 +255,7 @@ cgroup_init(struct cgroups *cg, const char *instance)
 	}
 	if (cg_join_path(own, m.v2, s.v2, "") == -1 ||
 	    snprintf(path, sizeof(path), "%scgroup.controllers", own) >=
-	    (int)sizeof(path) || cg_read(path, text, sizeof(text)) == -1 ||
+	    (int)sizeof(path) || read_small_file(path, text, sizeof(text)) == -1 ||
 	    !(strstr(text, "memory") && strstr(text, "cpu") &&
 	    strstr(text, "pids"))) {
 		(void)snprintf(cg->why, sizeof(cg->why), "cgroup v2 without "
@@ -384,7 +363,7 @@ cg_procs(const struct cgroups *cg, const char *vm, pid_t *pids, size_t max,
 	    snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >=
 	    (int)sizeof(path))
 		return -1;
-	if (cg_read(path, text, sizeof(text)) == -1)
+	if (read_small_file(path, text, sizeof(text)) == -1)
 		return errno == ENOENT ? 0 : -1;
 	for (p = text; *p != '\0' && *n < max; p = e) {
 		v = strtol(p, &e, 10);
@@ -506,7 +485,7 @@ cgroup_vm_memory(const struct cgroups *cg, const char *vm)
 	if (cg_vm_dir(cg, cg->v2 ? 0 : CG_MEMORY, vm, dir) == -1 ||
 	    snprintf(path, sizeof(path), "%s/%s", dir, cg->v2 ?
 	    "memory.current" : "memory.usage_in_bytes") >= (int)sizeof(path) ||
-	    cg_read(path, text, sizeof(text)) == -1)
+	    read_small_file(path, text, sizeof(text)) == -1)
 		return 0;
 	return strtoull(text, NULL, 10);
 }

@@ -33,6 +33,7 @@
 #include "log.h"
 #include "msg.h"
 #include "qemu.h"
+#include "rdfile.h"
 #include "vm.h"
 
 #define VM_HOST_MEM_RESERVE	(256ULL << 20)	/* kept free for the host */
@@ -1149,18 +1150,10 @@ vm_slot_alloc(uint32_t *slot)
 static uint64_t
 host_mem_available(void)
 {
-	char		 buf[4096], *p;
-	ssize_t		 n;
-	int		 fd;
+	char		 buf[8192], *p;
 
-	if ((fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC)) == -1)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	if ((p = strstr(buf, "MemAvailable:")) == NULL)
+	if (read_small_file("/proc/meminfo", buf, sizeof(buf)) == -1 ||
+	    (p = strstr(buf, "MemAvailable:")) == NULL)
 		return 0;
 	return strtoull(p + strlen("MemAvailable:"), NULL, 10) << 10;
 }

@@ -764,7 +764,7 @@ t_cancel_setsid(void)
 	return fail("setsid grandchild %ld survived the cancel", gc);
 }
 
-/* A JOB_READ that waits for its job (wait_ms); 0 with the reply. */
+/* Sends a JOB_READ that waits up to wait_ms for its job; *id is its id. */
 static int
 read_waiting(uint32_t job, uint32_t wait_ms, uint32_t *id)
 {
