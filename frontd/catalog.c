@@ -126,16 +126,18 @@ static const struct tool_text tool_texts[] = {
 	  "{'type':'object','properties':{'vm_id':{'type':'string'},"
 	  "'destroyed':{'type':'boolean'}},'required':['vm_id']}" },
 	{ TOOL_VM_EXEC,
-	  "Start a shell command in the VM and return at once with job_id; "
-	  "the command runs as uid 1000 in /workspace (or cwd). Read its "
-	  "output with vm_job_output and its state with vm_job_status; stop "
-	  "it with vm_job_cancel. With wait_seconds, a command that ends "
-	  "within them is answered with its exit code and first page of "
-	  "output (stdout, stderr, next_cursor as vm_job_output gives "
-	  "them). request_id is required: the same id and arguments return "
-	  "the same job (its id and first state) instead of running it "
-	  "twice. At most 4 jobs run at once and 256 exist per VM. The job "
-	  "and its descendants are killed after timeout_seconds (600).",
+	  "Start a shell command in the VM and return with its job_id; the "
+	  "command runs as uid 1000 in /workspace (or cwd). Without "
+	  "wait_seconds the answer is at once. With it, a command that ends "
+	  "within them is answered then, with its exit code and first page "
+	  "of output (stdout, stderr, next_cursor as vm_job_output gives "
+	  "them), and one still running when they pass is answered so. "
+	  "Read more output with vm_job_output and the state with "
+	  "vm_job_status; stop it with vm_job_cancel. request_id is "
+	  "required: the same id and arguments return the same job (its id "
+	  "and first state) instead of running it twice. At most 4 jobs run "
+	  "at once and 256 exist per VM. The job and its descendants are "
+	  "killed after timeout_seconds (600).",
 	  OUTPUT_OUT("'job_id','state'") },
 	{ TOOL_VM_JOB_STATUS,
 	  "Show a job's state, exit code, and whether it timed out or lost "
