@@ -33,7 +33,8 @@
 #define TOOL_TEXT_MAX		(64 * 1024)	/* commands, stdin */
 #define TOOL_PATH_MAX		4096	/* guest paths */
 #define TOOL_FILE_MAX		(128 * 1024)	/* bytes per file call */
-#define TOOL_WAIT_MAX		60	/* wait_seconds */
+#define TOOL_WAIT_MAX		50	/* wait_seconds: under the 60 s an
+					   MCP client waits by default */
 #define TOOL_TYPE_TEXT_MAX	4096	/* characters per vm_type_text */
 #define TOOL_KEY_MAX		32	/* one key chord */
 #define TOOL_FORWARD_MAX	16	/* "auto:22", "2222:22", "22" */

@@ -103,7 +103,7 @@ test('python3 prints 4', async () => {
 
 test('vm_exec with wait_seconds answers with the result', async () => {
 	const r = await call(alice, 'vm_exec', { vm_id: vm,
-	    request_id: `wait-${process.pid}-1`, wait_seconds: 60,
+	    request_id: `wait-${process.pid}-1`, wait_seconds: 50,
 	    command: "python3 -c 'print(2+2)'; echo oops >&2; exit 5" });
 	assert.equal(r.vm_id, vm);
 	assert.match(r.job_id, /^job-[0-9a-f]{16}$/);
@@ -120,12 +120,12 @@ test('vm_exec with wait_seconds answers with the result', async () => {
 	assert.equal(s.stdout, '');
 	// vm_job_output waits for it to end.
 	const o = await call(alice, 'vm_job_output', { vm_id: vm,
-	    job_id: s.job_id, wait_seconds: 60 });
+	    job_id: s.job_id, wait_seconds: 50 });
 	assert.equal(o.state, 'completed');
 	assert.equal(o.stdout, 'late\n');
 	const msg = await refused(alice, 'vm_exec', { vm_id: vm,
 	    request_id: `wait-${process.pid}-3`, command: 'true',
-	    wait_seconds: 61 });
+	    wait_seconds: 51 });
 	assert.match(msg, /wait_seconds/);
 });
 
