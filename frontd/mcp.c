@@ -20,7 +20,8 @@
 #define MCP_INSTRUCTIONS						\
 	"mcvm runs virtual machines for you, scoped to your workspace. "\
 	"Start with vm_create (give a request_id), then vm_exec to run "\
-	"commands and vm_job_output to read their output; vm_read_file "\
+	"commands (with wait_seconds, a short one's result comes in the "\
+	"same call) and vm_job_output to read their output; vm_read_file "\
 	"and vm_write_file move files. Suspend VMs you are not using "	\
 	"(vm_suspend) and destroy them when done (vm_destroy). Tools "	\
 	"whose back end is not available say so in their result."
