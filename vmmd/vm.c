@@ -67,10 +67,11 @@ static size_t		 nimages;
  * Fast creation (ARCHITECTURE.md section 4): once per run, a template VM
  * of the first catalog image, in the default configuration and without
  * network, boots with a read-only root until its agent holds on the agent
- * port, before anything is written to its disk, and is checkpointed there.  A new VM
- * of that configuration starts from the checkpoint with its own fresh
- * disk; the monitor then releases it, and gives the guest the host's time
- * and fresh randomness as to every guest.  Anything else boots.
+ * port, before anything is written to its disk, and is checkpointed
+ * there.  A new VM of that configuration starts from the checkpoint with
+ * its own fresh disk; the monitor then releases it, and gives the guest
+ * the host's time and fresh randomness as to every guest.  Anything else
+ * boots.
  */
 static struct {
 	struct vm	*vm;		/* while it is being made */
