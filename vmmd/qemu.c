@@ -89,7 +89,7 @@ arg_add(struct qemu_argv *qa, const char *fmt, ...)
 int
 qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 {
-	char	 id[2 * ID_MAX + 1];
+	char	 id[2 * ID_MAX + 1], tsc[32] = "";
 	int	 rc = 0;
 
 	memset(qa, 0, sizeof(*qa));
@@ -155,17 +155,14 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 			rc |= arg_add(qa, "-initrd");
 			rc |= arg_add(qa, "%s", QEMU_JAIL_INITRD);
 		}
+		/* The TSC rate matters to TCG guests only. */
+		if (s->accel != ACCEL_USE_KVM && s->tsc_khz != 0)
+			(void)snprintf(tsc, sizeof(tsc), " tsc_early_khz=%u",
+			    s->tsc_khz);
 		rc |= arg_add(qa, "-append");
-		if (s->accel == ACCEL_USE_KVM)
-			rc |= arg_add(qa, "%s%s", QEMU_APPEND,
-			    s->hold ? " mcvm.hold" : "");
-		else if (s->tsc_khz != 0)
-			rc |= arg_add(qa, "%s tsc_early_khz=%u%s",
-			    QEMU_APPEND_TCG, s->tsc_khz,
-			    s->hold ? " mcvm.hold" : "");
-		else
-			rc |= arg_add(qa, "%s%s", QEMU_APPEND_TCG,
-			    s->hold ? " mcvm.hold" : "");
+		rc |= arg_add(qa, "%s%s%s", s->accel == ACCEL_USE_KVM ?
+		    QEMU_APPEND : QEMU_APPEND_TCG, tsc,
+		    s->hold ? " mcvm.hold" : "");
 	}
 
 	/* Disks are fds: /dev/fdset/N names an -add-fd set, no path. */
