@@ -543,10 +543,11 @@ vm_destroy_finish(struct vm *vm)
 
 	if (!vm->disk_gone || vm->net_req != 0)
 		return;
-	if (!vm->tpl && state_vm_delete(vm->row.id) == -1)
-		log_warnx("%s: rows not deleted", vm->row.id);
-	if (!vm->tpl)
+	if (!vm->tpl) {		/* a template has no rows */
+		if (state_vm_delete(vm->row.id) == -1)
+			log_warnx("%s: rows not deleted", vm->row.id);
 		(void)state_audit("mcvmd", "vm-destroy", vm->row.id);
+	}
 	log_info("%s: destroyed", vm->row.id);
 	if (vm->op.pending) {
 		j = json_pack("{s:s, s:b}", "vm_id", vm->row.id, "destroyed",
