@@ -654,6 +654,7 @@ chan_waits(uint64_t now)
 	struct job		*j;
 	uint64_t		 next = UINT64_MAX;
 	size_t			 i;
+	int			 answered = 0;
 
 	for (i = 0; i < GUESTD_WAITS_MAX; i++) {
 		if (!waits[i].used)
@@ -671,7 +672,11 @@ chan_waits(uint64_t now)
 			continue;	/* when the queue drains (POLLOUT) */
 		waits[i].used = 0;
 		do_job(&waits[i].req, now);
+		answered = 1;
 	}
+	/* Sent now, before the ended jobs' cgroups are removed. */
+	if (answered && port_fd != -1 && flush_some() == -1)
+		hangup(now);
 	return next == UINT64_MAX ? -1 : (int)next;
 }
 

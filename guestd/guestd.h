@@ -52,6 +52,7 @@ size_t	 job_page(const struct job *, int, uint64_t, size_t,
 	    const uint8_t **);
 int	 job_cancel(struct job *);
 void	 jobs_reap(void);
+void	 jobs_tidy(void);
 size_t	 jobs_pollfds(struct pollfd *, size_t, struct job **, int *);
 void	 jobs_event(struct job *, int, short);
 int	 jobs_timeout(uint64_t);

@@ -92,8 +92,12 @@ mount_all(void)
 	    "mode=0620,ptmxmode=0666");
 	mount_one("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
 	    "mode=1777");
-	mount_one("cgroup2", GUESTD_CGROUP_ROOT, "cgroup2", nosuid,
-	    "nsdelegate");
+	/* favordynmods (Linux 6.0): a job's child joins its cgroup at once. */
+	(void)mkdir(GUESTD_CGROUP_ROOT, 0755);
+	if (mount("cgroup2", GUESTD_CGROUP_ROOT, "cgroup2", nosuid,
+	    "nsdelegate,favordynmods") == -1)
+		mount_one("cgroup2", GUESTD_CGROUP_ROOT, "cgroup2", nosuid,
+		    "nsdelegate");
 	mount_one("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
 	mount_one("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
 	link_one("/proc/self/fd", "/dev/fd");
@@ -369,6 +373,7 @@ serve(int sfd)
 			guest_poweroff();
 		wait = jobs_timeout(now);
 		tmo = chan_waits(now);
+		jobs_tidy();
 		if (tmo != -1 && (wait == -1 || tmo < wait))
 			wait = tmo;
 		n = 0;

@@ -465,7 +465,16 @@ t_argv_identity(void)
 		return fail("id: %s", col.text[0]);
 	if (run("pwd; echo $HOME", 1, NULL) == -1)
 		return -1;
-	return expect_output("/workspace\n/workspace\n", "", 0);
+	if (expect_output("/workspace\n/workspace\n", "", 0) == -1)
+		return -1;
+	/* In its own cgroup, which the agent names after the job. */
+	if (run("cat /proc/self/cgroup", 0, NULL) == -1)
+		return -1;
+	if (expect_output(NULL, "", 0) == -1)
+		return -1;
+	if (strncmp(col.text[0], "0::/mcvm-jobs/job-", 18) != 0)
+		return fail("cgroup: %s", col.text[0]);
+	return 0;
 }
 
 static int
@@ -541,6 +550,20 @@ t_cwd_env(void)
 	if (expect_output("/workspace/dir\nhi there|C|/workspace\n", "", 0) ==
 	    -1)
 		return -1;
+	/* A command is looked up in the job's PATH, not the agent's. */
+	req.u.exec.argc = 1;
+	req.u.exec.argv[0] = "pwd";
+	req.u.exec.envc = 1;
+	req.u.exec.env[0] = "PATH=/nonexistent";
+	if (call(&req, &rep) == -1)
+		return -1;
+	if (job_wait(rep.u.job.job, &st, JOB_TIMEOUT_MS) == -1 ||
+	    job_collect(rep.u.job.job, AGENT_PAGE_MAX) == -1)
+		return -1;
+	if (st.state != AGENT_JOB_FAILED ||
+	    strstr(col.text[1], "pwd: No such file") == NULL)
+		return fail("pwd with PATH=/nonexistent: %s, stderr %.200s",
+		    agent_job_state_name(st.state), col.text[1]);
 	req.u.exec.env[0] = "=bad";
 	if (call_err(&req, AGENT_ERR_INVAL) == -1)
 		return -1;
@@ -1200,13 +1223,14 @@ static const struct {
 } tests[] = {
 	{ "ping and info", t_info },
 	{ "python3 prints 4", t_python },
-	{ "argv exec as uid 1000 in /workspace", t_argv_identity },
+	{ "argv exec as uid 1000 in /workspace, in its cgroup",
+	    t_argv_identity },
 	{ "hostname, mounts, loopback", t_system },
 	{ "fibonacci script", t_fibonacci },
 	{ "node, git, make, gcc, bash, CA certificates", t_toolchain },
 	{ "stdout and stderr separate, exit code", t_streams },
 	{ "stdin bytes", t_stdin },
-	{ "cwd and environment", t_cwd_env },
+	{ "cwd and environment, the job's PATH", t_cwd_env },
 	{ "1 MiB output truncated at 256 KiB", t_truncated },
 	{ "utf-8 cut mid-character across pages", t_utf8 },
 	{ "binary output in base64", t_base64 },
