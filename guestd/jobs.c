@@ -57,6 +57,7 @@ static struct job	*jobs[AGENT_JOBS_TOTAL_MAX];
 static uint32_t		 njobs;
 static int		 frozen;
 static uint64_t		 frozen_since;
+static int		 next_cgroup;	/* job njobs + 1's cgroup exists */
 
 /*
  * The stack jobs' children start on.  They share our memory (CLONE_VM)
@@ -383,6 +384,12 @@ job_env(const struct agent_msg *m)
 	return env;
 }
 
+static void
+job_cgroup_path(char *path, size_t len, uint32_t id)
+{
+	(void)snprintf(path, len, "%s/job-%u", GUESTD_JOBS_CGROUP, id);
+}
+
 static struct job *
 job_new(uint32_t timeout_ms)
 {
@@ -396,8 +403,7 @@ job_new(uint32_t timeout_ms)
 	j->timeout_ms = timeout_ms;
 	j->start = now_ms();
 	outbuf_init(&j->out, AGENT_JOB_RETAIN_MAX);
-	snprintf(j->cgroup, sizeof(j->cgroup), "%s/job-%u",
-	    GUESTD_JOBS_CGROUP, j->id);
+	job_cgroup_path(j->cgroup, sizeof(j->cgroup), j->id);
 	return j;
 }
 
@@ -503,9 +509,11 @@ job_start(const struct agent_msg *m, uint32_t *idp, char *err, size_t errlen)
 		goto syserr_job;
 	if (pipe2(pout, O_CLOEXEC) == -1 || pipe2(perr, O_CLOEXEC) == -1)
 		goto syserr_job;
+	/* Usually made already, by jobs_tidy. */
 	if (mkdir(j->cgroup, 0755) == -1 && errno != EEXIST)
 		goto syserr_job;
 	j->cgroup_live = 1;
+	next_cgroup = 0;
 
 	jobs[njobs++] = j;
 	(void)snprintf(sp.procs, sizeof(sp.procs), "%s/cgroup.procs",
@@ -644,18 +652,25 @@ jobs_reap(void)
 }
 
 /*
- * Removes the cgroups of the jobs that ended; after their waiting reads
- * were answered (rmdir takes about half a millisecond under TCG).
+ * Between requests, after the waiting reads were answered: removes the
+ * cgroups of the jobs that ended, and makes the next job's, each about
+ * half a millisecond under TCG that a job's start no longer waits for.
  */
 void
 jobs_tidy(void)
 {
+	char		 path[JOB_CGROUP_LEN];
 	uint32_t	 i;
 
 	for (i = 0; i < njobs; i++)
 		if (jobs[i]->state != AGENT_JOB_RUNNING &&
 		    jobs[i]->pid == 0)
 			job_cgroup_remove(jobs[i]);
+	if (next_cgroup || njobs >= AGENT_JOBS_TOTAL_MAX)
+		return;
+	job_cgroup_path(path, sizeof(path), njobs + 1);
+	if (mkdir(path, 0755) == 0 || errno == EEXIST)
+		next_cgroup = 1;
 }
 
 size_t

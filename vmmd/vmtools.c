@@ -176,8 +176,11 @@ vm_random_job_id(char *out, size_t len)
 	(void)snprintf(out, len, "job-%s", hex);
 }
 
-/* Asks for a page of each stream from cursor (NULL: the start). */
-static void
+/*
+ * Asks for a page of each stream from cursor (NULL: the start).  Returns
+ * -1 if it could not be sent; the call has failed then.
+ */
+static int
 job_read(struct vm_call *c, uint32_t job, const struct tool_value *cursor)
 {
 	struct ibuf	*b = vm_call_msg(c->vm, IMSG_VMM_JOB_READ, c);
@@ -189,7 +192,7 @@ job_read(struct vm_call *c, uint32_t job, const struct tool_value *cursor)
 	m_add_u32(b, VM_JOB_PAGE_MAX);
 	m_add_u32(b, c->encoding);
 	m_add_u32(b, c->wait_ms);
-	(void)vm_call(c->vm, c, b);
+	return vm_call(c->vm, c, b);
 }
 
 static void
@@ -212,6 +215,23 @@ exec_done(struct vm_call *c, struct imsg *imsg)
 	if (j == NULL || (text = json_dumps(j, JSON_COMPACT)) == NULL)
 		fatalx("%s: json", __func__);
 	json_decref(j);
+	if (c->wait_ms > 0) {
+		/*
+		 * The job's end and output are this answer's; a replay gives
+		 * the above.  The read goes out before the job row is
+		 * written, so that the guest answers it meanwhile.
+		 */
+		(void)snprintf(c->job_id, sizeof(c->job_id), "%s", id);
+		c->step = 1;
+		if (job_read(c, job, NULL) == -1) {
+			/* The monitor is gone, which fails the VM. */
+			free(text);
+			return;
+		}
+		/* A failure shows again in the monitor's event handler. */
+		(void)imsgbuf_write(&vm->vmm.ibuf);
+		imsgev_add(&vm->vmm);
+	}
 	if (state_job_start(id, vm->row.id, job, c->command, vm->row.ws_id,
 	    c->rid, text) == -1) {
 		free(text);
@@ -219,12 +239,7 @@ exec_done(struct vm_call *c, struct imsg *imsg)
 		return;
 	}
 	if (c->wait_ms > 0) {
-		/* The job exists now (a replay gives the above); its end
-		 * and output are this answer's. */
 		free(text);
-		(void)snprintf(c->job_id, sizeof(c->job_id), "%s", id);
-		c->step = 1;
-		job_read(c, job, NULL);
 		return;
 	}
 	vm_reply(c->peerid, TOOL_OK, text);
@@ -769,7 +784,7 @@ tool_job(uint32_t peerid, struct vm *vm, const struct tool_args *args)
 		(void)tool_arg_int(args, "encoding", &enc);
 		c->encoding = enc == 1 ? VMM_ENC_BASE64 : VMM_ENC_UTF8;
 		c->wait_ms = tool_wait_ms(args);
-		job_read(c, job, vm_arg(args, "cursor"));
+		(void)job_read(c, job, vm_arg(args, "cursor"));
 		return;
 	}
 	(void)vm_call(vm, c, b);
