@@ -360,7 +360,8 @@ static int
 expect_output(const char *out, const char *err, int code)
 {
 	if (col.st.state != AGENT_JOB_COMPLETED)
-		return fail("state %s", agent_job_state_name(col.st.state));
+		return fail("state %s (stderr: %.200s)",
+		    agent_job_state_name(col.st.state), col.text[1]);
 	if (col.st.exit_code != code)
 		return fail("exit code %d, expected %d (stderr: %.200s)",
 		    col.st.exit_code, code, col.text[1]);
@@ -468,7 +469,7 @@ t_argv_identity(void)
 	if (expect_output("/workspace\n/workspace\n", "", 0) == -1)
 		return -1;
 	/* In its own cgroup, which the agent names after the job. */
-	if (run("cat /proc/self/cgroup", 0, NULL) == -1)
+	if (run("cat /proc/self/cgroup", 1, NULL) == -1)
 		return -1;
 	if (expect_output(NULL, "", 0) == -1)
 		return -1;
