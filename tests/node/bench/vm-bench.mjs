@@ -1,7 +1,8 @@
 // Benchmarks of the VM path through the MCP SDK client; prints figures.
 //	vm_create -> first exec output (p50, p95 over MCVM_BENCH_CREATES);
 //	the suite waits for the template, so the new VMs are restored from it
-//	exec round-trip over MCP on a running VM (p50, p99)
+//	exec round-trip over MCP on a running VM (p50, p99), and a vm_list
+//	for the part that is the client's, frontd's and mcvmd's
 //	host memory per idle VM beyond its guest RAM (resident, anonymous, and
 //	the proportional share of each of several idle VMs)
 import fs from 'node:fs';
@@ -77,11 +78,20 @@ for (let i = 0; i < EXECS; i++) {
 	}
 	polled.push(performance.now() - t0);
 }
+// The part of every call that is not the guest's: vm_list through the
+// same client (the HTTP request, the SDK, frontd and mcvmd).
+const lists = [];
+for (let i = 0; i < EXECS; i++) {
+	const t0 = performance.now();
+	await call('vm_list', {});
+	lists.push(performance.now() - t0);
+}
 console.log(`exec round-trip over MCP (true, ${EXECS} runs, vm_exec ` +
     `with wait_seconds): p50 ${ms(pct(rtts, 50))}, p99 ` +
     `${ms(pct(rtts, 99))}, of which the job itself in the guest (its ` +
     `runtime_ms) p50 ${ms(pct(jobs, 50))}; polling vm_job_status ` +
-    `instead: p50 ${ms(pct(polled, 50))}, p99 ${ms(pct(polled, 99))}`);
+    `instead: p50 ${ms(pct(polled, 50))}, p99 ${ms(pct(polled, 99))}; ` +
+    `a vm_list, which reaches no guest: p50 ${ms(pct(lists, 50))}`);
 
 // Memory: all the VM's processes' RSS, less the guest RAM mapping's; and
 // of that, the anonymous memory, which is this VM's alone (the rest is
