@@ -224,7 +224,8 @@ exec_done(struct vm_call *c, struct imsg *imsg)
 		(void)snprintf(c->job_id, sizeof(c->job_id), "%s", id);
 		c->step = 1;
 		if (job_read(c, job, NULL) == -1) {
-			/* The monitor is gone, which fails the VM. */
+			/* Only if the monitor is gone (this call's slot is
+			 * free), which fails the VM. */
 			free(text);
 			return;
 		}
