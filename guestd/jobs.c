@@ -653,8 +653,9 @@ jobs_reap(void)
 
 /*
  * Between requests, after the waiting reads were answered: removes the
- * cgroups of the jobs that ended, and makes the next job's, each about
- * half a millisecond under TCG that a job's start no longer waits for.
+ * cgroups of the jobs that ended, and, while none runs, makes the next
+ * job's.  Each is about half a millisecond under TCG that neither a
+ * job's answer nor its start waits for, nor, on one vCPU, a running job.
  */
 void
 jobs_tidy(void)
@@ -666,7 +667,7 @@ jobs_tidy(void)
 		if (jobs[i]->state != AGENT_JOB_RUNNING &&
 		    jobs[i]->pid == 0)
 			job_cgroup_remove(jobs[i]);
-	if (next_cgroup || njobs >= AGENT_JOBS_TOTAL_MAX)
+	if (next_cgroup || njobs >= AGENT_JOBS_TOTAL_MAX || jobs_active() > 0)
 		return;
 	job_cgroup_path(path, sizeof(path), njobs + 1);
 	if (mkdir(path, 0755) == 0 || errno == EEXIST)
