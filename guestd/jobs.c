@@ -58,6 +58,7 @@ static uint32_t		 njobs;
 static int		 frozen;
 static uint64_t		 frozen_since;
 static int		 next_cgroup;	/* job njobs + 1's cgroup exists */
+static int		 tidy_due;	/* a job may have left its cgroup */
 
 /*
  * The stack jobs' children start on.  They share our memory (CLONE_VM)
@@ -424,6 +425,7 @@ job_failed(struct job *j, const char *what, int err)
 	j->state = AGENT_JOB_FAILED;
 	j->exit_code = 127;
 	j->end = now_ms();
+	tidy_due = 1;		/* no child to reap if it was never made */
 }
 
 /*
@@ -649,6 +651,7 @@ jobs_reap(void)
 			j->end = now_ms();
 		}
 	}
+	tidy_due = 1;
 }
 
 /*
@@ -663,10 +666,12 @@ jobs_tidy(void)
 	char		 path[JOB_CGROUP_LEN];
 	uint32_t	 i;
 
-	for (i = 0; i < njobs; i++)
+	/* Only after a reap: a cgroup still busy is tried at the next. */
+	for (i = 0; tidy_due && i < njobs; i++)
 		if (jobs[i]->state != AGENT_JOB_RUNNING &&
 		    jobs[i]->pid == 0)
 			job_cgroup_remove(jobs[i]);
+	tidy_due = 0;
 	if (next_cgroup || njobs >= AGENT_JOBS_TOTAL_MAX || jobs_active() > 0)
 		return;
 	job_cgroup_path(path, sizeof(path), njobs + 1);
