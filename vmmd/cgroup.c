@@ -255,7 +255,8 @@ cgroup_init(struct cgroups *cg, const char *instance)
 	}
 	if (cg_join_path(own, m.v2, s.v2, "") == -1 ||
 	    snprintf(path, sizeof(path), "%scgroup.controllers", own) >=
-	    (int)sizeof(path) || read_small_file(path, text, sizeof(text)) == -1 ||
+	    (int)sizeof(path) ||
+	    read_small_file(path, text, sizeof(text)) == -1 ||
 	    !(strstr(text, "memory") && strstr(text, "cpu") &&
 	    strstr(text, "pids"))) {
 		(void)snprintf(cg->why, sizeof(cg->why), "cgroup v2 without "

@@ -1310,8 +1310,8 @@ bench(int runs, double boot_ms)
 	printf("ping_roundtrip_ms p50 %.2f p99 %.2f\n",
 	    ping_us[runs / 2] / 1000, ping_us[(runs * 99) / 100] / 1000);
 	printf("exec_true_roundtrip_ms p50 %.2f p99 %.2f (runs %d, "
-	    "exec, then a read that waits for the end)\n", exec_us[runs / 2] / 1000,
-	    exec_us[(runs * 99) / 100] / 1000, runs);
+	    "exec, then a read that waits for the end)\n",
+	    exec_us[runs / 2] / 1000, exec_us[(runs * 99) / 100] / 1000, runs);
 	free(exec_us);
 	free(ping_us);
 	return 0;
