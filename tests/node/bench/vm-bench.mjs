@@ -1,11 +1,14 @@
 // Benchmarks of the VM path through the MCP SDK client; prints figures.
 //	vm_create -> first exec output (p50, p95 over MCVM_BENCH_CREATES);
 //	the suite waits for the template, so the new VMs are restored from it
-//	exec round-trip over MCP on a running VM (p50, p99), and a vm_list
-//	for the part that is the client's, frontd's and mcvmd's
+//	exec round-trip over MCP on a running VM (p50, p99), through the SDK
+//	client and as plain keep-alive HTTP in the same session (the SDK's
+//	own share), and a vm_list for the part that is the client's,
+//	frontd's and mcvmd's
 //	host memory per idle VM beyond its guest RAM (resident, anonymous, and
 //	the proportional share of each of several idle VMs)
 import fs from 'node:fs';
+import http from 'node:http';
 import { execFileSync } from 'node:child_process';
 import * as env from '../lib/env.mjs';
 import * as mcp from '../lib/client.mjs';
@@ -78,6 +81,43 @@ for (let i = 0; i < EXECS; i++) {
 	}
 	polled.push(performance.now() - t0);
 }
+// The same vm_exec as JSON-RPC POSTed to /mcp by node:http on one
+// keep-alive connection, in the SDK client's session: the round-trip
+// without the SDK client's own work.
+const keep = new http.Agent({ keepAlive: true, maxSockets: 1 });
+function plainExec(i) {
+	const body = JSON.stringify({ jsonrpc: '2.0', id: i, method:
+	    'tools/call', params: { name: 'vm_exec', arguments: { vm_id: vm,
+	    wait_seconds: 10, request_id: `bench-plain-${process.pid}-${i}`,
+	    command: 'true' } } });
+	const u = new URL(env.mcpUrl);
+	return new Promise((resolve, reject) => {
+		const req = http.request({ host: u.hostname, port: u.port,
+		    path: u.pathname, method: 'POST', agent: keep, headers: {
+		    'content-type': 'application/json',
+		    accept: 'application/json, text/event-stream',
+		    authorization: `Bearer ${env.token}`,
+		    'mcp-session-id': client.transport.sessionId,
+		    'mcp-protocol-version': client.transport.protocolVersion,
+		    'content-length': Buffer.byteLength(body) } }, (res) => {
+			const parts = [];
+			res.on('data', (d) => parts.push(d));
+			res.on('end', () => resolve(JSON.parse(
+			    Buffer.concat(parts).toString()).result));
+		});
+		req.on('error', reject);
+		req.end(body);
+	});
+}
+const plain = [];
+for (let i = 0; i < EXECS; i++) {
+	const t0 = performance.now();
+	const r = await plainExec(i);
+	plain.push(performance.now() - t0);
+	if (r?.structuredContent?.exit_code !== 0)
+		throw new Error(`plain true: ${JSON.stringify(r)}`);
+}
+keep.destroy();
 // The part of every call that is not the guest's: vm_list through the
 // same client (the HTTP request, the SDK, frontd and mcvmd).
 const lists = [];
@@ -92,6 +132,9 @@ console.log(`exec round-trip over MCP (true, ${EXECS} runs, vm_exec ` +
     `runtime_ms) p50 ${ms(pct(jobs, 50))}; polling vm_job_status ` +
     `instead: p50 ${ms(pct(polled, 50))}, p99 ${ms(pct(polled, 99))}; ` +
     `a vm_list, which reaches no guest: p50 ${ms(pct(lists, 50))}`);
+console.log(`exec round-trip over MCP without the SDK client (true, ` +
+    `${EXECS} runs, JSON-RPC POSTs by node:http, keep-alive): p50 ` +
+    `${ms(pct(plain, 50))}, p99 ${ms(pct(plain, 99))}`);
 
 // Memory: all the VM's processes' RSS, less the guest RAM mapping's; and
 // of that, the anonymous memory, which is this VM's alone (the rest is
