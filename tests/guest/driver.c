@@ -536,6 +536,20 @@ t_toolchain(void)
 	return expect_output("42\nbuilt\nok\n", "", 0);
 }
 
+/*
+ * Commands run under the image's dash, linked statically: no program
+ * interpreter, Debian's patches (printf's \e), and users looked up
+ * through NSS, which a static glibc loads at run time.
+ */
+static int
+t_shell(void)
+{
+	if (run("readelf -lW /bin/sh | grep -c INTERP; "
+	    "printf 'a\\eb' | od -An -tx1; echo ~user ~root", 1, NULL) == -1)
+		return -1;
+	return expect_output("0\n 61 1b 62\n/workspace /root\n", "", 0);
+}
+
 static int
 t_cwd_env(void)
 {
@@ -1240,6 +1254,7 @@ static const struct {
 	{ "hostname, mounts, loopback", t_system },
 	{ "fibonacci script", t_fibonacci },
 	{ "node, git, make, gcc, bash, CA certificates", t_toolchain },
+	{ "the shell: Debian's dash, linked statically", t_shell },
 	{ "stdout and stderr separate, exit code", t_streams },
 	{ "stdin bytes", t_stdin },
 	{ "cwd and environment, the job's PATH", t_cwd_env },
