@@ -195,6 +195,9 @@ fi
 # version of its source package, with its patches, configure options and
 # hardening flags, linked as a static PIE in the image's chroot (against
 # the image's glibc, whose NSS modules a static glibc loads).
+debflags() {	# debflags NAME: Debian's build flags, hardening included
+	DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get "$1"
+}
 static_dash() {	# static_dash ROOT: installs ROOT/usr/bin/dash, cached
 	r=$1
 	dver=$(chroot "$r" dpkg-query -W -f '${Version}' dash)
@@ -225,10 +228,9 @@ static_dash() {	# static_dash ROOT: installs ROOT/usr/bin/dash, cached
 		# its build regenerates them, and so does this one.
 		(cd "$r/tmp/dash" && autoreconf -fi >/dev/null 2>&1) ||
 		    { echo "$0: autoreconf of dash failed" >&2; exit 1; }
-		set -- DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags
-		chroot "$r" env CFLAGS="$(env "$@" --get CFLAGS)" \
-		    CPPFLAGS="$(env "$@" --get CPPFLAGS)" \
-		    LDFLAGS="$(env "$@" --get LDFLAGS) -static-pie" \
+		chroot "$r" env CFLAGS="$(debflags CFLAGS)" \
+		    CPPFLAGS="$(debflags CPPFLAGS)" \
+		    LDFLAGS="$(debflags LDFLAGS) -static-pie" \
 		    sh -c 'cd /tmp/dash && ./configure -q --disable-fnmatch \
 		    --disable-lineno --disable-glob && make -s' \
 		    >/dev/null 2>&1 ||
