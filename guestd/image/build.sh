@@ -205,6 +205,8 @@ static_dash() {	# static_dash ROOT: installs ROOT/usr/bin/dash, cached
 	if [ ! -s "$dbin" ]; then
 		log "building dash $dver statically"
 		src="$cache/dash-src"
+		dlog="$cache/dash-build.log"
+		: > "$dlog"
 		rm -rf "$src"
 		mkdir -p "$src/lists/partial" "$src/parts"
 		chown _apt "$src" 2>/dev/null || true
@@ -220,24 +222,25 @@ static_dash() {	# static_dash ROOT: installs ROOT/usr/bin/dash, cached
 		(cd "$src" && apt-get "$@" -q source --download-only \
 		    "dash=$dver" >/dev/null)
 		dpkg-source -q --require-strong-checksums -x \
-		    "$src/dash_${dver#*:}.dsc" "$src/dash" >/dev/null 2>&1 ||
-		    { echo "$0: dash source failed its checks" >&2; exit 1; }
+		    "$src/dash_${dver#*:}.dsc" "$src/dash" >>"$dlog" 2>&1 ||
+		    { echo "$0: dash source failed; see $dlog" >&2; exit 1; }
 		rm -rf "$r/tmp/dash"
 		mv "$src/dash" "$r/tmp/dash"
 		# Debian's patches change configure.ac and src/Makefile.am:
 		# its build regenerates them, and so does this one.
-		(cd "$r/tmp/dash" && autoreconf -fi >/dev/null 2>&1) ||
-		    { echo "$0: autoreconf of dash failed" >&2; exit 1; }
+		(cd "$r/tmp/dash" && autoreconf -fi >>"$dlog" 2>&1) ||
+		    { echo "$0: autoreconf of dash failed; see $dlog" >&2;
+		    exit 1; }
 		chroot "$r" env CFLAGS="$(debflags CFLAGS)" \
 		    CPPFLAGS="$(debflags CPPFLAGS)" \
 		    LDFLAGS="$(debflags LDFLAGS) -static-pie" \
 		    sh -c 'cd /tmp/dash && ./configure -q --disable-fnmatch \
 		    --disable-lineno --disable-glob && make -s' \
-		    >/dev/null 2>&1 ||
-		    { echo "$0: building dash failed" >&2; exit 1; }
+		    >>"$dlog" 2>&1 ||
+		    { echo "$0: building dash failed; see $dlog" >&2; exit 1; }
 		strip -o "$dbin.tmp" "$r/tmp/dash/src/dash"
 		mv "$dbin.tmp" "$dbin"
-		rm -rf "$r/tmp/dash" "$src"
+		rm -rf "$r/tmp/dash" "$src" "$dlog"
 	fi
 	install -m 0755 "$dbin" "$r/usr/bin/dash"
 }
