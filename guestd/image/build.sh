@@ -198,6 +198,7 @@ fi
 debflags() {	# debflags NAME: Debian's build flags, hardening included
 	DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get "$1"
 }
+dash_dynamic=0	# set when the image keeps Debian's dash: not cached
 static_dash() {	# static_dash ROOT: installs ROOT/usr/bin/dash, cached
 	r=$1
 	dver=$(chroot "$r" dpkg-query -W -f '${Version}' dash)
@@ -216,11 +217,18 @@ static_dash() {	# static_dash ROOT: installs ROOT/usr/bin/dash, cached
 		set -- -o "Dir::Etc::SourceList=$src/sources.list" \
 		    -o "Dir::Etc::SourceParts=$src/parts" \
 		    -o "Dir::State::Lists=$src/lists"
-		apt-get "$@" -q update >/dev/null
 		# apt checks what it fetches against the signed index; the
 		# .dsc's own signature needs a keyring the host may not have.
-		(cd "$src" && apt-get "$@" -q source --download-only \
-		    "dash=$dver" >/dev/null)
+		# A mirror without sources leaves Debian's dash as it is.
+		if ! apt-get "$@" -q update >>"$dlog" 2>&1 ||
+		    ! (cd "$src" && apt-get "$@" -q source --download-only \
+		    "dash=$dver" >>"$dlog" 2>&1); then
+			log "no dash $dver source at $MIRROR (see $dlog):" \
+			    "/bin/sh stays dynamically linked"
+			rm -rf "$src"
+			dash_dynamic=1
+			return 0
+		fi
 		dpkg-source -q --require-strong-checksums -x \
 		    "$src/dash_${dver#*:}.dsc" "$src/dash" >>"$dlog" 2>&1 ||
 		    { echo "$0: dash source failed; see $dlog" >&2; exit 1; }
@@ -289,6 +297,7 @@ fi
 rm -f "$out/rootfs.ext4.tmp"
 cp --sparse=always --reflink=auto "$rootimg" "$out/rootfs.ext4.tmp"
 mv "$out/rootfs.ext4.tmp" "$out/rootfs.ext4"
+[ "$dash_dynamic" -eq 0 ] || rm -f "$rootimg"	# the next build retries
 rm -rf "$stage"
 
 (cd "$out" && sha256sum vmlinuz initrd.img rootfs.ext4) > "$out/manifest.tmp"
