@@ -356,6 +356,19 @@ run(const char *cmd, int shell, const char *stdin_data)
 	return job_collect(job, AGENT_PAGE_MAX);
 }
 
+/* Runs an EXEC request as built, to its end; its output into col. */
+static int
+run_req(struct agent_msg *req, struct agent_job_status *st)
+{
+	struct agent_msg	 rep;
+
+	if (call(req, &rep) == -1)
+		return -1;
+	if (job_wait(rep.u.job.job, st, JOB_TIMEOUT_MS) == -1)
+		return -1;
+	return job_collect(rep.u.job.job, AGENT_PAGE_MAX);
+}
+
 static int
 expect_output(const char *out, const char *err, int code)
 {
@@ -553,7 +566,7 @@ t_shell(void)
 static int
 t_cwd_env(void)
 {
-	struct agent_msg	 req, rep;
+	struct agent_msg	 req;
 	struct agent_job_status	 st;
 
 	memset(&req, 0, sizeof(req));
@@ -568,10 +581,7 @@ t_cwd_env(void)
 	req.u.exec.env[1] = "LANG=C";
 	if (file_write("dir/keep", AGENT_WRITE_MKDIRS, 0, "", 0, NULL) == -1)
 		return -1;
-	if (call(&req, &rep) == -1)
-		return -1;
-	if (job_wait(rep.u.job.job, &st, JOB_TIMEOUT_MS) == -1 ||
-	    job_collect(rep.u.job.job, AGENT_PAGE_MAX) == -1)
+	if (run_req(&req, &st) == -1)
 		return -1;
 	if (expect_output("/workspace/dir\nhi there|C|/workspace\n", "", 0) ==
 	    -1)
@@ -581,10 +591,7 @@ t_cwd_env(void)
 	req.u.exec.argv[0] = "pwd";
 	req.u.exec.envc = 1;
 	req.u.exec.env[0] = "PATH=/nonexistent";
-	if (call(&req, &rep) == -1)
-		return -1;
-	if (job_wait(rep.u.job.job, &st, JOB_TIMEOUT_MS) == -1 ||
-	    job_collect(rep.u.job.job, AGENT_PAGE_MAX) == -1)
+	if (run_req(&req, &st) == -1)
 		return -1;
 	if (st.state != AGENT_JOB_FAILED ||
 	    strstr(col.text[1], "pwd: No such file") == NULL)
