@@ -38,6 +38,7 @@ struct job {
 	uint8_t		 state;
 	pid_t		 pid;		/* main process; 0 once reaped */
 	int		 fd[OUT_NSTREAMS];	/* -1 after EOF */
+	int		 wfd[OUT_NSTREAMS];	/* write ends, until the reap */
 	int		 in_fd;		/* -1 once stdin is written */
 	uint8_t		*in_data;
 	size_t		 in_len;
@@ -213,11 +214,31 @@ job_cgroup_remove(struct job *j)
 		j->cgroup_live = 0;
 }
 
+/*
+ * We hold the write ends of a job's stream pipes until its main process
+ * is reaped, so that its exit wakes us once, with SIGCHLD, and not once
+ * more for each pipe it closes on the way (each wake-up a few tenths of
+ * a millisecond of a one-vCPU guest under TCG, while the job exits).
+ * They are close-on-exec: no other job inherits them.
+ */
+static void
+job_close_wfds(struct job *j)
+{
+	int	 i;
+
+	for (i = 0; i < OUT_NSTREAMS; i++) {
+		if (j->wfd[i] != -1)
+			close(j->wfd[i]);
+		j->wfd[i] = -1;
+	}
+}
+
 static void
 job_close_fds(struct job *j)
 {
 	int	 i;
 
+	job_close_wfds(j);
 	for (i = 0; i < OUT_NSTREAMS; i++) {
 		if (j->fd[i] != -1)
 			close(j->fd[i]);
@@ -401,6 +422,7 @@ job_new(uint32_t timeout_ms)
 	j->id = njobs + 1;
 	j->state = AGENT_JOB_RUNNING;
 	j->fd[0] = j->fd[1] = j->in_fd = -1;
+	j->wfd[0] = j->wfd[1] = -1;
 	j->timeout_ms = timeout_ms;
 	j->start = now_ms();
 	outbuf_init(&j->out, AGENT_JOB_RETAIN_MAX);
@@ -536,7 +558,9 @@ job_start(const struct agent_msg *m, uint32_t *idp, char *err, size_t errlen)
 	}
 	j->fd[OUT_STDOUT] = pout[0];
 	j->fd[OUT_STDERR] = perr[0];
-	pout[0] = perr[0] = -1;
+	j->wfd[OUT_STDOUT] = pout[1];
+	j->wfd[OUT_STDERR] = perr[1];
+	pout[0] = perr[0] = pout[1] = perr[1] = -1;
 	(void)fcntl(j->fd[OUT_STDOUT], F_SETFL, O_NONBLOCK);
 	(void)fcntl(j->fd[OUT_STDERR], F_SETFL, O_NONBLOCK);
 	if (j->in_data != NULL) {
@@ -643,7 +667,11 @@ jobs_reap(void)
 			j->exit_code = -1;
 			j->signal = WTERMSIG(status);
 		}
-		/* What the command wrote before exiting is in the pipes. */
+		/*
+		 * What the command wrote before exiting is in the pipes;
+		 * they end there unless a process it left holds them.
+		 */
+		job_close_wfds(j);
 		for (k = 0; k < OUT_NSTREAMS; k++)
 			job_drain(j, k, 1);
 		if (j->state == AGENT_JOB_RUNNING) {

@@ -564,6 +564,43 @@ t_shell(void)
 	return expect_output("0\n1\n 61 1b 62\n/workspace /root\n", "", 0);
 }
 
+/*
+ * A job's streams end with its main process, unless a process it left
+ * holds them: that one's output still arrives, and the streams end when
+ * it exits.
+ */
+static int
+t_streams_end(void)
+{
+	struct agent_job_status	 st;
+	uint64_t		 deadline;
+	uint32_t		 job;
+
+	if (run("echo out; echo err >&2", 1, NULL) == -1 ||
+	    expect_output("out\n", "err\n", 0) == -1)
+		return -1;
+	if (!col.st.out_eof || !col.st.err_eof)
+		return fail("streams open after the exit: eof %d %d",
+		    col.st.out_eof, col.st.err_eof);
+	if (exec_start("(sleep 2; echo late) & echo early", 1, NULL, 0,
+	    &job) == -1 || job_wait(job, &st, JOB_TIMEOUT_MS) == -1)
+		return -1;
+	if (st.state != AGENT_JOB_COMPLETED || st.out_eof || st.err_eof)
+		return fail("with a process left: %s, eof %d %d",
+		    agent_job_state_name(st.state), st.out_eof, st.err_eof);
+	deadline = now_ms() + JOB_TIMEOUT_MS;
+	while (!st.out_eof || !st.err_eof) {
+		if (now_ms() >= deadline)
+			return fail("the process left never ended its streams");
+		sleep_ms(JOB_POLL_MS);
+		if (job_status(job, &st) == -1)
+			return -1;
+	}
+	if (job_collect(job, AGENT_PAGE_MAX) == -1)
+		return -1;
+	return expect_output("early\nlate\n", "", 0);
+}
+
 static int
 t_cwd_env(void)
 {
@@ -1263,6 +1300,7 @@ static const struct {
 	{ "fibonacci script", t_fibonacci },
 	{ "node, git, make, gcc, bash, CA certificates", t_toolchain },
 	{ "the shell: Debian's dash, a static PIE on musl", t_shell },
+	{ "streams end with the job, or with what it left", t_streams_end },
 	{ "stdout and stderr separate, exit code", t_streams },
 	{ "stdin bytes", t_stdin },
 	{ "cwd and environment, the job's PATH", t_cwd_env },
