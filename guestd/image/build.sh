@@ -43,6 +43,13 @@ cache=$(cd "$cache" && pwd)
 guestd=$(cd "$(dirname "$guestd")" && pwd)/$(basename "$guestd")
 
 log() { echo "image: $*" >&2; }
+supersede() {	# supersede KEEP FILE...: removes each FILE but KEEP
+	keep=$1
+	shift
+	for f; do
+		[ "$f" = "$keep" ] || rm -f "$f"
+	done
+}
 
 # The host's Debian mirror, from deb822 or one-line sources.
 host_mirror() {
@@ -187,9 +194,7 @@ if [ ! -s "$tarball" ]; then
 	    --customize-hook='rm -f "$1"/var/cache/apt/*.bin' \
 	    --format=tar "$SUITE" "$tarball.tmp" "$MIRROR"
 	mv "$tarball.tmp" "$tarball"
-	for f in "$cache"/rootfs-*.tar; do	# superseded
-		[ "$f" = "$tarball" ] || rm -f "$f"
-	done
+	supersede "$tarball" "$cache"/rootfs-*.tar
 fi
 
 # --- a statically linked /bin/sh.  Every command reaches the guest as
@@ -264,9 +269,7 @@ static_dash() {	# static_dash ROOT: installs ROOT/usr/bin/dash, cached
 		    { echo "$0: building dash failed; see $dlog" >&2; exit 1; }
 		strip -o "$dbin.tmp" "$r/tmp/dash/src/dash"
 		mv "$dbin.tmp" "$dbin"
-		for f in "$cache"/dash-musl-*; do	# superseded
-			[ "$f" = "$dbin" ] || rm -f "$f"
-		done
+		supersede "$dbin" "$cache"/dash-musl-*
 		rm -rf "$r/tmp/dash" "$src" "$dlog"
 	fi
 	install -m 0755 "$dbin" "$r/usr/bin/dash"
