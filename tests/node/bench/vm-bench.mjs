@@ -90,16 +90,16 @@ for (let i = 0; i < EXECS; i++) {
 // runs at most 256 jobs.
 const plainVm = kept.find((v) => v !== vm) ?? vm;
 const keep = new http.Agent({ keepAlive: true, maxSockets: 1 });
+const mcpUrl = new URL(env.mcpUrl);
 function plainExec(i) {
 	const args = { vm_id: plainVm, wait_seconds: 10,
 	    request_id: `bench-plain-${process.pid}-${i}`, command: 'true' };
 	const body = JSON.stringify({ jsonrpc: '2.0', id: i,
 	    method: 'tools/call',
 	    params: { name: 'vm_exec', arguments: args } });
-	const u = new URL(env.mcpUrl);
 	return new Promise((resolve, reject) => {
-		const req = http.request({ host: u.hostname, port: u.port,
-		    path: u.pathname, method: 'POST', agent: keep, headers: {
+		const req = http.request({ host: mcpUrl.hostname,
+		    port: mcpUrl.port, path: mcpUrl.pathname, method: 'POST', agent: keep, headers: {
 		    'content-type': 'application/json',
 		    accept: 'application/json, text/event-stream',
 		    authorization: `Bearer ${env.token}`,
