@@ -14,6 +14,7 @@
 static int	 log_foreground = 1;
 static int	 log_verbose;
 static const char *log_procname = "mcvm";
+static void	(*log_on_fatal)(void);
 
 void
 log_init(int foreground, int facility)
@@ -123,6 +124,28 @@ log_debug(const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * What a process must do before it exits on a fatal error (mcvmd stops
+ * its VMs as on SIGTERM).  The hook runs once: a fatal error inside it
+ * exits plainly.
+ */
+void
+log_fatal_hook(void (*hook)(void))
+{
+	log_on_fatal = hook;
+}
+
+static void __attribute__((noreturn))
+fatal_exit(void)
+{
+	void	(*hook)(void) = log_on_fatal;
+
+	log_on_fatal = NULL;
+	if (hook != NULL)
+		hook();
+	exit(1);
+}
+
 void
 fatal(const char *fmt, ...)
 {
@@ -131,7 +154,7 @@ fatal(const char *fmt, ...)
 	va_start(ap, fmt);
 	vlog_errno(LOG_CRIT, fmt, ap);
 	va_end(ap);
-	exit(1);
+	fatal_exit();
 }
 
 void
@@ -142,5 +165,5 @@ fatalx(const char *fmt, ...)
 	va_start(ap, fmt);
 	vlog(LOG_CRIT, fmt, ap);
 	va_end(ap);
-	exit(1);
+	fatal_exit();
 }

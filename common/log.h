@@ -17,6 +17,7 @@ void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	vlog(int, const char *, va_list) __attribute__((format(printf, 2, 0)));
+void	log_fatal_hook(void (*)(void));
 void	fatal(const char *, ...)
 	    __attribute__((noreturn, format(printf, 1, 2)));
 void	fatalx(const char *, ...)

@@ -1,7 +1,9 @@
 /*
  * Privilege drop: chroot, then credentials, then capabilities.  seccomp
  * follows, loaded by the caller through sandbox.h.  Any failure is fatal:
- * a child that cannot shed what it must not hold does not run.
+ * a child that cannot shed what it must not hold does not run.  A child
+ * also dies with its parent, mcvmd: none outlives the process that
+ * supervises it.
  */
 #include <sys/prctl.h>
 #include <sys/types.h>
@@ -12,6 +14,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -23,6 +26,7 @@ void
 privdrop(const struct privdrop *pd)
 {
 	struct passwd	*pw;
+	pid_t		 parent = getppid();
 	uid_t		 ruid, euid, suid, uid = pd->uid;
 	gid_t		 rgid, egid, sgid, gid = pd->gid;
 	size_t		 i;
@@ -78,6 +82,12 @@ privdrop(const struct privdrop *pd)
 		fatal("%s: PR_SET_NO_NEW_PRIVS", __func__);
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
 		fatal("%s: PR_SET_DUMPABLE", __func__);
+	/* After the credentials changed, which clears it; a parent that is
+	 * gone already shows in getppid(). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
+		fatal("%s: PR_SET_PDEATHSIG", __func__);
+	if (getppid() != parent)
+		fatalx("%s: the parent exited", __func__);
 	privdrop_verify_caps(pd);
 }
 

@@ -31,6 +31,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -322,6 +323,15 @@ jail_exec(const struct jail *j, char *const argv[])
 	jail_pivot(j);
 	jail_place_fds(j);
 	jail_drop(j);
+	/*
+	 * QEMU dies with mcvmd: set after the credentials changed, which
+	 * clears it, and kept across the exec of a binary without setuid
+	 * bits or file capabilities.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
+		jail_fail("pdeathsig");
+	if (getppid() != j->parent)
+		jail_fail("mcvmd exited");
 	execve(argv[0], argv, envp);
 	jail_fail("exec %s", argv[0]);
 }

@@ -19,6 +19,7 @@ struct jail {
 	int		 fds[QEMU_FD_MAX + 1];	/* placed at their index */
 	const char	*cgroup_procs[JAIL_CGROUPS_MAX];
 	size_t		 ncgroups;
+	pid_t		 parent;	/* mcvmd: QEMU dies with it */
 };
 
 void	 jail_exec(const struct jail *, char *const [])
