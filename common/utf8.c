@@ -81,3 +81,16 @@ utf8_decode(const uint8_t *in, size_t len, int final, char *out,
 	*outlen = o;
 	return i;
 }
+
+size_t
+utf8_prefix(const char *s, size_t len, size_t max)
+{
+	size_t	 n;
+
+	if (len <= max)
+		return len;
+	/* Back off continuation bytes to the start of the cut character. */
+	for (n = max; n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80; n--)
+		;
+	return n;
+}

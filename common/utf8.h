@@ -22,4 +22,10 @@
  */
 size_t	 utf8_decode(const uint8_t *, size_t, int, char *, size_t *, int *);
 
+/*
+ * The length of the longest prefix of s[0..len) of at most max bytes that
+ * does not end inside a character, so that text cut there stays UTF-8.
+ */
+size_t	 utf8_prefix(const char *, size_t, size_t);
+
 #endif
