@@ -92,12 +92,14 @@ static const struct tool_text tool_texts[] = {
 	  "{'type':'object','properties':{'vms':{'type':'array','items':"
 	  VM_OBJECT "}},'required':['vms']}" },
 	{ TOOL_VM_STATUS,
-	  "Show one VM: state, resources, network, port forwards and the "
-	  "jobs known for it (for reconciling after a lost connection). "
-	  "Does not wake a suspended VM.",
+	  "Show one VM: state, resources, network, port forwards and its "
+	  "newest jobs (for reconciling after a lost connection): at most "
+	  "32, newest first, each command cut to 256 bytes "
+	  "(command_truncated); jobs_truncated says there are more. Does "
+	  "not wake a suspended VM.",
 	  "{'type':'object','properties':{" VM_PROPS ",'jobs':{'type':"
-	  "'array','items':{'type':'object'}}},'required':['vm_id',"
-	  "'state']}" },
+	  "'array','items':{'type':'object'}},'jobs_truncated':{'type':"
+	  "'boolean'}},'required':['vm_id','state']}" },
 	{ TOOL_VM_STOP,
 	  "Shut a VM down: an ACPI power-button press, waiting up to "
 	  "timeout_seconds (30). If the guest ignores it the call fails; "

@@ -6,6 +6,10 @@
  * afresh: a token revoked between frontd's check and the call is refused.
  * The arguments are decoded with the shared catalogue (common/tools.c),
  * which re-applies every bound frontd applied.
+ *
+ * A call is known by its frontd instance and request id together (see
+ * vm_front_call): when frontd restarts, the calls of the old one lose
+ * their caller, and nothing meant for them reaches the new one.
  */
 #include <stdio.h>
 #include <string.h>
@@ -45,21 +49,6 @@ front_auth(struct imsgev *iev, struct imsg *imsg)
 }
 
 static void
-front_tool_reply(struct imsgev *iev, uint32_t peerid, enum tool_status st,
-    const char *text)
-{
-	struct ibuf	*b;
-
-	if ((b = imsg_create(&iev->ibuf, IMSG_FRONT_TOOL_RESULT, peerid, 0,
-	    strlen(text) + 16)) == NULL)
-		fatal("%s", __func__);
-	m_add_u32(b, st);
-	m_add_str(b, text);
-	if (imsgev_close(iev, b) == -1)
-		fatal("%s", __func__);
-}
-
-static void
 front_tool(struct imsgev *iev, struct imsg *imsg)
 {
 	const struct tool_desc	*tool;
@@ -67,6 +56,7 @@ front_tool(struct imsgev *iev, struct imsg *imsg)
 	struct mreader		 r;
 	struct ws_auth		 auth;
 	uint8_t			 hash[TOKEN_HASH_LEN];
+	uint64_t		 call = vm_front_call(imsg->hdr.peerid);
 	uint32_t		 id;
 	char			 err[TOOL_ERR_MAX], msg[TOOL_MESSAGE_MAX];
 
@@ -80,23 +70,23 @@ front_tool(struct imsgev *iev, struct imsg *imsg)
 		fatalx("frontd: %s: %s", tool->name, err);
 
 	if (state_token_auth(hash, &auth) == -1) {
-		front_tool_reply(iev, imsg->hdr.peerid, TOOL_UNAVAILABLE,
+		vm_reply(call, TOOL_UNAVAILABLE,
 		    "authentication is unavailable; retry later");
 		return;
 	}
 	if (auth.status != AUTH_OK) {
-		front_tool_reply(iev, imsg->hdr.peerid, TOOL_DENIED,
+		vm_reply(call, TOOL_DENIED,
 		    "the token is not valid (unknown, expired or revoked)");
 		return;
 	}
 	log_debug("%s: workspace %s: %s", __func__, auth.name, tool->name);
 
-	if (vm_tool(imsg->hdr.peerid, &auth, &args))
+	if (vm_tool(call, &auth, &args))
 		return;
 	/* No back end for this tool yet: say so plainly, never fake one. */
 	snprintf(msg, sizeof(msg), "%s is not available yet: this mcvm "
 	    "build has no back end for it. Nothing was done.", tool->name);
-	front_tool_reply(iev, imsg->hdr.peerid, TOOL_UNAVAILABLE, msg);
+	vm_reply(call, TOOL_UNAVAILABLE, msg);
 }
 
 static void
@@ -104,8 +94,8 @@ front_cancel(struct imsgev *iev, struct imsg *imsg)
 {
 	if (imsg->datalen != 0)
 		fatalx("frontd: malformed %s", imsg_type_name(imsg->hdr.type));
-	/* Every tool answers at once so far: nothing is in flight. */
 	log_debug("%s: cancel of request %u", __func__, imsg->hdr.peerid);
+	vm_cancel(vm_front_call(imsg->hdr.peerid));
 }
 
 void

@@ -2,7 +2,8 @@
  * mcvmd: the root parent.  It reads the config, owns state.db, serves the
  * control socket, and fork+execs frontd, netd and stored, each with its end
  * of a socketpair on PROC_PARENT_SOCK_FILENO.  A crashed child is restarted
- * with a rate limit; past it, mcvmd stops the suite and exits non-zero.
+ * with a rate limit; past it, a crash loop of netd or stored stops the
+ * suite (mcvmd exits non-zero), and frontd is restarted after a pause.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -198,6 +199,8 @@ child_start(struct child *c)
 		fatal("%s: fcntl", __func__);
 	c->pid = pid;
 	c->state = CHILD_STARTING;
+	if (++c->gen == 0)
+		c->gen = 1;
 	if (imsgev_init(&c->iev, sp[0], c->desc->title, child_dispatch,
 	    c) == -1)
 		fatal("%s", __func__);
@@ -218,15 +221,32 @@ child_channel_close(struct child *c)
 	c->iev_live = 0;
 }
 
+static void
+child_restart(int fd, short event, void *arg)
+{
+	struct child	*c = arg;
+
+	if (env->shutting_down)
+		return;
+	c->restart_times[c->restarts % CHILD_RESTART_MAX] = time(NULL);
+	c->restarts++;
+	log_warnx("restarting %s (restart %u)", c->desc->title, c->restarts);
+	child_start(c);
+}
+
 /*
- * A child died.  Restart it unless it died too often within the window, in
- * which case the suite cannot be trusted to run and mcvmd stops it.
+ * A child died.  It is restarted at once unless it died too often within
+ * the window.  Past that, netd and stored, whose crash loop means the
+ * suite cannot be trusted to run, stop the suite.  frontd holds no VM and
+ * is the process clients can reach: the VMs keep running, and frontd is
+ * started again after a pause that doubles while it keeps dying.
  */
 static void
 child_exited(struct child *c, int status)
 {
-	time_t	 now = time(NULL);
-	size_t	 i, recent = 0;
+	struct timeval	 tv = { 0, 0 };
+	time_t		 now = time(NULL);
+	size_t		 i, recent = 0;
 
 	if (WIFSIGNALED(status))
 		log_warnx("%s (pid %d) killed by signal %d", c->desc->title,
@@ -237,6 +257,8 @@ child_exited(struct child *c, int status)
 	child_channel_close(c);
 	c->pid = 0;
 	c->state = CHILD_DOWN;
+	if (c->desc->id == PROC_FRONTD)
+		vm_front_lost();
 	if (env->shutting_down)
 		return;
 
@@ -244,15 +266,27 @@ child_exited(struct child *c, int status)
 		if (c->restart_times[i] != 0 &&
 		    now - c->restart_times[i] < CHILD_RESTART_WINDOW)
 			recent++;
-	if (recent >= CHILD_RESTART_MAX) {
+	if (recent < CHILD_RESTART_MAX)
+		c->backoff = 0;
+	else if (c->desc->id != PROC_FRONTD) {
 		log_warnx("%s died %d times within %d s; stopping the suite",
 		    c->desc->title, CHILD_RESTART_MAX, CHILD_RESTART_WINDOW);
 		mcvmd_shutdown(1);
+	} else {
+		tv.tv_sec = CHILD_BACKOFF_MIN;
+		for (i = 0; i < c->backoff && tv.tv_sec < CHILD_BACKOFF_MAX;
+		    i++)
+			tv.tv_sec *= 2;
+		if (tv.tv_sec > CHILD_BACKOFF_MAX)
+			tv.tv_sec = CHILD_BACKOFF_MAX;
+		c->backoff++;
+		log_warnx("%s died %d times within %d s; the VMs keep "
+		    "running, and it is started again in %lld s",
+		    c->desc->title, CHILD_RESTART_MAX, CHILD_RESTART_WINDOW,
+		    (long long)tv.tv_sec);
 	}
-	c->restart_times[c->restarts % CHILD_RESTART_MAX] = now;
-	c->restarts++;
-	log_warnx("restarting %s (restart %u)", c->desc->title, c->restarts);
-	child_start(c);
+	evtimer_set(&c->restart_ev, child_restart, c);
+	evtimer_add(&c->restart_ev, &tv);
 }
 
 static void
@@ -393,6 +427,16 @@ mcvmd_shutdown(int code)
 	exit(code);
 }
 
+/* A fatal error stops the VMs and the suite as SIGTERM does. */
+static void
+mcvmd_fatal(void)
+{
+	if (env->shutting_down || getpid() != env->pid)
+		return;
+	log_warnx("fatal error: stopping the VMs and the suite");
+	mcvmd_shutdown(1);
+}
+
 static void
 mcvmd_sig(int sig, short event, void *arg)
 {
@@ -468,6 +512,8 @@ main(int argc, char *argv[])
 	    MCVM_PROTO_VERSION);
 
 	event_init();
+	env->pid = getpid();
+	log_fatal_hook(mcvmd_fatal);
 	signal_set(&ev_sigterm, SIGTERM, mcvmd_sig, NULL);
 	signal_set(&ev_sigint, SIGINT, mcvmd_sig, NULL);
 	signal_set(&ev_sigchld, SIGCHLD, mcvmd_sig, NULL);
@@ -478,6 +524,7 @@ main(int argc, char *argv[])
 	signal_add(&ev_sighup, NULL);
 	(void)signal(SIGPIPE, SIG_IGN);
 
+	vm_timers_init();
 	for (id = PROC_PARENT + 1; id < PROC_MAX; id++)
 		child_start(&env->children[id]);
 	control_listen();

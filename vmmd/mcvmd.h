@@ -16,6 +16,8 @@
 #define CHILD_RESTART_MAX	5	/* restarts within the window ... */
 #define CHILD_RESTART_WINDOW	60	/* ... seconds, before giving up */
 #define CHILD_STOP_TIMEOUT	5	/* seconds between SIGTERM and SIGKILL */
+#define CHILD_BACKOFF_MIN	1	/* frontd past the limit: a pause of */
+#define CHILD_BACKOFF_MAX	60	/* 1 s, doubling up to 60 s */
 #define CONTROL_MAX_CLIENTS	16
 
 enum child_state {
@@ -30,8 +32,11 @@ struct child {
 	enum child_state	 state;
 	struct imsgev		 iev;
 	int			 iev_live;
+	uint32_t		 gen;		/* counts starts, from 1 */
 	unsigned int		 restarts;
 	time_t			 restart_times[CHILD_RESTART_MAX];
+	unsigned int		 backoff;	/* pauses in a row */
+	struct event		 restart_ev;	/* the restart's turn */
 };
 
 struct mcvmd {
@@ -40,6 +45,7 @@ struct mcvmd {
 	char			 bindir[PATH_MAX];
 	char			 emptydir[PATH_MAX];
 	struct child		 children[PROC_MAX];
+	pid_t			 pid;		/* mcvmd's, not a fork's */
 	int			 shutting_down;
 };
 
@@ -121,12 +127,13 @@ int	 state_job_start(const char *, const char *, uint32_t, const char *,
 	    int64_t, const char *, const char *);
 int	 state_job_lookup(const char *, const char *, uint32_t *);
 int	 state_jobs_forget(const char *);
-int	 state_job_each(const char *, int (*)(const char *, uint32_t,
-	    const char *, int64_t, void *), void *);
+int	 state_job_each(const char *, unsigned int, int (*)(const char *,
+	    uint32_t, const char *, int64_t, void *), void *);
 enum receipt_state state_receipt_begin(int64_t, const char *, const char *,
 	    const uint8_t [SHA256_LEN], const char *, char *, size_t);
 int	 state_receipt_end(int64_t, const char *, int, const char *,
 	    const char *);
+int	 state_receipt_forget(int64_t, const char *);
 int	 state_receipts_orphan(void);
 int	 state_usage(int64_t, uint32_t *, uint64_t *, uint64_t *);
 

@@ -535,17 +535,20 @@ state_job_lookup(const char *id, const char *vm, uint32_t *guest_job)
 	return rc == SQLITE_DONE ? found : -1;
 }
 
+/* The VM's newest jobs first, at most limit of them. */
 int
-state_job_each(const char *vm, int (*cb)(const char *, uint32_t,
-    const char *, int64_t, void *), void *arg)
+state_job_each(const char *vm, unsigned int limit, int (*cb)(const char *,
+    uint32_t, const char *, int64_t, void *), void *arg)
 {
 	sqlite3_stmt	*st;
 	int		 rc;
 
 	if ((st = state_prepare("SELECT id, guest_job, command, created FROM "
-	    "jobs WHERE vm_id = ?1 ORDER BY created, guest_job")) == NULL)
+	    "jobs WHERE vm_id = ?1 ORDER BY created DESC, guest_job DESC "
+	    "LIMIT ?2")) == NULL)
 		return -1;
 	(void)sqlite3_bind_text(st, 1, vm, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_int64(st, 2, limit);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (cb((const char *)sqlite3_column_text(st, 0),
 		    (uint32_t)sqlite3_column_int64(st, 1),
@@ -648,6 +651,23 @@ state_receipt_end(int64_t ws, const char *rid, int ok, const char *vm,
 }
 
 /* At start-up: whatever was pending when mcvmd died has an unknown end. */
+/* A pending receipt goes, as if its call never came: it was cancelled. */
+int
+state_receipt_forget(int64_t ws, const char *rid)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = state_prepare("DELETE FROM receipts WHERE workspace_id = ?1 "
+	    "AND request_id = ?2 AND state = 'pending'")) == NULL)
+		return -1;
+	(void)sqlite3_bind_int64(st, 1, ws);
+	(void)sqlite3_bind_text(st, 2, rid, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
 int
 state_receipts_orphan(void)
 {

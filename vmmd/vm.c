@@ -41,6 +41,7 @@
 #define STORE_TEXT_MAX		1023
 #define VM_FORWARD_BIND		"127.0.0.1"
 #define VM_STORE_REQ_FIRST	1
+#define VM_TEMPLATE_REBUILDS	3	/* new checkpoints per run at most */
 
 struct vm_list		 vms = TAILQ_HEAD_INITIALIZER(vms);
 
@@ -77,6 +78,7 @@ static struct {
 	struct vm	*vm;		/* while it is being made */
 	int		 tried;
 	int		 ready;
+	int		 rebuilds;	/* after a retirement */
 	char		 id[ID_MAX + 1];
 	char		 image[OBJ_NAME_MAX + 1];
 	uint32_t	 memory_mib;
@@ -99,6 +101,7 @@ static void	 vm_spawn(struct vm *);
 static void	 vm_template_build(void);
 static void	 vm_template_held(struct vm *);
 static void	 vm_template_off(const char *);
+static void	 vm_store_delete_unowned(const char *);
 static int	 vm_image_find(const char *, uint64_t *, char *, size_t);
 static int	 vm_slot_alloc(uint32_t *);
 static void	 vm_random_id(const char *, char *, size_t);
@@ -108,6 +111,9 @@ static void	 vm_fail(struct vm *, const char *);
 static void	 vm_vmm_dispatch(int, short, void *);
 static void	 vm_processes_gone(struct vm *);
 static void	 vm_op_done(struct vm *, int, const char *);
+static void	 vm_destroy_finish(struct vm *);
+static void	 vm_close_store_fds(struct vm *);
+static time_t	 vm_now(void);
 
 const char *
 vm_state_name(enum vm_state s)
@@ -139,21 +145,67 @@ vm_find(const char *id, int64_t ws)
 	return NULL;
 }
 
-void
-vm_reply(uint32_t peerid, enum tool_status st, const char *text)
+/*
+ * A frontd call as mcvmd holds it: frontd's request id (the imsg peerid)
+ * in the low 32 bits, and in the high 32 the instance of frontd it came
+ * from, which counts frontd's starts.  0 stands for no caller.
+ */
+uint64_t
+vm_front_call(uint32_t peerid)
+{
+	return (uint64_t)child_by_id(PROC_FRONTD)->gen << 32 | peerid;
+}
+
+/*
+ * The frontd a call came from, if it still runs: an answer for an
+ * earlier instance is dropped, never matched to a request of the new one
+ * that happens to have the same number.
+ */
+static struct child *
+vm_front_for(uint64_t call)
 {
 	struct child	*c = child_by_id(PROC_FRONTD);
-	struct ibuf	*b;
 
-	if (peerid == 0)
-		return;
-	if (!c->iev_live || c->state != CHILD_RUNNING) {
-		log_warnx("frontd is down: reply to request %u dropped",
-		    peerid);
-		return;
+	if (call == 0)
+		return NULL;
+	if (call >> 32 != c->gen || !c->iev_live ||
+	    c->state != CHILD_RUNNING) {
+		log_debug("answer to call %u of frontd instance %u dropped",
+		    (uint32_t)call, (uint32_t)(call >> 32));
+		return NULL;
 	}
-	if ((b = imsg_create(&c->iev.ibuf, IMSG_FRONT_TOOL_RESULT, peerid, 0,
-	    strlen(text) + 16)) == NULL)
+	return c;
+}
+
+/*
+ * Answers a frontd call.  A result over the budget that frontd reads
+ * (TOOL_RESULT_MAX) is refused for that call alone: the caller is told
+ * to ask for less.
+ */
+void
+vm_reply(uint64_t peerid, enum tool_status st, const char *text)
+{
+	struct child	*c;
+	struct ibuf	*b;
+	size_t		 len = strlen(text);
+	char		 msg[TOOL_MESSAGE_MAX];
+
+	if ((c = vm_front_for(peerid)) == NULL)
+		return;
+	if (len > TOOL_RESULT_MAX) {
+		log_warnx("call %u: a %zu-byte result is over the budget of "
+		    "%d bytes; refused", (uint32_t)peerid, len,
+		    TOOL_RESULT_MAX);
+		(void)snprintf(msg, sizeof(msg), "the result would be %zu "
+		    "bytes, over the %d KiB one call may return; nothing was "
+		    "lost: ask for less at a time", len,
+		    TOOL_RESULT_MAX / 1024);
+		st = TOOL_ERROR;
+		text = msg;
+		len = strlen(msg);
+	}
+	if ((b = imsg_create(&c->iev.ibuf, IMSG_FRONT_TOOL_RESULT,
+	    (uint32_t)peerid, 0, len + 16)) == NULL)
 		fatal("%s", __func__);
 	m_add_u32(b, st);
 	m_add_str(b, text);
@@ -166,14 +218,13 @@ static void
 vm_progress(const struct vm *vm, uint64_t done, uint64_t total,
     const char *what)
 {
-	struct child	*c = child_by_id(PROC_FRONTD);
+	struct child	*c;
 	struct ibuf	*b;
 
-	if (!vm->op.pending || vm->op.peerid == 0 || !c->iev_live ||
-	    c->state != CHILD_RUNNING)
+	if (!vm->op.pending || (c = vm_front_for(vm->op.peerid)) == NULL)
 		return;
 	if ((b = imsg_create(&c->iev.ibuf, IMSG_FRONT_PROGRESS,
-	    vm->op.peerid, 0, 64)) == NULL)
+	    (uint32_t)vm->op.peerid, 0, 64)) == NULL)
 		fatal("%s", __func__);
 	m_add_u64(b, done);
 	m_add_u64(b, total);
@@ -182,14 +233,24 @@ vm_progress(const struct vm *vm, uint64_t done, uint64_t total,
 		fatal("%s", __func__);
 }
 
-/* Sends a JSON result mcvmd built, and frees it. */
+/*
+ * Sends a JSON result mcvmd built, and frees it.  A result that cannot be
+ * encoded (NULL from a failed json_pack, or text that is not UTF-8) fails
+ * the call, not mcvmd.
+ */
 void
-vm_reply_json(uint32_t peerid, json_t *j)
+vm_reply_json(uint64_t peerid, json_t *j)
 {
 	char	*text;
 
-	if ((text = json_dumps(j, JSON_COMPACT)) == NULL)
-		fatalx("%s: json_dumps", __func__);
+	if (j == NULL || (text = json_dumps(j, JSON_COMPACT)) == NULL) {
+		log_warnx("call %u: the result could not be encoded",
+		    (uint32_t)peerid);
+		vm_reply(peerid, TOOL_ERROR, "internal error: the result "
+		    "could not be encoded; nothing was changed by it");
+		json_decref(j);
+		return;
+	}
 	vm_reply(peerid, TOOL_OK, text);
 	free(text);
 	json_decref(j);
@@ -411,6 +472,121 @@ vm_init(void)
 		fatalx("cannot settle request receipts");
 }
 
+/* ---- deadlines ---------------------------------------------------------- */
+
+static struct event	 sweep_ev;
+
+static time_t
+vm_now(void)
+{
+	struct timespec	 ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) == -1)
+		fatal("clock_gettime");
+	return ts.tv_sec;
+}
+
+/*
+ * A child that misses a deadline is hung: it is killed, and its restart
+ * settles what else waited for it, as after a crash.
+ */
+static void
+vm_child_hung(enum proc_id id)
+{
+	struct child	*c = child_by_id(id);
+
+	if (c->pid <= 0)
+		return;
+	log_warnx("%s (pid %d) missed a deadline; killing it",
+	    c->desc->title, (int)c->pid);
+	(void)kill(c->pid, SIGKILL);
+}
+
+static void
+vm_store_late(struct vm *vm)
+{
+	char	 msg[128];
+
+	vm->store_req = 0;
+	vm_close_store_fds(vm);
+	(void)snprintf(msg, sizeof(msg), "the storage daemon did not answer "
+	    "within %d s", VM_STORE_TIMEOUT);
+	if (vm->state == VS_DESTROYING)
+		vm_op_done(vm, 0, "the VM's disk could not be deleted in time; "
+		    "retry vm_destroy");
+	else
+		vm_fail(vm, msg);
+}
+
+static void
+vm_net_late(struct vm *vm)
+{
+	char	 msg[128];
+
+	vm->net_req = 0;
+	if (vm->net_teardown) {
+		/* netd's restart lists what the teardown left. */
+		vm->net_teardown = 0;
+		if (vm->state == VS_DESTROYING)
+			vm_destroy_finish(vm);
+		return;
+	}
+	vm_close_store_fds(vm);
+	(void)snprintf(msg, sizeof(msg), "the network daemon did not answer "
+	    "within %d s", VM_NET_TIMEOUT);
+	vm_fail(vm, msg);
+}
+
+/*
+ * Once a second: every request to stored, netd or a monitor that is past
+ * its deadline fails, so that no call waits for ever on a hung process.
+ */
+static void
+vm_sweep(int fd, short event, void *arg)
+{
+	struct timeval	 tv = { 1, 0 };
+	struct vm	*vm, *vnext;
+	struct vm_call	*c;
+	time_t		 now = vm_now();
+	int		 store_hung = 0, net_hung = 0;
+
+	for (vm = TAILQ_FIRST(&vms); vm != NULL; vm = vnext) {
+		vnext = TAILQ_NEXT(vm, entry);
+again:
+		/* What a failure does may end other calls: look again. */
+		TAILQ_FOREACH(c, &vm->calls, entry) {
+			if (now < c->deadline)
+				continue;
+			TAILQ_REMOVE(&vm->calls, c, entry);
+			vm->ncalls--;
+			vm_call_expired(c);
+			goto again;
+		}
+		if (vm->store_req != 0 && now >= vm->store_deadline) {
+			store_hung = 1;
+			vm_store_late(vm);
+		} else if (vm->net_req != 0 && now >= vm->net_deadline) {
+			net_hung = 1;
+			vm_net_late(vm);
+		}
+	}
+	if (store_hung)
+		vm_child_hung(PROC_STORED);
+	if (net_hung)
+		vm_child_hung(PROC_NETD);
+	evtimer_add(&sweep_ev, &tv);
+}
+
+/* After event_init: the deadline sweep. */
+void
+vm_timers_init(void)
+{
+	struct timeval	 tv = { 1, 0 };
+
+	evtimer_set(&sweep_ev, vm_sweep, NULL);
+	evtimer_add(&sweep_ev, &tv);
+}
+
 /* A request id for stored or netd: never 0, which stands for none. */
 static uint32_t
 req_next(void)
@@ -434,10 +610,22 @@ child_msg(enum proc_id id, uint32_t type, uint32_t req)
 	return b;
 }
 
+/*
+ * A child that is down gets nothing: the requests of a VM that wait for
+ * it are settled when it is up again (vm_store_up, vm_net_up).
+ */
 static void
 child_send(enum proc_id id, struct ibuf *b)
 {
-	if (imsgev_close(&child_by_id(id)->iev, b) == -1)
+	struct child	*c = child_by_id(id);
+
+	if (!c->iev_live) {
+		log_debug("%s is down: %s not sent", c->desc->title,
+		    imsg_type_name(le32_get(b->buf)));
+		imsg_discard(b);
+		return;
+	}
+	if (imsgev_close(&c->iev, b) == -1)
 		fatal("%s", __func__);
 }
 
@@ -446,6 +634,7 @@ static struct ibuf *
 vm_store_msg(struct vm *vm, uint32_t type)
 {
 	vm->store_req = req_next();
+	vm->store_deadline = vm_now() + VM_STORE_TIMEOUT;
 	vm->store_type = type;
 	return child_msg(PROC_STORED, type, vm->store_req);
 }
@@ -664,10 +853,11 @@ vm_store_result(struct vm *vm, struct imsg *imsg)
 	vm->disk_format = format;
 	log_info("%s: disk ready (%s)", vm->row.id, text);
 	vm_progress(vm, 1, 3, "disk ready");
-	if (vm->restore) {
+	if (vm->restore && tpl.ready) {
 		vm_store_checkpoint(vm, tpl.id, 0);
 		return;
 	}
+	vm->restore = 0;	/* retired meanwhile: it boots */
 	vm_net_setup(vm);
 }
 
@@ -687,6 +877,16 @@ vm_store_preflight(struct imsg *imsg)
 	log_info("storage: %s", text);
 }
 
+/* Deletes the disk directory of a VM that is no more (request 0). */
+static void
+vm_store_delete_unowned(const char *id)
+{
+	struct ibuf	*b = child_msg(PROC_STORED, IMSG_STORE_DISK_DELETE, 0);
+
+	m_add_str(b, id);
+	child_send(PROC_STORED, b);
+}
+
 /*
  * A disk directory stored holds: one that no VM owns (a template of an
  * earlier run, or what a crash left) is deleted.
@@ -695,7 +895,6 @@ static void
 vm_store_entry(struct imsg *imsg)
 {
 	struct mreader	 r;
-	struct ibuf	*b;
 	const char	*id;
 
 	m_init(&r, imsg);
@@ -705,10 +904,7 @@ vm_store_entry(struct imsg *imsg)
 	if (vm_find(id, 0) != NULL || strcmp(id, tpl.id) == 0)
 		return;
 	log_info("%s: deleting the disk no VM owns", id);
-	/* Request 0: its result concerns no VM. */
-	b = child_msg(PROC_STORED, IMSG_STORE_DISK_DELETE, 0);
-	m_add_str(b, id);
-	child_send(PROC_STORED, b);
+	vm_store_delete_unowned(id);
 }
 
 void
@@ -789,6 +985,7 @@ vm_net_setup(struct vm *vm)
 		return;
 	}
 	vm->net_req = req_next();
+	vm->net_deadline = vm_now() + VM_NET_TIMEOUT;
 	b = child_msg(PROC_NETD, IMSG_NET_SETUP, vm->net_req);
 	m_add_str(b, vm->row.id);
 	m_add_u32(b, vm->row.slot);
@@ -852,6 +1049,12 @@ vm_net_result(struct vm *vm, struct imsg *imsg)
 	if (m_get_str(&r, &text, STORE_TEXT_MAX) == -1 || m_end(&r) == -1)
 		fatalx("netd: malformed IMSG_NET_RESULT");
 	vm->net_req = 0;
+	if (vm->state == VS_DESTROYING) {
+		/* Destroyed while netd worked: undo what it set up. */
+		vm_close_store_fds(vm);
+		vm_processes_gone(vm);
+		return;
+	}
 	if (status != 0) {
 		vm->address[0] = '\0';
 		(void)snprintf(msg, sizeof(msg), "the network could not be "
@@ -1010,6 +1213,33 @@ vm_template_off(const char *why)
 	tpl.ready = 0;
 	(void)snprintf(tpl.why, sizeof(tpl.why), "off: %.300s", why);
 	log_warnx("template %s", tpl.why);
+}
+
+/*
+ * A VM failed while it was being restored from the checkpoint: that
+ * implicates the checkpoint, which is retired and made anew (a few times
+ * a run at most, in case every checkpoint fails).  Failures elsewhere (the
+ * disk, the network, a cancelled creation) leave it be.
+ */
+static void
+vm_template_retire(const char *why)
+{
+	char	 msg[400];
+
+	if (!tpl.ready)
+		return;
+	(void)snprintf(msg, sizeof(msg), "checkpoint %s retired: %.300s",
+	    tpl.id, why);
+	vm_template_off(msg);
+	vm_store_delete_unowned(tpl.id);
+	tpl.id[0] = '\0';
+	if (++tpl.rebuilds > VM_TEMPLATE_REBUILDS) {
+		log_warnx("template: not made again (%d times this run)",
+		    VM_TEMPLATE_REBUILDS);
+		return;
+	}
+	tpl.tried = 0;
+	vm_template_build();
 }
 
 /*
@@ -1240,7 +1470,7 @@ vm_random_id(const char *prefix, char *out, size_t len)
  * what an interrupted call left.
  */
 int
-vm_receipt_begin(uint32_t peerid, int64_t ws, const char *rid,
+vm_receipt_begin(uint64_t peerid, int64_t ws, const char *rid,
     const struct tool_args *args, const char *vm, const char *check)
 {
 	uint8_t	 hash[SHA256_LEN];
@@ -1282,7 +1512,7 @@ vm_receipt_begin(uint32_t peerid, int64_t ws, const char *rid,
 
 /* A receipt's error, replayed as it was first answered. */
 static void
-vm_receipt_fail(int64_t ws, const char *rid, uint32_t peerid,
+vm_receipt_fail(int64_t ws, const char *rid, uint64_t peerid,
     enum tool_status st, const char *msg)
 {
 	if (rid[0] != '\0' && state_receipt_end(ws, rid, 0, "", msg) == -1)
@@ -1291,7 +1521,7 @@ vm_receipt_fail(int64_t ws, const char *rid, uint32_t peerid,
 }
 
 void
-vm_create(uint32_t peerid, const struct ws_auth *auth,
+vm_create(uint64_t peerid, const struct ws_auth *auth,
     const struct tool_args *args)
 {
 	const struct tool_value	*v;
@@ -1608,6 +1838,7 @@ vm_spawn(struct vm *vm)
 	for (i = 0; i < nprocs; i++)
 		jail.cgroup_procs[i] = procs[i];
 	jail.ncgroups = nprocs;
+	jail.parent = getpid();
 
 	switch (vm->qemu_pid = fork()) {
 	case -1:
@@ -1722,10 +1953,12 @@ vm_fail(struct vm *vm, const char *why)
 	vm_kill(vm);
 	if (vm->state == VS_DESTROYING)
 		return;
-	if (vm->restore && tpl.ready) {
+	if (vm->restore && vm->state == VS_BOOTING) {
+		/* QEMU ran from the checkpoint, and the guest never
+		 * answered. */
 		(void)snprintf(msg, sizeof(msg), "%s, restored from it, "
 		    "failed: %s", vm->row.id, why);
-		vm_template_off(msg);
+		vm_template_retire(msg);
 	}
 	if (vm->tpl) {
 		tpl.vm = NULL;
@@ -1773,6 +2006,7 @@ vm_processes_gone(struct vm *vm)
 		vm_qemu_log_remove(vm);
 	if (vm->net_live && vm->net_req == 0) {
 		vm->net_req = vm_net_send_teardown(vm->row.id, vm->row.slot);
+		vm->net_deadline = vm_now() + VM_NET_TIMEOUT;
 		vm->net_teardown = vm->net_req != 0;
 		vm->net_live = 0;
 	}
@@ -2008,7 +2242,7 @@ vm_vmm_dispatch(int fd, short event, void *arg)
 /* ---- requests to the monitor -------------------------------------------- */
 
 struct vm_call *
-vm_call_new(struct vm *vm, uint32_t peerid, enum tool_id tool)
+vm_call_new(struct vm *vm, uint64_t peerid, enum tool_id tool)
 {
 	struct vm_call	*c;
 
@@ -2059,6 +2293,7 @@ vm_call(struct vm *vm, struct vm_call *c, struct ibuf *b)
 	}
 	if (imsgev_close(&vm->vmm, b) == -1)
 		fatal("%s", __func__);
+	c->deadline = vm_now() + c->wait_ms / 1000 + VM_CALL_TIMEOUT;
 	TAILQ_INSERT_TAIL(&vm->calls, c, entry);
 	vm->ncalls++;
 	return 0;
@@ -2097,7 +2332,7 @@ vm_term_timeout(int fd, short event, void *arg)
 
 /* Asks the guest's agent to power off, or stops QEMU. */
 void
-vm_stop(uint32_t peerid, struct vm *vm, int force, uint32_t timeout)
+vm_stop(uint64_t peerid, struct vm *vm, int force, uint32_t timeout)
 {
 	struct vm_call	*c;
 	struct ibuf	*b;
@@ -2127,7 +2362,7 @@ vm_stop(uint32_t peerid, struct vm *vm, int force, uint32_t timeout)
 }
 
 void
-vm_start(uint32_t peerid, struct vm *vm)
+vm_start(uint64_t peerid, struct vm *vm)
 {
 	vm->op.pending = 1;
 	vm->op.peerid = peerid;
@@ -2147,7 +2382,7 @@ vm_start(uint32_t peerid, struct vm *vm)
  * waits for the answer.
  */
 void
-vm_destroy(uint32_t peerid, struct vm *vm)
+vm_destroy(uint64_t peerid, struct vm *vm)
 {
 	if (vm->op.pending && vm->op.peerid != peerid)
 		vm_op_done(vm, 0, "the VM was destroyed");
@@ -2159,6 +2394,70 @@ vm_destroy(uint32_t peerid, struct vm *vm)
 	vm_kill(vm);
 	if (vm->qemu_pid <= 0 && vm->vmm_pid <= 0)
 		vm_processes_gone(vm);
+}
+
+/*
+ * frontd died: its calls have lost their caller.  Their work goes on (a
+ * creation finishes, and its receipt lets a retry find it), but nothing
+ * is answered for them, on this frontd or the next.
+ */
+void
+vm_front_lost(void)
+{
+	struct vm	*vm;
+	struct vm_call	*c;
+	unsigned int	 n = 0;
+
+	TAILQ_FOREACH(vm, &vms, entry) {
+		if (vm->op.pending && vm->op.peerid != 0)
+			n++;
+		vm->op.peerid = 0;
+		TAILQ_FOREACH(c, &vm->calls, entry)
+			if (c->peerid != 0) {
+				c->peerid = 0;
+				n++;
+			}
+	}
+	if (n > 0)
+		log_info("frontd's calls in flight lost their caller: %u", n);
+}
+
+/*
+ * The caller cancelled a call (MCP notifications/cancelled, or it went
+ * away).  A creation still under way is undone, as if it had never been
+ * asked for: its receipt goes too, so that the same request_id may be
+ * sent again.  Other calls only lose their caller: what they started
+ * (a job, a write) has been done or goes on, and the tools that show it
+ * still do.
+ */
+void
+vm_cancel(uint64_t call)
+{
+	struct vm	*vm;
+	struct vm_call	*c;
+	char		 msg[160];
+
+	TAILQ_FOREACH(vm, &vms, entry) {
+		TAILQ_FOREACH(c, &vm->calls, entry)
+			if (c->peerid == call)
+				c->peerid = 0;
+		if (!vm->op.pending || vm->op.peerid != call)
+			continue;
+		vm->op.peerid = 0;
+		if (vm->op.tool != TOOL_VM_CREATE || vm->state == VS_RUNNING)
+			continue;
+		vm->op.pending = 0;
+		if (state_receipt_forget(vm->row.ws_id, vm->op.rid) == -1)
+			log_warnx("%s: receipt %s not removed", vm->row.id,
+			    vm->op.rid);
+		(void)snprintf(msg, sizeof(msg), "workspace %s: vm %s",
+		    vm->row.ws, vm->row.id);
+		(void)state_audit("mcvmd", "vm-create-cancelled", msg);
+		log_info("%s: creation cancelled by its caller; undoing it",
+		    vm->row.id);
+		vm_destroy(0, vm);
+		return;
+	}
 }
 
 /*

@@ -20,9 +20,14 @@
 #define VM_FORWARDS_MAX		16	/* port forwards per VM */
 #define VM_NET_STR_MAX		64	/* addresses and the MAC */
 #define VM_CALLS_MAX		32	/* monitor requests in flight per VM */
+#define VM_CALL_TIMEOUT		60	/* s the monitor has beyond a wait */
+#define VM_STORE_TIMEOUT	20	/* s stored has to answer a request */
+#define VM_NET_TIMEOUT		10	/* s netd has */
 #define VM_RESULT_MAX		8192	/* a receipt's replayed result */
 #define VM_GUEST_STR_MAX	256
 #define VM_JOB_PAGE_MAX		(16 * 1024)	/* per stream per read */
+#define VM_STATUS_JOBS_MAX	32	/* newest jobs vm_status lists */
+#define VM_STATUS_COMMAND_MAX	256	/* bytes of each one's command */
 #define VM_VMM_BINARY		"mcvm-vmm"
 
 enum vm_state {
@@ -40,7 +45,7 @@ enum vm_state {
 /* What the current lifecycle operation owes its caller. */
 struct vm_op {
 	int		 pending;
-	uint32_t	 peerid;	/* frontd request */
+	uint64_t	 peerid;	/* frontd call (see vm_reply) */
 	enum tool_id	 tool;
 	char		 rid[REQUEST_ID_MAX + 1];	/* receipt, or "" */
 	int		 timed_out;
@@ -53,10 +58,11 @@ struct vm_call {
 	TAILQ_ENTRY(vm_call) entry;
 	uint32_t	 id;		/* imsg peerid to the monitor */
 	struct vm	*vm;
-	uint32_t	 peerid;	/* frontd request, 0 for internal */
+	uint64_t	 peerid;	/* frontd call, 0 for internal */
 	enum tool_id	 tool;
 	int		 step;		/* chained calls */
 	uint32_t	 type;		/* IMSG_VMM_* sent */
+	time_t		 deadline;	/* monotonic seconds */
 	int		 force;
 	uint32_t	 encoding;	/* vm_job_output: 0 utf-8, 1 base64 */
 	uint32_t	 wait_ms;	/* for the job to end */
@@ -84,6 +90,8 @@ struct vm {
 	struct vm_op	 op;
 	uint32_t	 store_req;	/* stored request in flight, 0 none */
 	uint32_t	 net_req;	/* netd request in flight, 0 none */
+	time_t		 store_deadline;	/* monotonic seconds */
+	time_t		 net_deadline;
 	int		 net_live;	/* netd holds this VM's slot */
 	int		 net_teardown;	/* net_req is a teardown */
 	int		 disk_gone;	/* destroying: stored deleted it */
@@ -114,6 +122,7 @@ extern struct vm_list	 vms;
 
 /* vm.c */
 void		 vm_init(void);
+void		 vm_timers_init(void);
 void		 vm_store_up(void);
 void		 vm_store_imsg(struct imsg *);
 void		 vm_net_up(void);
@@ -126,26 +135,30 @@ int		 vm_reap(pid_t, int);
 void		 vm_shutdown(void);
 struct vm	*vm_find(const char *, int64_t);
 const char	*vm_state_name(enum vm_state);
-void		 vm_reply(uint32_t, enum tool_status, const char *);
-void		 vm_reply_json(uint32_t, json_t *);
-int		 vm_receipt_begin(uint32_t, int64_t, const char *,
+uint64_t	 vm_front_call(uint32_t);
+void		 vm_front_lost(void);
+void		 vm_cancel(uint64_t);
+void		 vm_reply(uint64_t, enum tool_status, const char *);
+void		 vm_reply_json(uint64_t, json_t *);
+int		 vm_receipt_begin(uint64_t, int64_t, const char *,
 		    const struct tool_args *, const char *, const char *);
-void		 vm_create(uint32_t, const struct ws_auth *,
+void		 vm_create(uint64_t, const struct ws_auth *,
 		    const struct tool_args *);
-void		 vm_start(uint32_t, struct vm *);
-void		 vm_stop(uint32_t, struct vm *, int, uint32_t);
-void		 vm_destroy(uint32_t, struct vm *);
+void		 vm_start(uint64_t, struct vm *);
+void		 vm_stop(uint64_t, struct vm *, int, uint32_t);
+void		 vm_destroy(uint64_t, struct vm *);
 void		 vm_set_state(struct vm *, enum vm_state, const char *);
 int		 vm_call(struct vm *, struct vm_call *, struct ibuf *);
-struct vm_call	*vm_call_new(struct vm *, uint32_t, enum tool_id);
+struct vm_call	*vm_call_new(struct vm *, uint64_t, enum tool_id);
 void		 vm_call_free(struct vm_call *);
 struct ibuf	*vm_call_msg(struct vm *, uint32_t, struct vm_call *);
 json_t		*vm_json(const struct vm *);
 
 /* vmtools.c */
-int		 vm_tool(uint32_t, const struct ws_auth *,
+int		 vm_tool(uint64_t, const struct ws_auth *,
 		    const struct tool_args *);
 void		 vm_call_done(struct vm_call *, struct imsg *);
+void		 vm_call_expired(struct vm_call *);
 void		 vm_call_fail(struct vm_call *, const char *);
 const struct tool_value *vm_arg(const struct tool_args *, const char *);
 int		 vm_args_hash(const struct tool_args *, uint8_t [SHA256_LEN]);

@@ -17,6 +17,7 @@
 #include "hash.h"
 #include "log.h"
 #include "msg.h"
+#include "utf8.h"
 #include "vm.h"
 #include "vmm.h"
 
@@ -354,12 +355,26 @@ file_written_done(struct vm_call *c, struct imsg *imsg)
 	vm_call_free(c);
 }
 
+/*
+ * vm_status lists a VM's newest jobs, each command cut to a short prefix:
+ * the answer stays small however many jobs ran or how long they were.
+ * vm_job_status tells the rest of a job.
+ */
 static int
 jobs_json_add(const char *id, uint32_t guest_job, const char *command,
     int64_t created, void *arg)
 {
-	json_array_append_new(arg, json_pack("{s:s, s:s, s:I}", "job_id", id,
-	    "command", command, "created", (json_int_t)created));
+	size_t	 len = strlen(command);
+	size_t	 cut = utf8_prefix(command, len, VM_STATUS_COMMAND_MAX);
+	json_t	*j;
+
+	j = json_pack("{s:s, s:s%, s:I}", "job_id", id, "command", command,
+	    cut, "created", (json_int_t)created);
+	if (j == NULL)
+		return -1;
+	if (cut < len)
+		json_object_set_new(j, "command_truncated", json_true());
+	json_array_append_new(arg, j);
 	return 0;
 }
 
@@ -371,8 +386,13 @@ status_reply(struct vm_call *c)
 
 	if (c->acc != NULL)
 		json_object_update(j, c->acc);
-	if (state_job_each(vm->row.id, jobs_json_add, jobs) == -1)
+	if (state_job_each(vm->row.id, VM_STATUS_JOBS_MAX + 1, jobs_json_add,
+	    jobs) == -1)
 		log_warnx("%s: jobs not listed", vm->row.id);
+	json_object_set_new(j, "jobs_truncated",
+	    json_boolean(json_array_size(jobs) > VM_STATUS_JOBS_MAX));
+	if (json_array_size(jobs) > VM_STATUS_JOBS_MAX)
+		(void)json_array_remove(jobs, VM_STATUS_JOBS_MAX);
 	json_object_set_new(j, "jobs", jobs);
 	vm_reply_json(c->peerid, j);
 	vm_call_free(c);
@@ -512,24 +532,41 @@ resume_step(struct vm_call *c, struct imsg *imsg)
 	}
 }
 
+/* A step of the VM's own lifecycle ended (ok or not): it goes on. */
+static int
+vm_call_lifecycle(struct vm_call *c, int ok)
+{
+	struct vm	*vm = c->vm;
+	uint32_t	 type = c->type;
+
+	if (type != IMSG_VMM_NET_CONFIG && type != IMSG_VMM_CHECKPOINT)
+		return 0;
+	vm_call_free(c);
+	if (type == IMSG_VMM_NET_CONFIG)
+		vm_net_configured(vm, ok);
+	else
+		vm_checkpointed(vm, ok);
+	return 1;
+}
+
+/* The monitor did not answer call c, already off the VM's list, in time. */
+void
+vm_call_expired(struct vm_call *c)
+{
+	log_warnx("%s: the monitor did not answer %s in time", c->vm->row.id,
+	    imsg_type_name(c->type));
+	if (!vm_call_lifecycle(c, 0))
+		vm_call_fail(c, "the VM monitor did not answer in time; retry");
+}
+
 /* The monitor answered call c. */
 void
 vm_call_done(struct vm_call *c, struct imsg *imsg)
 {
 	uint32_t	 want;
 
-	if (c->type == IMSG_VMM_NET_CONFIG || c->type == IMSG_VMM_CHECKPOINT) {
-		struct vm *vm = c->vm;
-		int ok = imsg->hdr.type == IMSG_VMM_OK;
-		uint32_t type = c->type;
-
-		vm_call_free(c);
-		if (type == IMSG_VMM_NET_CONFIG)
-			vm_net_configured(vm, ok);
-		else
-			vm_checkpointed(vm, ok);
+	if (vm_call_lifecycle(c, imsg->hdr.type == IMSG_VMM_OK))
 		return;
-	}
 	if (imsg->hdr.type == IMSG_VMM_ERROR) {
 		vm_call_error(c, imsg);
 		return;
@@ -604,7 +641,7 @@ vm_call_done(struct vm_call *c, struct imsg *imsg)
 /* ---- the tools ---------------------------------------------------------- */
 
 static struct vm *
-vm_lookup(uint32_t peerid, const struct ws_auth *auth,
+vm_lookup(uint64_t peerid, const struct ws_auth *auth,
     const struct tool_args *args)
 {
 	const char	*id = tool_arg_str(args, "vm_id");
@@ -626,7 +663,7 @@ vm_lookup(uint32_t peerid, const struct ws_auth *auth,
 
 /* The VM must be running, with its guest agent up, to do this. */
 static int
-vm_require_running(uint32_t peerid, struct vm *vm)
+vm_require_running(uint64_t peerid, struct vm *vm)
 {
 	char	 msg[VM_MSG_MAX];
 
@@ -656,7 +693,7 @@ vm_require_running(uint32_t peerid, struct vm *vm)
 }
 
 static void
-tool_list(uint32_t peerid, const struct ws_auth *auth)
+tool_list(uint64_t peerid, const struct ws_auth *auth)
 {
 	struct vm	*vm;
 	json_t		*a = json_array();
@@ -668,7 +705,7 @@ tool_list(uint32_t peerid, const struct ws_auth *auth)
 }
 
 static void
-tool_status(uint32_t peerid, struct vm *vm)
+tool_status(uint64_t peerid, struct vm *vm)
 {
 	struct vm_call	*c = vm_call_new(vm, peerid, TOOL_VM_STATUS);
 
@@ -682,7 +719,7 @@ tool_status(uint32_t peerid, struct vm *vm)
 }
 
 static void
-tool_exec(uint32_t peerid, const struct ws_auth *auth, struct vm *vm,
+tool_exec(uint64_t peerid, const struct ws_auth *auth, struct vm *vm,
     const struct tool_args *args)
 {
 	const char		*rid = tool_arg_str(args, "request_id");
@@ -738,7 +775,7 @@ tool_exec(uint32_t peerid, const struct ws_auth *auth, struct vm *vm,
 }
 
 static int
-job_find(uint32_t peerid, struct vm *vm, const struct tool_args *args,
+job_find(uint64_t peerid, struct vm *vm, const struct tool_args *args,
     char *job_id, uint32_t *guest_job)
 {
 	const char	*id = tool_arg_str(args, "job_id");
@@ -759,7 +796,7 @@ job_find(uint32_t peerid, struct vm *vm, const struct tool_args *args,
 }
 
 static void
-tool_job(uint32_t peerid, struct vm *vm, const struct tool_args *args)
+tool_job(uint64_t peerid, struct vm *vm, const struct tool_args *args)
 {
 	struct vm_call		*c;
 	struct ibuf		*b;
@@ -792,7 +829,7 @@ tool_job(uint32_t peerid, struct vm *vm, const struct tool_args *args)
 }
 
 static void
-tool_file(uint32_t peerid, struct vm *vm, const struct tool_args *args)
+tool_file(uint64_t peerid, struct vm *vm, const struct tool_args *args)
 {
 	const char		*path = tool_arg_str(args, "path");
 	const struct tool_value	*data;
@@ -832,7 +869,7 @@ tool_file(uint32_t peerid, struct vm *vm, const struct tool_args *args)
 }
 
 static void
-tool_suspend(uint32_t peerid, struct vm *vm, const struct tool_args *args)
+tool_suspend(uint64_t peerid, struct vm *vm, const struct tool_args *args)
 {
 	struct vm_call	*c;
 	int64_t		 mode = 0, force = 0;
@@ -862,7 +899,7 @@ tool_suspend(uint32_t peerid, struct vm *vm, const struct tool_args *args)
 }
 
 static void
-tool_resume(uint32_t peerid, struct vm *vm)
+tool_resume(uint64_t peerid, struct vm *vm)
 {
 	if (vm->state == VS_RUNNING) {
 		vm_reply_json(peerid, vm_json(vm));
@@ -876,7 +913,7 @@ tool_resume(uint32_t peerid, struct vm *vm)
 }
 
 static void
-tool_stop(uint32_t peerid, struct vm *vm, const struct tool_args *args)
+tool_stop(uint64_t peerid, struct vm *vm, const struct tool_args *args)
 {
 	int64_t	 force = 0, timeout = 30;
 
@@ -896,7 +933,7 @@ tool_stop(uint32_t peerid, struct vm *vm, const struct tool_args *args)
 }
 
 static void
-tool_start(uint32_t peerid, struct vm *vm)
+tool_start(uint64_t peerid, struct vm *vm)
 {
 	if (vm->state == VS_RUNNING) {
 		vm_reply_json(peerid, vm_json(vm));
@@ -919,7 +956,7 @@ tool_start(uint32_t peerid, struct vm *vm)
  * tool is one of the VM tools (answered now or later), 0 otherwise.
  */
 int
-vm_tool(uint32_t peerid, const struct ws_auth *auth,
+vm_tool(uint64_t peerid, const struct ws_auth *auth,
     const struct tool_args *args)
 {
 	struct vm	*vm;
