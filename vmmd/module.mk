@@ -5,7 +5,7 @@ mcvmd_SRCS := vmmd/mcvmd.c vmmd/control.c vmmd/state.c vmmd/schema.c \
 	vmmd/front.c
 mcvmd_PKGS := libevent sqlite3 libcap-ng libseccomp libcrypto jansson
 
-UNIT_EXTRA_SRCS += vmmd/schema.c vmmd/qemu.c vmmd/cgroup.c
+UNIT_EXTRA_SRCS += vmmd/schema.c vmmd/qemu.c vmmd/cgroup.c vmmd/state.c
 CHECK_SUITES += daemons
 E2E_SUITES += vms
 BENCH_SUITES += vms

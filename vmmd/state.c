@@ -19,6 +19,7 @@
 
 #define STATE_DB		"state.db"
 #define STATE_BUSY_TIMEOUT_MS	5000
+#define STATE_RECEIPTS_MAX	4096	/* kept per workspace */
 
 static sqlite3	*db;
 
@@ -561,7 +562,9 @@ state_job_each(const char *vm, int (*cb)(const char *, uint32_t,
 
 /*
  * Request receipts.  begin() looks the key up and, when it is new,
- * records it as pending in the same transaction.
+ * records it as pending in the same transaction, and drops the
+ * workspace's oldest settled receipts beyond STATE_RECEIPTS_MAX.  A
+ * pending one is never dropped: its call is still running.
  */
 enum receipt_state
 state_receipt_begin(int64_t ws, const char *rid, const char *tool,
@@ -616,7 +619,11 @@ state_receipt_begin(int64_t ws, const char *rid, const char *tool,
 	(void)sqlite3_bind_text(st, 6, vm, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE || state_exec("COMMIT;") == -1)
+	if (rc != SQLITE_DONE || state_run("DELETE FROM receipts WHERE rowid "
+	    "IN (SELECT rowid FROM receipts WHERE workspace_id = ?2 AND "
+	    "state != 'pending' ORDER BY created, rowid LIMIT max(0, (SELECT "
+	    "count(*) FROM receipts WHERE workspace_id = ?2) - ?3))", NULL,
+	    ws, STATE_RECEIPTS_MAX) == -1 || state_exec("COMMIT;") == -1)
 		goto fail;
 	return RECEIPT_NEW;
 fail:
