@@ -662,17 +662,18 @@ state_receipts_orphan(void)
 	    "state = 'pending';");
 }
 
-/* Counts against quotas: VMs and their memory, per workspace or host. */
+/* Counts against quotas: VMs, their memory, disks and vCPUs, per
+ * workspace or (ws 0) for the host. */
 int
 state_usage(int64_t ws, uint32_t *vms, uint64_t *memory_mib,
-    uint64_t *disk_bytes)
+    uint64_t *disk_bytes, uint64_t *vcpus)
 {
 	sqlite3_stmt	*st;
 	int		 rc;
 
 	if ((st = state_prepare("SELECT count(*), coalesce(sum(memory_mib), "
-	    "0), coalesce(sum(disk_bytes), 0) FROM vms WHERE ?1 = 0 OR "
-	    "workspace_id = ?1")) == NULL)
+	    "0), coalesce(sum(disk_bytes), 0), coalesce(sum(vcpus), 0) FROM "
+	    "vms WHERE ?1 = 0 OR workspace_id = ?1")) == NULL)
 		return -1;
 	(void)sqlite3_bind_int64(st, 1, ws);
 	rc = sqlite3_step(st);
@@ -680,6 +681,7 @@ state_usage(int64_t ws, uint32_t *vms, uint64_t *memory_mib,
 		*vms = (uint32_t)sqlite3_column_int64(st, 0);
 		*memory_mib = (uint64_t)sqlite3_column_int64(st, 1);
 		*disk_bytes = (uint64_t)sqlite3_column_int64(st, 2);
+		*vcpus = (uint64_t)sqlite3_column_int64(st, 3);
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 0 : -1;

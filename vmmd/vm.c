@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1160,18 +1161,39 @@ host_mem_available(void)
 	return strtoull(p + strlen("MemAvailable:"), NULL, 10) << 10;
 }
 
+/*
+ * The most vCPUs one VM may have: the config's "vcpus limit", else the
+ * CPUs this process may run on (what the host really has for it).
+ */
+static uint32_t
+vm_vcpus_limit(int *configured)
+{
+	cpu_set_t	 set;
+	long		 n;
+
+	*configured = env->conf.vm_vcpus_limit != 0;
+	if (*configured)
+		return env->conf.vm_vcpus_limit;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 &&
+	    (n = CPU_COUNT(&set)) > 0)
+		return (uint32_t)n;
+	if ((n = sysconf(_SC_NPROCESSORS_ONLN)) > 0)
+		return (uint32_t)n;
+	return 1;
+}
+
 /* Quotas per workspace and per host, then what the host has free. */
 static int
-vm_admit(int64_t ws, uint32_t mem_mib, uint64_t disk, char *err,
-    size_t errlen)
+vm_admit(int64_t ws, uint32_t mem_mib, uint32_t vcpus, uint64_t disk,
+    char *err, size_t errlen)
 {
 	const struct limits	*w = &env->conf.ws_limits;
 	const struct limits	*h = &env->conf.host_limits;
 	struct statvfs		 sv;
-	uint64_t		 mem, dsk, avail;
+	uint64_t		 mem, dsk, avail, cpus;
 	uint32_t		 n;
 
-	if (state_usage(ws, &n, &mem, &dsk) == -1)
+	if (state_usage(ws, &n, &mem, &dsk, &cpus) == -1)
 		goto dberr;
 	if (n + 1 > w->max_vms) {
 		(void)snprintf(err, errlen, "the workspace has %u VMs, its "
@@ -1185,18 +1207,25 @@ vm_admit(int64_t ws, uint32_t mem_mib, uint64_t disk, char *err,
 		    (unsigned long long)(w->max_memory >> 20));
 		return -1;
 	}
+	if (cpus + vcpus > w->max_vcpus) {
+		(void)snprintf(err, errlen, "the workspace's VMs would have "
+		    "%llu vCPUs, over its limit of %u: use fewer vcpus or "
+		    "destroy a VM first", (unsigned long long)(cpus + vcpus),
+		    w->max_vcpus);
+		return -1;
+	}
 	if (dsk + disk > w->max_storage) {
 		(void)snprintf(err, errlen, "the workspace's disks would "
 		    "exceed its storage limit of %llu MiB",
 		    (unsigned long long)(w->max_storage >> 20));
 		return -1;
 	}
-	if (state_usage(0, &n, &mem, &dsk) == -1)
+	if (state_usage(0, &n, &mem, &dsk, &cpus) == -1)
 		goto dberr;
 	if (n + 1 > h->max_vms || (mem + mem_mib) << 20 > h->max_memory ||
-	    dsk + disk > h->max_storage) {
-		(void)snprintf(err, errlen, "the host is at its VM, memory or "
-		    "storage limit; try again later");
+	    dsk + disk > h->max_storage || cpus + vcpus > h->max_vcpus) {
+		(void)snprintf(err, errlen, "the host is at its VM, memory, "
+		    "vCPU or storage limit; try again later");
 		return -1;
 	}
 	if (statvfs(env->conf.statedir, &sv) == 0 &&
@@ -1301,7 +1330,9 @@ vm_create(uint32_t peerid, const struct ws_auth *auth,
 	struct fwd_spec		 fwd[VM_FORWARDS_MAX];
 	char			 err[320];
 	uint64_t		 disk = 0;
+	uint32_t		 vlimit;
 	int64_t			 i, j;
+	int			 configured;
 
 	rid = tool_arg_str(args, "request_id");
 	memset(&row, 0, sizeof(row));
@@ -1336,6 +1367,13 @@ vm_create(uint32_t peerid, const struct ws_auth *auth,
 	if (vm_receipt_begin(peerid, auth->id, rid, args, "", "vm_list") != 0)
 		return;
 
+	if (row.vcpus > (vlimit = vm_vcpus_limit(&configured))) {
+		(void)snprintf(err, sizeof(err), "vcpus %u is over this "
+		    "host's limit of %u per VM (%s); ask for fewer", row.vcpus,
+		    vlimit, configured ? "its vcpus limit" : "its CPU count");
+		vm_receipt_fail(auth->id, rid, peerid, TOOL_ERROR, err);
+		return;
+	}
 	if (row.network != 0 && !(auth->flags & WS_ALLOW_NETWORK)) {
 		vm_receipt_fail(auth->id, rid, peerid, TOOL_ERROR,
 		    "this workspace may not use the network: create the VM "
@@ -1376,7 +1414,8 @@ vm_create(uint32_t peerid, const struct ws_auth *auth,
 		return;
 	}
 	if (vm_image_find(image, &disk, err, sizeof(err)) == -1 ||
-	    vm_admit(auth->id, row.memory_mib, disk, err, sizeof(err)) == -1) {
+	    vm_admit(auth->id, row.memory_mib, row.vcpus, disk, err,
+	    sizeof(err)) == -1) {
 		vm_receipt_fail(auth->id, rid, peerid, TOOL_ERROR, err);
 		return;
 	}
