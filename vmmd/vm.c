@@ -42,6 +42,8 @@
 #define STORE_TEXT_MAX		1023
 #define VM_FORWARD_BIND		"127.0.0.1"
 #define VM_STORE_REQ_FIRST	1
+#define VM_IMAGE_WAIT		120	/* s a vm_create waits for its image */
+#define VM_IMAGE_WAITS_MAX	64	/* such calls at once */
 
 struct vm_list		 vms = TAILQ_HEAD_INITIALIZER(vms);
 
@@ -63,6 +65,24 @@ static struct {
 	char		 text[256];
 } images[CONF_MAX_IMAGES];
 static size_t		 nimages;
+
+/*
+ * vm_create calls that came while their image was being verified.  Each
+ * holds its own copy of the arguments and runs again once stored reports
+ * the image, or fails after VM_IMAGE_WAIT seconds.  No receipt exists
+ * for one yet: the same request_id may be sent again meanwhile.
+ */
+struct vm_image_wait {
+	TAILQ_ENTRY(vm_image_wait) entry;
+	uint32_t		 peerid;
+	struct ws_auth		 auth;
+	struct tool_args	 args;		/* every pointer owned */
+	char			 image[OBJ_NAME_MAX + 1];
+	struct event		 timer;
+};
+static TAILQ_HEAD(, vm_image_wait) image_waits =
+    TAILQ_HEAD_INITIALIZER(image_waits);
+static size_t		 nimage_waits;
 
 /*
  * Fast creation (ARCHITECTURE.md section 4): once per run, a template VM
@@ -101,6 +121,9 @@ static void	 vm_template_build(void);
 static void	 vm_template_held(struct vm *);
 static void	 vm_template_off(const char *);
 static int	 vm_image_find(const char *, uint64_t *, char *, size_t);
+static void	 vm_image_waits_run(const char *);
+static void	 vm_create_call(uint32_t, const struct ws_auth *,
+		    const struct tool_args *, int);
 static int	 vm_slot_alloc(uint32_t *);
 static void	 vm_random_id(const char *, char *, size_t);
 static void	 vm_kill(struct vm *);
@@ -516,6 +539,7 @@ vm_image_status(struct imsg *imsg)
 		log_info("image %s: %s", name, text);
 	else
 		log_warnx("image %s refused: %s", name, text);
+	vm_image_waits_run(images[nimages - 1].name);
 	vm_template_build();
 }
 
@@ -1125,6 +1149,167 @@ vm_image_find(const char *name, uint64_t *bytes, char *err, size_t errlen)
 	return -1;
 }
 
+/* Whether the config names the image and stored has not reported it. */
+static int
+vm_image_pending(const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < nimages; i++)
+		if (strcmp(images[i].name, name) == 0)
+			return 0;
+	for (i = 0; i < env->conf.nimages; i++)
+		if (strcmp(env->conf.images[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+vm_args_free(struct tool_args *a)
+{
+	size_t	 k, j;
+
+	for (k = 0; k < TOOL_PARAMS_MAX; k++) {
+		free((char *)a->v[k].s);
+		free((void *)a->v[k].b);
+		for (j = 0; j < a->v[k].nlist; j++)
+			free((char *)a->v[k].list[j]);
+	}
+	memset(a, 0, sizeof(*a));
+}
+
+/* A copy of a call's arguments that owns its strings: 0, or -1. */
+static int
+vm_args_copy(struct tool_args *dst, const struct tool_args *src)
+{
+	const struct tool_value	*sv;
+	struct tool_value	*dv;
+	size_t			 k, j;
+
+	memset(dst, 0, sizeof(*dst));
+	dst->tool = src->tool;
+	for (k = 0; k < src->tool->nparams && k < TOOL_PARAMS_MAX; k++) {
+		sv = &src->v[k];
+		dv = &dst->v[k];
+		dv->present = sv->present;
+		dv->i = sv->i;
+		memcpy(dv->cursor, sv->cursor, sizeof(dv->cursor));
+		if (sv->s != NULL && (dv->s = strdup(sv->s)) == NULL)
+			goto fail;
+		if (sv->b != NULL) {
+			if ((dv->b = malloc(sv->blen > 0 ? sv->blen : 1)) ==
+			    NULL)
+				goto fail;
+			memcpy((void *)dv->b, sv->b, sv->blen);
+			dv->blen = sv->blen;
+		}
+		for (j = 0; j < sv->nlist && j < TOOL_LIST_MAX; j++) {
+			if ((dv->list[j] = strdup(sv->list[j])) == NULL)
+				goto fail;
+			dv->nlist = j + 1;
+		}
+	}
+	return 0;
+fail:
+	vm_args_free(dst);
+	return -1;
+}
+
+static void
+vm_image_wait_free(struct vm_image_wait *w)
+{
+	TAILQ_REMOVE(&image_waits, w, entry);
+	nimage_waits--;
+	evtimer_del(&w->timer);
+	vm_args_free(&w->args);
+	free(w);
+}
+
+static void
+vm_image_wait_timeout(int fd, short event, void *arg)
+{
+	struct vm_image_wait	*w = arg;
+	char			 msg[256];
+
+	(void)snprintf(msg, sizeof(msg), "image %s is still being verified "
+	    "after %d s; nothing was done: retry later", w->image,
+	    VM_IMAGE_WAIT);
+	vm_reply(w->peerid, TOOL_ERROR, msg);
+	vm_image_wait_free(w);
+}
+
+/* Tells the caller what it waits for, as the creation's step 0 of 3. */
+static void
+vm_image_wait_progress(const struct vm_image_wait *w)
+{
+	struct child	*c = child_by_id(PROC_FRONTD);
+	struct ibuf	*b;
+	char		 what[128];
+
+	if (w->peerid == 0 || !c->iev_live || c->state != CHILD_RUNNING)
+		return;
+	(void)snprintf(what, sizeof(what), "waiting for image %s to be "
+	    "verified", w->image);
+	if ((b = imsg_create(&c->iev.ibuf, IMSG_FRONT_PROGRESS, w->peerid, 0,
+	    64 + strlen(what))) == NULL)
+		fatal("%s", __func__);
+	m_add_u64(b, 0);
+	m_add_u64(b, 3);
+	m_add_str(b, what);
+	if (imsgev_close(&c->iev, b) == -1)
+		fatal("%s", __func__);
+}
+
+/* Holds a vm_create until its image is reported, or refuses it now. */
+static void
+vm_image_wait(uint32_t peerid, const struct ws_auth *auth,
+    const struct tool_args *args, const char *image)
+{
+	struct vm_image_wait	*w;
+	struct timeval		 tv = { VM_IMAGE_WAIT, 0 };
+	char			 msg[256];
+
+	if (nimage_waits >= VM_IMAGE_WAITS_MAX ||
+	    (w = calloc(1, sizeof(*w))) == NULL) {
+		(void)snprintf(msg, sizeof(msg), "image %s is still being "
+		    "verified after a service start; retry in a few seconds",
+		    image);
+		vm_reply(peerid, TOOL_ERROR, msg);
+		return;
+	}
+	if (vm_args_copy(&w->args, args) == -1) {
+		free(w);
+		vm_reply(peerid, TOOL_UNAVAILABLE, "out of memory; retry");
+		return;
+	}
+	w->peerid = peerid;
+	w->auth = *auth;
+	(void)snprintf(w->image, sizeof(w->image), "%s", image);
+	evtimer_set(&w->timer, vm_image_wait_timeout, w);
+	evtimer_add(&w->timer, &tv);
+	TAILQ_INSERT_TAIL(&image_waits, w, entry);
+	nimage_waits++;
+	log_debug("workspace %s: vm_create waits for image %s", auth->name,
+	    image);
+	vm_image_wait_progress(w);
+}
+
+/* stored reported image: the calls that waited for it run now. */
+static void
+vm_image_waits_run(const char *image)
+{
+	struct vm_image_wait	*w, *next;
+
+	for (w = TAILQ_FIRST(&image_waits); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, entry);
+		if (strcmp(w->image, image) != 0)
+			continue;
+		/* It cannot wait again, so the list stays as it is. */
+		vm_create_call(w->peerid, &w->auth, &w->args, 0);
+		vm_image_wait_free(w);
+	}
+}
+
 static int
 vm_slot_alloc(uint32_t *slot)
 {
@@ -1323,6 +1508,14 @@ void
 vm_create(uint32_t peerid, const struct ws_auth *auth,
     const struct tool_args *args)
 {
+	vm_create_call(peerid, auth, args, 1);
+}
+
+/* vm_create; with may_wait, a call for an image being verified waits. */
+static void
+vm_create_call(uint32_t peerid, const struct ws_auth *auth,
+    const struct tool_args *args, int may_wait)
+{
 	const struct tool_value	*v;
 	struct vm_row		 row;
 	struct vm		*vm;
@@ -1364,6 +1557,10 @@ vm_create(uint32_t peerid, const struct ws_auth *auth,
 	    VM_MEMORY_MAX_MIB) || !valid_range_u64(row.vcpus, 1, VM_VCPUS_MAX))
 		fatalx("frontd: vm_create arguments out of range");
 
+	if (may_wait && image != NULL && vm_image_pending(image)) {
+		vm_image_wait(peerid, auth, args, image);
+		return;
+	}
 	if (vm_receipt_begin(peerid, auth->id, rid, args, "", "vm_list") != 0)
 		return;
 
