@@ -7,7 +7,7 @@ mcvmd_PKGS := libevent sqlite3 libcap-ng libseccomp libcrypto jansson
 
 UNIT_EXTRA_SRCS += vmmd/schema.c vmmd/qemu.c vmmd/cgroup.c vmmd/state.c
 CHECK_SUITES += daemons
-E2E_SUITES += vms
+E2E_SUITES += vms startup
 BENCH_SUITES += vms
 
 # The built image as a config fragment, included by etc/mcvm.dev.conf.
