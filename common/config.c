@@ -38,9 +38,11 @@ config_defaults(struct mcvm_config *c)
 	c->host_limits.max_vms = HOST_MAX_VMS_DEFAULT;
 	c->host_limits.max_memory = HOST_MAX_MEMORY_DEFAULT;
 	c->host_limits.max_storage = HOST_MAX_STORAGE_DEFAULT;
+	c->host_limits.max_vcpus = HOST_MAX_VCPUS_DEFAULT;
 	c->ws_limits.max_vms = WS_MAX_VMS_DEFAULT;
 	c->ws_limits.max_memory = WS_MAX_MEMORY_DEFAULT;
 	c->ws_limits.max_storage = WS_MAX_STORAGE_DEFAULT;
+	c->ws_limits.max_vcpus = WS_MAX_VCPUS_DEFAULT;
 	c->vm_memory = VM_MEMORY_DEFAULT;
 	c->vm_vcpus = VM_VCPUS_DEFAULT;
 	c->vm_idle_seconds = VM_IDLE_DEFAULT;

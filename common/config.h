@@ -43,9 +43,12 @@
 #define HOST_MAX_VMS_DEFAULT		32
 #define HOST_MAX_MEMORY_DEFAULT		(16384ULL << 20)
 #define HOST_MAX_STORAGE_DEFAULT	(200ULL << 30)
+#define HOST_MAX_VCPUS_DEFAULT		64
 #define WS_MAX_VMS_DEFAULT		4
 #define WS_MAX_MEMORY_DEFAULT		(4096ULL << 20)
 #define WS_MAX_STORAGE_DEFAULT		(40ULL << 30)
+#define WS_MAX_VCPUS_DEFAULT		8
+#define LIMIT_VCPUS_MAX			65536	/* a limits block's vcpus */
 #define VM_MEMORY_DEFAULT		(512ULL << 20)
 #define VM_VCPUS_DEFAULT		1
 #define VM_IDLE_DEFAULT			300
@@ -78,6 +81,7 @@ struct limits {
 	uint32_t	 max_vms;
 	uint64_t	 max_memory;		/* bytes */
 	uint64_t	 max_storage;		/* bytes */
+	uint32_t	 max_vcpus;		/* of all those VMs */
 };
 
 struct image_conf {
@@ -137,6 +141,7 @@ struct mcvm_config {
 	struct limits	 ws_limits;
 	uint64_t	 vm_memory;			/* bytes */
 	uint32_t	 vm_vcpus;
+	uint32_t	 vm_vcpus_limit;		/* per VM; 0 = host CPUs */
 	uint32_t	 vm_idle_seconds;		/* 0 = never */
 	enum idle_mode	 vm_idle_mode;
 

@@ -481,6 +481,14 @@ limitopt	: VMS number {
 			}
 			cur_limits->max_storage = (uint64_t)$2;
 		}
+		| VCPUS number {
+			if ($2 < 1 || $2 > LIMIT_VCPUS_MAX) {
+				yyerror("vcpus must be 1 to %d",
+				    LIMIT_VCPUS_MAX);
+				YYERROR;
+			}
+			cur_limits->max_vcpus = (uint32_t)$2;
+		}
 		;
 
 vmdefopts	: %empty
@@ -502,6 +510,14 @@ vmdefopt	: MEMORY size {
 				YYERROR;
 			}
 			conf->vm_vcpus = (uint32_t)$2;
+		}
+		| VCPUS LIMIT number {
+			if ($3 < 1 || $3 > VM_VCPUS_MAX) {
+				yyerror("vcpus limit must be 1 to %d",
+				    VM_VCPUS_MAX);
+				YYERROR;
+			}
+			conf->vm_vcpus_limit = (uint32_t)$3;
 		}
 		| IDLE seconds idlemode {
 			if ($2 > 7 * 86400) {

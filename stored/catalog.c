@@ -7,12 +7,20 @@
  * loop can answer requests while a large disk is being hashed.  Because
  * the descriptors stay open, the bytes verified are the bytes served;
  * a file whose size, times or inode change afterwards is refused.
+ *
+ * What was verified is recorded in the store (imgcat_records_save): per
+ * file, its pinned digest and its identity (device, inode, size, mtime
+ * and ctime, to the nanosecond).  At the next start a file whose fstat
+ * gives the same identity for the same pin is not hashed again: any
+ * write to it, or a replacement, changes its ctime at least, which no
+ * one but the clock's owner can set back.
  */
 #include <sys/stat.h>
 #include <sys/types.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +174,40 @@ imgcat_file_done(struct catalog *cat, struct catalog_image *img,
 }
 
 /*
+ * A file verified before with the same identity: it is not hashed, but
+ * the disk's header is checked again, and the file must not have changed
+ * since it was opened.
+ */
+static int
+imgcat_known_file(struct catalog *cat, struct catalog_image *img,
+    struct catalog_file_ent *f)
+{
+	struct stat	 st;
+	const char	*name = imgcat_file_name[img->cur];
+	ssize_t		 n;
+
+	if (img->cur == CAT_DISK) {
+		n = pread(f->fd, cat->buf, sizeof(QCOW2_MAGIC) - 1, 0);
+		if (n == -1) {
+			imgcat_fail(img, "%s: read: %s", name, strerror(errno));
+			return -1;
+		}
+		if ((size_t)n == sizeof(QCOW2_MAGIC) - 1 &&
+		    memcmp(cat->buf, QCOW2_MAGIC, sizeof(QCOW2_MAGIC) - 1) ==
+		    0) {
+			imgcat_fail(img, "disk: is a qcow2 image; catalog "
+			    "disks must be raw");
+			return -1;
+		}
+	}
+	if (fstat(f->fd, &st) == -1 || !imgcat_same_file(&st, &f->st)) {
+		imgcat_fail(img, "%s: changed while being verified", name);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Hashes at most about budget bytes.  Returns an image once it is
  * decided (verified or failed), so that its status can be sent, or NULL
  * when the budget is spent or every image is decided.
@@ -180,20 +222,27 @@ imgcat_verify_step(struct catalog *cat, uint64_t budget)
 	while (cat->next < cat->n) {
 		img = &cat->images[cat->next];
 		if (img->state != CAT_PENDING) {
+			cat->changed = 1;
 			cat->next++;
 			return img;
 		}
 		if (img->cur == CAT_NFILES) {
 			img->state = CAT_OK;
-			(void)snprintf(img->text, sizeof(img->text),
-			    "verified");
-			log_debug("image %s verified", img->conf->name);
+			(void)snprintf(img->text, sizeof(img->text), "%s",
+			    img->hashed ? "verified" : "verified (unchanged "
+			    "since its last verification: not hashed again)");
+			log_info("image %s: %s", img->conf->name, img->text);
 			cat->next++;
 			return img;
 		}
 		f = &img->files[img->cur];
 		if (f->path == NULL) {
 			img->cur++;
+			continue;
+		}
+		if (f->known && img->off == 0) {
+			if (imgcat_known_file(cat, img, f) == 0)
+				img->cur++;
 			continue;
 		}
 		if (budget == 0)
@@ -215,6 +264,8 @@ imgcat_verify_step(struct catalog *cat, uint64_t budget)
 			if (imgcat_file_done(cat, img, f) == 0) {
 				img->cur++;
 				img->off = 0;
+				img->hashed = 1;
+				cat->changed = 1;
 			}
 			continue;
 		}
@@ -242,6 +293,153 @@ int
 imgcat_verified(const struct catalog *cat)
 {
 	return cat->next == cat->n;
+}
+
+/*
+ * Reads the records of earlier verifications from file in dirfd and
+ * marks each catalog file whose pin and identity they hold as known.  A
+ * missing file is no error; an unreadable or malformed one is ignored
+ * (everything is hashed).  Returns how many files are known.
+ */
+int
+imgcat_records_load(struct catalog *cat, int dirfd, const char *file)
+{
+	static char		 buf[CATALOG_CACHE_MAX + 1];
+	struct catalog_file_ent	*f;
+	struct stat		 st;
+	char			 hex[2 * SHA256_LEN + 1], *line, *nl;
+	uintmax_t		 dev, ino;
+	intmax_t		 size, ms, cs;
+	long			 mns, cns;
+	size_t			 used = 0, i;
+	ssize_t			 n;
+	int			 fd, j, len, known = 0;
+
+	if ((fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+	    O_NOCTTY)) == -1) {
+		if (errno != ENOENT)
+			log_warn("%s", file);
+		return 0;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_size > CATALOG_CACHE_MAX) {
+		log_warnx("%s: not a record file; every image is hashed",
+		    file);
+		close(fd);
+		return 0;
+	}
+	while (used < CATALOG_CACHE_MAX &&
+	    (n = read(fd, buf + used, CATALOG_CACHE_MAX - used)) != 0) {
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			log_warn("%s", file);
+			close(fd);
+			return 0;
+		}
+		used += (size_t)n;
+	}
+	close(fd);
+	buf[used] = '\0';
+
+	for (line = buf; line < buf + used; line = nl + 1) {
+		if ((nl = strchr(line, '\n')) == NULL)
+			break;		/* a cut last line counts for nothing */
+		*nl = '\0';
+		len = -1;
+		if (sscanf(line, "%64[0-9a-f] %ju %ju %jd %jd %ld %jd %ld%n",
+		    hex, &dev, &ino, &size, &ms, &mns, &cs, &cns, &len) != 8 ||
+		    len != nl - line || strlen(hex) != 2 * SHA256_LEN)
+			continue;
+		for (i = 0; i < cat->n; i++) {
+			if (cat->images[i].state != CAT_PENDING)
+				continue;
+			for (j = 0; j < CAT_NFILES; j++) {
+				f = &cat->images[i].files[j];
+				if (f->fd == -1 || f->known ||
+				    strcmp(f->sha256, hex) != 0 ||
+				    (uintmax_t)f->st.st_dev != dev ||
+				    (uintmax_t)f->st.st_ino != ino ||
+				    (intmax_t)f->st.st_size != size ||
+				    (intmax_t)f->st.st_mtim.tv_sec != ms ||
+				    f->st.st_mtim.tv_nsec != mns ||
+				    (intmax_t)f->st.st_ctim.tv_sec != cs ||
+				    f->st.st_ctim.tv_nsec != cns)
+					continue;
+				f->known = 1;
+				known++;
+			}
+		}
+	}
+	return known;
+}
+
+/*
+ * Writes the records of every verified image's files to file in dirfd,
+ * through a temporary file renamed over it.  0, or -1 (logged).
+ */
+int
+imgcat_records_save(struct catalog *cat, int dirfd, const char *file)
+{
+	static char		 buf[CATALOG_CACHE_MAX];
+	const struct catalog_file_ent *f;
+	char			 tmp[NAME_MAX + 1];
+	size_t			 used = 0, i, off;
+	ssize_t			 n;
+	int			 fd, j, len;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", file) >= (int)sizeof(tmp))
+		return -1;
+	for (i = 0; i < cat->n; i++) {
+		if (cat->images[i].state != CAT_OK)
+			continue;
+		for (j = 0; j < CAT_NFILES; j++) {
+			f = &cat->images[i].files[j];
+			if (f->path == NULL || f->fd == -1)
+				continue;
+			len = snprintf(buf + used, sizeof(buf) - used,
+			    "%s %ju %ju %jd %jd %ld %jd %ld\n", f->sha256,
+			    (uintmax_t)f->st.st_dev, (uintmax_t)f->st.st_ino,
+			    (intmax_t)f->st.st_size,
+			    (intmax_t)f->st.st_mtim.tv_sec,
+			    (long)f->st.st_mtim.tv_nsec,
+			    (intmax_t)f->st.st_ctim.tv_sec,
+			    (long)f->st.st_ctim.tv_nsec);
+			if (len < 0 || (size_t)len >= sizeof(buf) - used) {
+				log_warnx("%s: too many records", file);
+				return -1;
+			}
+			used += (size_t)len;
+		}
+	}
+	if ((fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC |
+	    O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600)) == -1) {
+		log_warn("%s", tmp);
+		return -1;
+	}
+	for (off = 0; off < used; off += (size_t)n) {
+		if ((n = write(fd, buf + off, used - off)) == -1) {
+			if (errno == EINTR) {
+				n = 0;
+				continue;
+			}
+			break;
+		}
+	}
+	if (off < used || fsync(fd) == -1) {
+		log_warn("%s", tmp);
+		close(fd);
+		(void)unlinkat(dirfd, tmp, 0);
+		return -1;
+	}
+	close(fd);
+	if (renameat(dirfd, tmp, dirfd, file) == -1) {
+		log_warn("rename %s", tmp);
+		(void)unlinkat(dirfd, tmp, 0);
+		return -1;
+	}
+	cat->changed = 0;
+	return 0;
 }
 
 struct catalog_image *

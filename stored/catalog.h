@@ -20,6 +20,7 @@
 #define CATALOG_READ_SIZE	(1024 * 1024)	/* one pread while hashing */
 #define CATALOG_TEXT_MAX	256
 #define CATALOG_BACKING_PREFIX	"mcvm-catalog:"	/* an overlay's backing */
+#define CATALOG_CACHE_MAX	(64 * 1024)	/* bytes of the record file */
 
 enum catalog_state {
 	CAT_PENDING = 0,	/* not yet verified: requests get EAGAIN */
@@ -39,6 +40,7 @@ struct catalog_file_ent {
 	const char	*path;		/* from the config */
 	const char	*sha256;	/* pinned, lower-case hex */
 	struct stat	 st;		/* as verified */
+	int		 known;		/* same file as verified before */
 };
 
 struct catalog_image {
@@ -48,6 +50,7 @@ struct catalog_image {
 	char			 text[CATALOG_TEXT_MAX];
 	uint64_t		 disk_bytes;
 	unsigned int		 users;	/* VM overlays backed by it */
+	int			 hashed; /* a file was hashed this time */
 	/* hashing progress */
 	int			 cur;	/* enum catalog_file */
 	off_t			 off;
@@ -66,12 +69,15 @@ struct catalog {
 	size_t			 next;	/* the image being verified */
 	EVP_MD_CTX		*md;
 	uint8_t			*buf;	/* CATALOG_READ_SIZE */
+	int			 changed; /* the records need writing */
 	TAILQ_HEAD(, catalog_dep) deps;
 };
 
 void	 imgcat_open(struct catalog *, const struct mcvm_config *);
 struct catalog_image *imgcat_verify_step(struct catalog *, uint64_t);
 int	 imgcat_verified(const struct catalog *);
+int	 imgcat_records_load(struct catalog *, int, const char *);
+int	 imgcat_records_save(struct catalog *, int, const char *);
 struct catalog_image *imgcat_lookup(struct catalog *, const char *);
 int	 imgcat_image_usable(struct catalog_image *, char *, size_t);
 int	 imgcat_dep_add(struct catalog *, const char *, const char *);

@@ -79,7 +79,7 @@ child_rlimit(int res, rlim_t v)
 
 /* In the forked child: qemu-img's whole world, then exec. */
 static void __attribute__((noreturn))
-qemuimg_child(int dirfd, int errfd, char *const argv[])
+qemuimg_child(pid_t ppid, int dirfd, int errfd, char *const argv[])
 {
 	static char *const envp[] = {
 		"PATH=/usr/bin:/bin", "LC_ALL=C", NULL
@@ -91,7 +91,10 @@ qemuimg_child(int dirfd, int errfd, char *const argv[])
 		(void)signal(sig, SIG_DFL);
 	sigemptyset(&ss);
 	(void)sigprocmask(SIG_SETMASK, &ss, NULL);
-	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	/* It dies with the helper; a helper already gone leaves no orphan. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 ||
+	    getppid() != ppid)
+		_exit(126);
 	if (dup2(errfd, STDERR_FILENO) == -1)
 		_exit(126);
 	if ((nullfd = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1 ||
@@ -150,7 +153,7 @@ qemuimg_run(int dirfd, char *const argv[], char *out, size_t outlen)
 	uint64_t	 deadline;
 	size_t		 used = 0;
 	ssize_t		 n;
-	pid_t		 pid;
+	pid_t		 pid, self = getpid();
 	int		 p[2], status, killed = 0, timeout, rc;
 	struct timespec	 nap = { 0, QEMUIMG_POLL_MS * 1000000L };
 
@@ -171,7 +174,7 @@ qemuimg_run(int dirfd, char *const argv[], char *out, size_t outlen)
 		return rc;
 	}
 	if (pid == 0)
-		qemuimg_child(dirfd, p[1], argv);
+		qemuimg_child(self, dirfd, p[1], argv);
 	close(p[1]);
 
 	/* stderr, until EOF or the deadline; beyond outlen it is dropped. */

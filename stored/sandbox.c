@@ -3,9 +3,9 @@
  *
  * stored itself: kill by default.  No sockets beyond the one it inherited
  * from mcvmd and the one to its qemu-img helper, no fork, no exec, no
- * signals to other processes.  It may open, create and remove files (its
- * uid and the 0700 store confine where), clone files with FICLONE and no
- * other ioctl, and read directories.
+ * signals to other processes.  It may open, create, rename and remove
+ * files (its uid and the 0700 store confine where), clone files with
+ * FICLONE and no other ioctl, and read directories.
  *
  * The qemu-img helper: it must fork and exec qemu-img, whose needs are
  * wide and change between QEMU releases, so its policy is a deny list of
@@ -28,7 +28,8 @@
 
 static const char *const stored_allow[] = {
 	"fcntl", "dup", "openat", "mkdirat", "unlinkat", "getdents64",
-	"fstatfs", "pread64", "fsync", "poll", "ppoll",
+	"fstatfs", "pread64", "fsync", "poll", "ppoll", "renameat",
+	"renameat2",
 };
 
 void

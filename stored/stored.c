@@ -11,7 +11,9 @@
  *    file of every `image' block of the config (O_NOFOLLOW) and keeps the
  *    fds.  After the HELLO it hashes them in steps of STORED_HASH_BUDGET
  *    bytes from a zero timer, so requests are answered between steps, and
- *    sends one IMSG_STORE_IMAGE_STATUS per image in config order.  An
+ *    sends one IMSG_STORE_IMAGE_STATUS per image in config order.  A
+ *    file whose identity and pin are those recorded (in the store's
+ *    "verified") when it was last verified is not hashed again.  An
  *    image not yet verified gets EAGAIN, a failed one EIO; the bytes
  *    served are the bytes hashed, since the fds stay open, and a file
  *    whose size, times or inode change is refused (ESTALE).
@@ -69,6 +71,7 @@
 
 #define STORED_USAGE	"mcvm-stored [-dhnSv] [-D macro=value] [-f file]"
 #define STORE_DIR	"images"
+#define RECORDS_FILE	"verified"	/* in STORE_DIR: see catalog.c */
 #define VMS_DIR		"vms"
 #define STORED_HASH_BUDGET	(8ULL << 20)	/* bytes hashed per step */
 #define STORED_TEXT_MAX		512
@@ -121,6 +124,8 @@ stored_hash(int fd, short event, void *arg)
 		stored_send_status(img);
 	if (!imgcat_verified(&cat))
 		evtimer_add(&ev_hash, &now);
+	else if (cat.changed)
+		(void)imgcat_records_save(&cat, AT_FDCWD, RECORDS_FILE);
 }
 
 static void
@@ -561,6 +566,7 @@ main(int argc, char *argv[])
 	privdrop(&(struct privdrop){ .user = conf.stored_user });
 	if (disk_list(vmsfd, stored_scan_one, NULL) == -1)
 		fatal("%s", vmsdir);
+	(void)imgcat_records_load(&cat, AT_FDCWD, RECORDS_FILE);
 	(void)qemuimg_helper_start(&helper_sock, stored_helper_sandbox);
 	if (imsgbuf_init(&helper_ib, helper_sock) == -1)
 		fatal("imsgbuf_init");

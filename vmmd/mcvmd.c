@@ -5,6 +5,8 @@
  * with a rate limit; past it, a crash loop of netd or stored stops the
  * suite (mcvmd exits non-zero), and frontd is restarted after a pause.
  */
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -28,6 +30,7 @@
 #include "vm.h"
 
 #define MCVMD_USAGE	"mcvmd [-dhnSv] [-D macro=value] [-f file]"
+#define MCVMD_LOCK	"mcvmd.lock"	/* in the state directory */
 
 struct mcvmd	*env;
 
@@ -89,6 +92,55 @@ mcvmd_mkdir(const char *path, mode_t mode)
 		fatalx("%s must be a directory owned by root", path);
 	if ((st.st_mode & 07777) != mode && chmod(path, mode) == -1)
 		fatal("chmod %s", path);
+}
+
+/*
+ * One mcvmd per state directory: an exclusive lock on a file in it, held
+ * for the life of the process (flock follows the open file, so it
+ * survives daemon(3); O_CLOEXEC keeps it from every exec'd child).  The
+ * file holds the owner's pid, for the message a second mcvmd prints.
+ */
+static int
+mcvmd_lock(const char *statedir)
+{
+	char	 path[PATH_MAX], buf[32];
+	ssize_t	 n;
+	int	 fd;
+
+	if (snprintf(path, sizeof(path), "%s/%s", statedir, MCVMD_LOCK) >=
+	    (int)sizeof(path))
+		fatalx("state directory path too long");
+	if ((fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
+	    O_NOCTTY, 0600)) == -1)
+		fatal("%s", path);
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return fd;
+	if (errno != EWOULDBLOCK)
+		fatal("flock %s", path);
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	if (n > 0 && buf[0] != '\0' && strspn(buf, "0123456789") ==
+	    strlen(buf))
+		log_warnx("another mcvmd (pid %s) runs on state directory %s; "
+		    "stop it first", buf, statedir);
+	else
+		log_warnx("another mcvmd runs on state directory %s (it holds "
+		    "%s); stop it first", statedir, path);
+	close(fd);
+	return -1;
+}
+
+/* Records the pid that holds the lock (again after daemon(3)). */
+static void
+mcvmd_lock_pid(int fd)
+{
+	char	 buf[32];
+	int	 n;
+
+	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) == -1 || pwrite(fd, buf, (size_t)n, 0) != n)
+		log_warn("%s: cannot record the pid", MCVMD_LOCK);
 }
 
 /* Users named in the config must exist before anything starts. */
@@ -369,22 +421,91 @@ mcvmd_reap(void)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		if ((c = child_by_pid(pid)) != NULL)
 			child_exited(c, status);
-		else
-			(void)vm_reap(pid, status);
+		else if (!vm_reap(pid, status))
+			log_debug("reaped process %d", (int)pid);
 	}
 }
 
 /*
- * Stops every child: SIGTERM, a grace period, then SIGKILL.  Removes the
- * control socket and the empty chroot directory, and exits.
+ * SIGKILL to every process that is mcvmd's child now, its own or one
+ * reparented to it; the kernel lists them in /proc.
+ */
+static void
+mcvmd_kill_children(void)
+{
+	char	 path[64], buf[4096], *p, *ep;
+	long	 pid;
+	ssize_t	 n;
+	int	 fd;
+
+	(void)snprintf(path, sizeof(path), "/proc/self/task/%d/children",
+	    (int)getpid());
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		log_warn("%s", path);
+		return;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (p = buf; *p != '\0'; p = ep) {
+		pid = strtol(p, &ep, 10);
+		if (ep == p)
+			break;
+		if (pid > 1) {
+			log_warnx("process %ld did not stop; killing it", pid);
+			(void)kill((pid_t)pid, SIGKILL);
+		}
+	}
+}
+
+/*
+ * Waits until mcvmd has no child left: the suite's processes, and every
+ * descendant reparented to it (mcvmd is their subreaper, so a helper
+ * whose parent died is waited for too).  After CHILD_STOP_TIMEOUT
+ * seconds what is left gets SIGKILL, again every second; after as long
+ * again mcvmd gives up on a process it cannot kill.
+ */
+static void
+mcvmd_wait_children(void)
+{
+	struct timespec	 step = { 0, 50 * 1000 * 1000 };
+	struct child	*c;
+	pid_t		 pid;
+	int		 status, tries;
+
+	for (tries = 0; tries < CHILD_STOP_TIMEOUT * 20 * 2; tries++) {
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			if ((c = child_by_pid(pid)) != NULL)
+				c->pid = 0;
+			else
+				log_debug("reaped process %d", (int)pid);
+		}
+		if (pid == -1 && errno == ECHILD)
+			return;
+		if (pid == -1 && errno != EINTR) {
+			log_warn("waitpid");
+			return;
+		}
+		if (tries >= CHILD_STOP_TIMEOUT * 20 &&
+		    (tries - CHILD_STOP_TIMEOUT * 20) % 20 == 0)
+			mcvmd_kill_children();
+		(void)nanosleep(&step, NULL);
+	}
+	log_warnx("a process of the suite could not be stopped");
+}
+
+/*
+ * Stops every child: SIGTERM, a grace period, then SIGKILL, and reaps
+ * every process before it goes on.  Removes the control socket and the
+ * empty chroot directory, and exits.
  */
 static void
 mcvmd_shutdown(int code)
 {
 	struct child	*c;
-	struct timespec	 ts = { 0, 50 * 1000 * 1000 };
-	int		 id, alive, status, tries;
-	pid_t		 pid;
+	int		 id;
 
 	env->shutting_down = 1;
 	vm_shutdown();
@@ -393,31 +514,13 @@ mcvmd_shutdown(int code)
 		if (c->pid > 0)
 			(void)kill(c->pid, SIGTERM);
 	}
-	for (tries = 0; tries < CHILD_STOP_TIMEOUT * 20; tries++) {
-		alive = 0;
-		for (id = PROC_PARENT + 1; id < PROC_MAX; id++) {
-			c = child_by_id(id);
-			if (c->pid <= 0)
-				continue;
-			pid = waitpid(c->pid, &status, WNOHANG);
-			if (pid == c->pid || (pid == -1 && errno == ECHILD))
-				c->pid = 0;
-			else
-				alive++;
-		}
-		if (alive == 0)
-			break;
-		(void)nanosleep(&ts, NULL);
-	}
+	mcvmd_wait_children();
 	for (id = PROC_PARENT + 1; id < PROC_MAX; id++) {
 		c = child_by_id(id);
-		if (c->pid > 0) {
-			log_warnx("%s did not stop; killing it",
-			    c->desc->title);
-			(void)kill(c->pid, SIGKILL);
-			(void)waitpid(c->pid, &status, 0);
-			c->pid = 0;
-		}
+		if (c->pid > 0)
+			log_warnx("%s (pid %d) could not be stopped",
+			    c->desc->title, (int)c->pid);
+		c->pid = 0;
 		child_channel_close(c);
 	}
 	control_cleanup(&env->conf);
@@ -461,7 +564,7 @@ main(int argc, char *argv[])
 {
 	static struct mcvmd	 mcvmd;
 	char			 path[PATH_MAX];
-	int			 id;
+	int			 id, lockfd;
 
 	env = &mcvmd;
 	if (proc_getopt(argc, argv, &env->opts, MCVMD_USAGE) == -1)
@@ -490,8 +593,12 @@ main(int argc, char *argv[])
 		if (access(path, X_OK) == -1)
 			fatal("%s", path);
 	}
-	mcvmd_mkdir(env->conf.rundir, 0755);
+	/* The lock first: a second mcvmd touches nothing of the first's. */
 	mcvmd_mkdir(env->conf.statedir, 0711);
+	if ((lockfd = mcvmd_lock(env->conf.statedir)) == -1)
+		exit(1);
+	mcvmd_lock_pid(lockfd);
+	mcvmd_mkdir(env->conf.rundir, 0755);
 	if (snprintf(env->emptydir, sizeof(env->emptydir), "%s/%s",
 	    env->conf.rundir, MCVM_EMPTY_DIR) >= (int)sizeof(env->emptydir))
 		fatalx("run directory path too long");
@@ -507,7 +614,12 @@ main(int argc, char *argv[])
 		if (daemon(0, 0) == -1)
 			fatal("daemon");
 		log_init(0, LOG_DAEMON);
+		mcvmd_lock_pid(lockfd);
 	}
+	/* Orphans of the suite (a helper whose parent died) come to mcvmd,
+	 * which waits for every one before it exits. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1)
+		fatal("prctl(PR_SET_CHILD_SUBREAPER)");
 	log_info("starting (schema %d, protocol %d)", state_schema_version(),
 	    MCVM_PROTO_VERSION);
 

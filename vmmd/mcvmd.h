@@ -135,7 +135,8 @@ int	 state_receipt_end(int64_t, const char *, int, const char *,
 	    const char *);
 int	 state_receipt_forget(int64_t, const char *);
 int	 state_receipts_orphan(void);
-int	 state_usage(int64_t, uint32_t *, uint64_t *, uint64_t *);
+int	 state_usage(int64_t, uint32_t *, uint64_t *, uint64_t *,
+	    uint64_t *);
 
 /* front.c */
 void	 front_imsg(struct imsgev *, struct imsg *);

@@ -5,9 +5,9 @@ mcvmd_SRCS := vmmd/mcvmd.c vmmd/control.c vmmd/state.c vmmd/schema.c \
 	vmmd/front.c
 mcvmd_PKGS := libevent sqlite3 libcap-ng libseccomp libcrypto jansson
 
-UNIT_EXTRA_SRCS += vmmd/schema.c vmmd/qemu.c vmmd/cgroup.c
+UNIT_EXTRA_SRCS += vmmd/schema.c vmmd/qemu.c vmmd/cgroup.c vmmd/state.c
 CHECK_SUITES += daemons
-E2E_SUITES += vms hostile
+E2E_SUITES += vms startup hostile
 BENCH_SUITES += vms
 
 # The built image as a config fragment, included by etc/mcvm.dev.conf.

@@ -19,6 +19,7 @@
 
 #define STATE_DB		"state.db"
 #define STATE_BUSY_TIMEOUT_MS	5000
+#define STATE_RECEIPTS_MAX	4096	/* kept per workspace */
 
 static sqlite3	*db;
 
@@ -564,7 +565,9 @@ state_job_each(const char *vm, unsigned int limit, int (*cb)(const char *,
 
 /*
  * Request receipts.  begin() looks the key up and, when it is new,
- * records it as pending in the same transaction.
+ * records it as pending in the same transaction, and drops the
+ * workspace's oldest settled receipts beyond STATE_RECEIPTS_MAX.  A
+ * pending one is never dropped: its call is still running.
  */
 enum receipt_state
 state_receipt_begin(int64_t ws, const char *rid, const char *tool,
@@ -619,7 +622,11 @@ state_receipt_begin(int64_t ws, const char *rid, const char *tool,
 	(void)sqlite3_bind_text(st, 6, vm, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE || state_exec("COMMIT;") == -1)
+	if (rc != SQLITE_DONE || state_run("DELETE FROM receipts WHERE rowid "
+	    "IN (SELECT rowid FROM receipts WHERE workspace_id = ?2 AND "
+	    "state != 'pending' ORDER BY created, rowid LIMIT max(0, (SELECT "
+	    "count(*) FROM receipts WHERE workspace_id = ?2) - ?3))", NULL,
+	    ws, STATE_RECEIPTS_MAX) == -1 || state_exec("COMMIT;") == -1)
 		goto fail;
 	return RECEIPT_NEW;
 fail:
@@ -675,17 +682,18 @@ state_receipts_orphan(void)
 	    "state = 'pending';");
 }
 
-/* Counts against quotas: VMs and their memory, per workspace or host. */
+/* Counts against quotas: VMs, their memory, disks and vCPUs, per
+ * workspace or (ws 0) for the host. */
 int
 state_usage(int64_t ws, uint32_t *vms, uint64_t *memory_mib,
-    uint64_t *disk_bytes)
+    uint64_t *disk_bytes, uint64_t *vcpus)
 {
 	sqlite3_stmt	*st;
 	int		 rc;
 
 	if ((st = state_prepare("SELECT count(*), coalesce(sum(memory_mib), "
-	    "0), coalesce(sum(disk_bytes), 0) FROM vms WHERE ?1 = 0 OR "
-	    "workspace_id = ?1")) == NULL)
+	    "0), coalesce(sum(disk_bytes), 0), coalesce(sum(vcpus), 0) FROM "
+	    "vms WHERE ?1 = 0 OR workspace_id = ?1")) == NULL)
 		return -1;
 	(void)sqlite3_bind_int64(st, 1, ws);
 	rc = sqlite3_step(st);
@@ -693,6 +701,7 @@ state_usage(int64_t ws, uint32_t *vms, uint64_t *memory_mib,
 		*vms = (uint32_t)sqlite3_column_int64(st, 0);
 		*memory_mib = (uint64_t)sqlite3_column_int64(st, 1);
 		*disk_bytes = (uint64_t)sqlite3_column_int64(st, 2);
+		*vcpus = (uint64_t)sqlite3_column_int64(st, 3);
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 0 : -1;

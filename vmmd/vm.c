@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,8 @@
 #define VM_FORWARD_BIND		"127.0.0.1"
 #define VM_STORE_REQ_FIRST	1
 #define VM_TEMPLATE_REBUILDS	3	/* new checkpoints per run at most */
+#define VM_IMAGE_WAIT		120	/* s a vm_create waits for its image */
+#define VM_IMAGE_WAITS_MAX	64	/* such calls at once */
 
 struct vm_list		 vms = TAILQ_HEAD_INITIALIZER(vms);
 
@@ -63,6 +66,24 @@ static struct {
 	char		 text[256];
 } images[CONF_MAX_IMAGES];
 static size_t		 nimages;
+
+/*
+ * vm_create calls that came while their image was being verified.  Each
+ * holds its own copy of the arguments and runs again once stored reports
+ * the image, or fails after VM_IMAGE_WAIT seconds.  No receipt exists
+ * for one yet: the same request_id may be sent again meanwhile.
+ */
+struct vm_image_wait {
+	TAILQ_ENTRY(vm_image_wait) entry;
+	uint64_t		 peerid;
+	struct ws_auth		 auth;
+	struct tool_args	 args;		/* every pointer owned */
+	char			 image[OBJ_NAME_MAX + 1];
+	struct event		 timer;
+};
+static TAILQ_HEAD(, vm_image_wait) image_waits =
+    TAILQ_HEAD_INITIALIZER(image_waits);
+static size_t		 nimage_waits;
 
 /*
  * Fast creation (ARCHITECTURE.md section 4): once per run, a template VM
@@ -103,6 +124,9 @@ static void	 vm_template_held(struct vm *);
 static void	 vm_template_off(const char *);
 static void	 vm_store_delete_unowned(const char *);
 static int	 vm_image_find(const char *, uint64_t *, char *, size_t);
+static void	 vm_image_waits_run(const char *);
+static void	 vm_create_call(uint64_t, const struct ws_auth *,
+		    const struct tool_args *, int);
 static int	 vm_slot_alloc(uint32_t *);
 static void	 vm_random_id(const char *, char *, size_t);
 static void	 vm_kill(struct vm *);
@@ -215,22 +239,30 @@ vm_reply(uint64_t peerid, enum tool_status st, const char *text)
 
 /* Tells a long call's caller how far it got (MCP progress). */
 static void
-vm_progress(const struct vm *vm, uint64_t done, uint64_t total,
+vm_front_progress(uint64_t call, uint64_t done, uint64_t total,
     const char *what)
 {
 	struct child	*c;
 	struct ibuf	*b;
 
-	if (!vm->op.pending || (c = vm_front_for(vm->op.peerid)) == NULL)
+	if ((c = vm_front_for(call)) == NULL)
 		return;
 	if ((b = imsg_create(&c->iev.ibuf, IMSG_FRONT_PROGRESS,
-	    (uint32_t)vm->op.peerid, 0, 64)) == NULL)
+	    (uint32_t)call, 0, 64 + strlen(what))) == NULL)
 		fatal("%s", __func__);
 	m_add_u64(b, done);
 	m_add_u64(b, total);
 	m_add_str(b, what);
 	if (imsgev_close(&c->iev, b) == -1)
 		fatal("%s", __func__);
+}
+
+static void
+vm_progress(const struct vm *vm, uint64_t done, uint64_t total,
+    const char *what)
+{
+	if (vm->op.pending)
+		vm_front_progress(vm->op.peerid, done, total, what);
 }
 
 /*
@@ -704,6 +736,7 @@ vm_image_status(struct imsg *imsg)
 		log_info("image %s: %s", name, text);
 	else
 		log_warnx("image %s refused: %s", name, text);
+	vm_image_waits_run(images[nimages - 1].name);
 	vm_template_build();
 }
 
@@ -1354,6 +1387,156 @@ vm_image_find(const char *name, uint64_t *bytes, char *err, size_t errlen)
 	return -1;
 }
 
+/* Whether the config names the image and stored has not reported it. */
+static int
+vm_image_pending(const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < nimages; i++)
+		if (strcmp(images[i].name, name) == 0)
+			return 0;
+	for (i = 0; i < env->conf.nimages; i++)
+		if (strcmp(env->conf.images[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+vm_args_free(struct tool_args *a)
+{
+	size_t	 k, j;
+
+	for (k = 0; k < TOOL_PARAMS_MAX; k++) {
+		free((char *)a->v[k].s);
+		free((void *)a->v[k].b);
+		for (j = 0; j < a->v[k].nlist; j++)
+			free((char *)a->v[k].list[j]);
+	}
+	memset(a, 0, sizeof(*a));
+}
+
+/* A copy of a call's arguments that owns its strings: 0, or -1. */
+static int
+vm_args_copy(struct tool_args *dst, const struct tool_args *src)
+{
+	const struct tool_value	*sv;
+	struct tool_value	*dv;
+	size_t			 k, j;
+
+	memset(dst, 0, sizeof(*dst));
+	dst->tool = src->tool;
+	for (k = 0; k < src->tool->nparams && k < TOOL_PARAMS_MAX; k++) {
+		sv = &src->v[k];
+		dv = &dst->v[k];
+		dv->present = sv->present;
+		dv->i = sv->i;
+		memcpy(dv->cursor, sv->cursor, sizeof(dv->cursor));
+		if (sv->s != NULL && (dv->s = strdup(sv->s)) == NULL)
+			goto fail;
+		if (sv->b != NULL) {
+			if ((dv->b = malloc(sv->blen > 0 ? sv->blen : 1)) ==
+			    NULL)
+				goto fail;
+			memcpy((void *)dv->b, sv->b, sv->blen);
+			dv->blen = sv->blen;
+		}
+		for (j = 0; j < sv->nlist && j < TOOL_LIST_MAX; j++) {
+			if ((dv->list[j] = strdup(sv->list[j])) == NULL)
+				goto fail;
+			dv->nlist = j + 1;
+		}
+	}
+	return 0;
+fail:
+	vm_args_free(dst);
+	return -1;
+}
+
+static void
+vm_image_wait_free(struct vm_image_wait *w)
+{
+	TAILQ_REMOVE(&image_waits, w, entry);
+	nimage_waits--;
+	evtimer_del(&w->timer);
+	vm_args_free(&w->args);
+	free(w);
+}
+
+static void
+vm_image_wait_timeout(int fd, short event, void *arg)
+{
+	struct vm_image_wait	*w = arg;
+	char			 msg[256];
+
+	(void)snprintf(msg, sizeof(msg), "image %s is still being verified "
+	    "after %d s; nothing was done: retry later", w->image,
+	    VM_IMAGE_WAIT);
+	vm_reply(w->peerid, TOOL_ERROR, msg);
+	vm_image_wait_free(w);
+}
+
+/* Tells the caller what it waits for, as the creation's step 0 of 3. */
+static void
+vm_image_wait_progress(const struct vm_image_wait *w)
+{
+	char	 what[128];
+
+	(void)snprintf(what, sizeof(what), "waiting for image %s to be "
+	    "verified", w->image);
+	vm_front_progress(w->peerid, 0, 3, what);
+}
+
+/* Holds a vm_create until its image is reported, or refuses it now. */
+static void
+vm_image_wait(uint64_t peerid, const struct ws_auth *auth,
+    const struct tool_args *args, const char *image)
+{
+	struct vm_image_wait	*w;
+	struct timeval		 tv = { VM_IMAGE_WAIT, 0 };
+	char			 msg[256];
+
+	if (nimage_waits >= VM_IMAGE_WAITS_MAX ||
+	    (w = calloc(1, sizeof(*w))) == NULL) {
+		(void)snprintf(msg, sizeof(msg), "image %s is still being "
+		    "verified after a service start; retry in a few seconds",
+		    image);
+		vm_reply(peerid, TOOL_ERROR, msg);
+		return;
+	}
+	if (vm_args_copy(&w->args, args) == -1) {
+		free(w);
+		vm_reply(peerid, TOOL_UNAVAILABLE, "out of memory; retry");
+		return;
+	}
+	w->peerid = peerid;
+	w->auth = *auth;
+	(void)snprintf(w->image, sizeof(w->image), "%s", image);
+	evtimer_set(&w->timer, vm_image_wait_timeout, w);
+	evtimer_add(&w->timer, &tv);
+	TAILQ_INSERT_TAIL(&image_waits, w, entry);
+	nimage_waits++;
+	log_debug("workspace %s: vm_create waits for image %s", auth->name,
+	    image);
+	vm_image_wait_progress(w);
+}
+
+/* stored reported image: the calls that waited for it run now. */
+static void
+vm_image_waits_run(const char *image)
+{
+	struct vm_image_wait	*w, *next;
+
+	for (w = TAILQ_FIRST(&image_waits); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, entry);
+		if (strcmp(w->image, image) != 0)
+			continue;
+		/* It cannot wait again, so the list stays as it is. */
+		vm_create_call(w->peerid, &w->auth, &w->args, 0);
+		vm_image_wait_free(w);
+	}
+}
+
 static int
 vm_slot_alloc(uint32_t *slot)
 {
@@ -1390,18 +1573,39 @@ host_mem_available(void)
 	return strtoull(p + strlen("MemAvailable:"), NULL, 10) << 10;
 }
 
+/*
+ * The most vCPUs one VM may have: the config's "vcpus limit", else the
+ * CPUs this process may run on (what the host really has for it).
+ */
+static uint32_t
+vm_vcpus_limit(int *configured)
+{
+	cpu_set_t	 set;
+	long		 n;
+
+	*configured = env->conf.vm_vcpus_limit != 0;
+	if (*configured)
+		return env->conf.vm_vcpus_limit;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 &&
+	    (n = CPU_COUNT(&set)) > 0)
+		return (uint32_t)n;
+	if ((n = sysconf(_SC_NPROCESSORS_ONLN)) > 0)
+		return (uint32_t)n;
+	return 1;
+}
+
 /* Quotas per workspace and per host, then what the host has free. */
 static int
-vm_admit(int64_t ws, uint32_t mem_mib, uint64_t disk, char *err,
-    size_t errlen)
+vm_admit(int64_t ws, uint32_t mem_mib, uint32_t vcpus, uint64_t disk,
+    char *err, size_t errlen)
 {
 	const struct limits	*w = &env->conf.ws_limits;
 	const struct limits	*h = &env->conf.host_limits;
 	struct statvfs		 sv;
-	uint64_t		 mem, dsk, avail;
+	uint64_t		 mem, dsk, avail, cpus;
 	uint32_t		 n;
 
-	if (state_usage(ws, &n, &mem, &dsk) == -1)
+	if (state_usage(ws, &n, &mem, &dsk, &cpus) == -1)
 		goto dberr;
 	if (n + 1 > w->max_vms) {
 		(void)snprintf(err, errlen, "the workspace has %u VMs, its "
@@ -1415,18 +1619,25 @@ vm_admit(int64_t ws, uint32_t mem_mib, uint64_t disk, char *err,
 		    (unsigned long long)(w->max_memory >> 20));
 		return -1;
 	}
+	if (cpus + vcpus > w->max_vcpus) {
+		(void)snprintf(err, errlen, "the workspace's VMs would have "
+		    "%llu vCPUs, over its limit of %u: use fewer vcpus or "
+		    "destroy a VM first", (unsigned long long)(cpus + vcpus),
+		    w->max_vcpus);
+		return -1;
+	}
 	if (dsk + disk > w->max_storage) {
 		(void)snprintf(err, errlen, "the workspace's disks would "
 		    "exceed its storage limit of %llu MiB",
 		    (unsigned long long)(w->max_storage >> 20));
 		return -1;
 	}
-	if (state_usage(0, &n, &mem, &dsk) == -1)
+	if (state_usage(0, &n, &mem, &dsk, &cpus) == -1)
 		goto dberr;
 	if (n + 1 > h->max_vms || (mem + mem_mib) << 20 > h->max_memory ||
-	    dsk + disk > h->max_storage) {
-		(void)snprintf(err, errlen, "the host is at its VM, memory or "
-		    "storage limit; try again later");
+	    dsk + disk > h->max_storage || cpus + vcpus > h->max_vcpus) {
+		(void)snprintf(err, errlen, "the host is at its VM, memory, "
+		    "vCPU or storage limit; try again later");
 		return -1;
 	}
 	if (statvfs(env->conf.statedir, &sv) == 0 &&
@@ -1524,6 +1735,14 @@ void
 vm_create(uint64_t peerid, const struct ws_auth *auth,
     const struct tool_args *args)
 {
+	vm_create_call(peerid, auth, args, 1);
+}
+
+/* vm_create; with may_wait, a call for an image being verified waits. */
+static void
+vm_create_call(uint64_t peerid, const struct ws_auth *auth,
+    const struct tool_args *args, int may_wait)
+{
 	const struct tool_value	*v;
 	struct vm_row		 row;
 	struct vm		*vm;
@@ -1531,7 +1750,9 @@ vm_create(uint64_t peerid, const struct ws_auth *auth,
 	struct fwd_spec		 fwd[VM_FORWARDS_MAX];
 	char			 err[320];
 	uint64_t		 disk = 0;
+	uint32_t		 vlimit;
 	int64_t			 i, j;
+	int			 configured;
 
 	rid = tool_arg_str(args, "request_id");
 	memset(&row, 0, sizeof(row));
@@ -1563,9 +1784,20 @@ vm_create(uint64_t peerid, const struct ws_auth *auth,
 	    VM_MEMORY_MAX_MIB) || !valid_range_u64(row.vcpus, 1, VM_VCPUS_MAX))
 		fatalx("frontd: vm_create arguments out of range");
 
+	if (may_wait && image != NULL && vm_image_pending(image)) {
+		vm_image_wait(peerid, auth, args, image);
+		return;
+	}
 	if (vm_receipt_begin(peerid, auth->id, rid, args, "", "vm_list") != 0)
 		return;
 
+	if (row.vcpus > (vlimit = vm_vcpus_limit(&configured))) {
+		(void)snprintf(err, sizeof(err), "vcpus %u is over this "
+		    "host's limit of %u per VM (%s); ask for fewer", row.vcpus,
+		    vlimit, configured ? "its vcpus limit" : "its CPU count");
+		vm_receipt_fail(auth->id, rid, peerid, TOOL_ERROR, err);
+		return;
+	}
 	if (row.network != 0 && !(auth->flags & WS_ALLOW_NETWORK)) {
 		vm_receipt_fail(auth->id, rid, peerid, TOOL_ERROR,
 		    "this workspace may not use the network: create the VM "
@@ -1606,7 +1838,8 @@ vm_create(uint64_t peerid, const struct ws_auth *auth,
 		return;
 	}
 	if (vm_image_find(image, &disk, err, sizeof(err)) == -1 ||
-	    vm_admit(auth->id, row.memory_mib, disk, err, sizeof(err)) == -1) {
+	    vm_admit(auth->id, row.memory_mib, row.vcpus, disk, err,
+	    sizeof(err)) == -1) {
 		vm_receipt_fail(auth->id, rid, peerid, TOOL_ERROR, err);
 		return;
 	}
@@ -2404,10 +2637,16 @@ vm_destroy(uint64_t peerid, struct vm *vm)
 void
 vm_front_lost(void)
 {
-	struct vm	*vm;
-	struct vm_call	*c;
-	unsigned int	 n = 0;
+	struct vm_image_wait	*w;
+	struct vm		*vm;
+	struct vm_call		*c;
+	unsigned int		 n = 0;
 
+	/* A creation that waits for its image has done nothing yet. */
+	while ((w = TAILQ_FIRST(&image_waits)) != NULL) {
+		vm_image_wait_free(w);
+		n++;
+	}
 	TAILQ_FOREACH(vm, &vms, entry) {
 		if (vm->op.pending && vm->op.peerid != 0)
 			n++;
@@ -2433,10 +2672,18 @@ vm_front_lost(void)
 void
 vm_cancel(uint64_t call)
 {
-	struct vm	*vm;
-	struct vm_call	*c;
-	char		 msg[160];
+	struct vm_image_wait	*w;
+	struct vm		*vm;
+	struct vm_call		*c;
+	char			 msg[160];
 
+	TAILQ_FOREACH(w, &image_waits, entry)
+		if (w->peerid == call) {
+			log_info("workspace %s: vm_create cancelled while it "
+			    "waited for image %s", w->auth.name, w->image);
+			vm_image_wait_free(w);
+			return;
+		}
 	TAILQ_FOREACH(vm, &vms, entry) {
 		TAILQ_FOREACH(c, &vm->calls, entry)
 			if (c->peerid == call)

@@ -194,6 +194,28 @@ Test(config, size_out_of_range)
 	assert_error_line(3, "vm memory must be");
 }
 
+Test(config, vcpu_limits)
+{
+	cr_assert_eq(parse_text(""), 0);
+	cr_assert_eq(conf.vm_vcpus_limit, 0, "default: the host's CPUs");
+	cr_assert_eq(conf.host_limits.max_vcpus, HOST_MAX_VCPUS_DEFAULT);
+	cr_assert_eq(conf.ws_limits.max_vcpus, WS_MAX_VCPUS_DEFAULT);
+	cr_assert_eq(parse_text("limits {\n vcpus 12\n}\n"
+	    "workspace limits {\n vcpus 3\n}\n"
+	    "vm defaults {\n vcpus 2\n vcpus limit 4\n}\n"), 0, "%s",
+	    config_lasterror());
+	cr_assert_eq(conf.host_limits.max_vcpus, 12);
+	cr_assert_eq(conf.ws_limits.max_vcpus, 3);
+	cr_assert_eq(conf.vm_vcpus, 2);
+	cr_assert_eq(conf.vm_vcpus_limit, 4);
+	cr_assert_eq(parse_text("vm defaults {\n vcpus limit 0\n}\n"), -1);
+	assert_error_line(2, "vcpus limit must be 1 to");
+	cr_assert_eq(parse_text("vm defaults {\n\n vcpus limit 65\n}\n"), -1);
+	assert_error_line(3, "vcpus limit must be 1 to");
+	cr_assert_eq(parse_text("workspace limits {\n vcpus 0\n}\n"), -1);
+	assert_error_line(2, "vcpus must be 1 to");
+}
+
 Test(config, bad_uid_range)
 {
 	cr_assert_eq(parse_text("vm uids 5000 to 4000\n"), -1);

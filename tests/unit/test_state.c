@@ -1,0 +1,149 @@
+/*
+ * state.c against a real database in a temporary directory: request
+ * receipts are bounded per workspace, the oldest settled ones go first,
+ * and a pending one (its call still running) is never dropped.
+ */
+#include <sys/stat.h>
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "mcvmd.h"
+
+#define RECEIPTS_KEPT	4096	/* README: receipts kept per workspace */
+
+static char	 dir[64];
+
+static void
+setup(void)
+{
+	/* tmpfs where there is one: every transaction is synced. */
+	(void)snprintf(dir, sizeof(dir), "%s/state-unit.XXXXXX",
+	    access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_eq(state_open(dir), 0);
+}
+
+static void
+teardown(void)
+{
+	char	 cmd[128];
+
+	state_close();
+	(void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		cr_log_warn("cannot remove %s", dir);
+}
+
+/* A new workspace with one token; returns its id. */
+static int64_t
+workspace(const char *name, uint8_t seed)
+{
+	uint8_t		 hash[TOKEN_HASH_LEN];
+	struct ws_auth	 auth;
+	char		 msg[256];
+
+	memset(hash, seed, sizeof(hash));
+	cr_assert_eq(state_token_issue(name, hash, 0, 0, 0, 0, msg,
+	    sizeof(msg)), 0);
+	cr_assert_eq(state_token_auth(hash, &auth), 0);
+	cr_assert_eq(auth.status, AUTH_OK);
+	return auth.id;
+}
+
+static enum receipt_state
+begin(int64_t ws, const char *rid)
+{
+	uint8_t	 hash[SHA256_LEN];
+	char	 result[64];
+
+	memset(hash, 0x5a, sizeof(hash));
+	return state_receipt_begin(ws, rid, "vm_exec", hash, "", result,
+	    sizeof(result));
+}
+
+/* Runs a query of one integer on a connection of the test's own. */
+static int64_t
+query(const char *sql)
+{
+	sqlite3		*db;
+	sqlite3_stmt	*st;
+	char		 path[128];
+	int64_t		 v = -1;
+
+	(void)snprintf(path, sizeof(path), "%s/state.db", dir);
+	cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
+	    SQLITE_OK);
+	cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK,
+	    "%s", sqlite3_errmsg(db));
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+Test(state, receipts_bounded_per_workspace, .init = setup,
+    .fini = teardown, .timeout = 120)
+{
+	char	 rid[32], sql[256];
+	int64_t	 a, b;
+	int	 i, n = RECEIPTS_KEPT + 104;
+
+	a = workspace("alice", 1);
+	b = workspace("bob", 2);
+	for (i = 0; i < 3; i++) {
+		(void)snprintf(rid, sizeof(rid), "b%d", i);
+		cr_assert_eq(begin(b, rid), RECEIPT_NEW);
+		cr_assert_eq(state_receipt_end(b, rid, 1, "", "{}"), 0);
+	}
+	/* The oldest of alice's stays pending: its call never ends. */
+	cr_assert_eq(begin(a, "r0"), RECEIPT_NEW);
+	for (i = 1; i <= n; i++) {
+		(void)snprintf(rid, sizeof(rid), "r%d", i);
+		cr_assert_eq(begin(a, rid), RECEIPT_NEW, "receipt %s", rid);
+		cr_assert_eq(state_receipt_end(a, rid, i % 2, "", "{}"), 0);
+	}
+
+	(void)snprintf(sql, sizeof(sql), "SELECT count(*) FROM receipts "
+	    "WHERE workspace_id = %lld", (long long)a);
+	cr_assert_eq(query(sql), RECEIPTS_KEPT);
+	cr_assert_eq(query("SELECT count(*) FROM receipts WHERE request_id = "
+	    "'r0' AND state = 'pending'"), 1, "a pending receipt was dropped");
+	/* r1 .. r(n - KEPT + 1) were the oldest settled: gone. */
+	(void)snprintf(sql, sizeof(sql), "SELECT min(CAST(substr(request_id, "
+	    "2) AS INTEGER)) FROM receipts WHERE workspace_id = %lld AND "
+	    "request_id != 'r0'", (long long)a);
+	cr_assert_eq(query(sql), n - RECEIPTS_KEPT + 2);
+	/* The newest still replays. */
+	(void)snprintf(rid, sizeof(rid), "r%d", n);
+	cr_assert_eq(begin(a, rid), RECEIPT_FAILED);
+	cr_assert_eq(begin(a, "r0"), RECEIPT_PENDING);
+	/* Another workspace's receipts are its own. */
+	(void)snprintf(sql, sizeof(sql), "SELECT count(*) FROM receipts "
+	    "WHERE workspace_id = %lld", (long long)b);
+	cr_assert_eq(query(sql), 3);
+}
+
+/* Only settled receipts go: a workspace of pending calls keeps them. */
+Test(state, pending_receipts_never_dropped, .init = setup,
+    .fini = teardown, .timeout = 120)
+{
+	char	 rid[32];
+	int64_t	 a;
+	int	 i;
+
+	a = workspace("carol", 3);
+	for (i = 0; i < RECEIPTS_KEPT + 8; i++) {
+		(void)snprintf(rid, sizeof(rid), "p%d", i);
+		cr_assert_eq(begin(a, rid), RECEIPT_NEW);
+	}
+	cr_assert_eq(query("SELECT count(*) FROM receipts WHERE state = "
+	    "'pending'"), RECEIPTS_KEPT + 8);
+	cr_assert_eq(begin(a, "p0"), RECEIPT_PENDING);
+}
