@@ -4,7 +4,7 @@
 FUZZ_CC ?= clang
 FUZZ_FRONT_SRCS := tests/fuzz-frontd/fuzz_front.c frontd/httpparse.c \
 	frontd/catalog.c common/tools.c common/validate.c common/msg.c \
-	common/imsg.c common/b64.c common/log.c
+	common/imsg.c common/b64.c common/log.c common/utf8.c
 FUZZ_FRONT_PKGS := jansson libevent openssl
 
 $(BUILD)/fuzz/fuzz-front: $(FUZZ_FRONT_SRCS) frontd/frontd.h frontd/http.h \
