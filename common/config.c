@@ -31,10 +31,14 @@ config_defaults(struct mcvm_config *c)
 	c->body_limit = BODY_LIMIT_DEFAULT;
 	c->header_limit = HEADER_LIMIT_DEFAULT;
 	c->max_connections = CONNECTIONS_DEFAULT;
+	c->peer_connections = PEER_CONNECTIONS_DEFAULT;
 	c->idle_timeout = IDLE_TIMEOUT_DEFAULT;
+	c->header_timeout = HEADER_TIMEOUT_DEFAULT;
 	c->request_timeout = REQUEST_TIMEOUT_DEFAULT;
 	c->rate = RATE_DEFAULT;
 	c->rate_burst = RATE_BURST_DEFAULT;
+	c->unauth_rate = UNAUTH_RATE_DEFAULT;
+	c->unauth_burst = UNAUTH_BURST_DEFAULT;
 	c->host_limits.max_vms = HOST_MAX_VMS_DEFAULT;
 	c->host_limits.max_memory = HOST_MAX_MEMORY_DEFAULT;
 	c->host_limits.max_storage = HOST_MAX_STORAGE_DEFAULT;

@@ -34,10 +34,14 @@
 #define BODY_LIMIT_DEFAULT		(1024 * 1024)
 #define HEADER_LIMIT_DEFAULT		(16 * 1024)
 #define CONNECTIONS_DEFAULT		256
+#define PEER_CONNECTIONS_DEFAULT	32	/* per address or uid */
 #define IDLE_TIMEOUT_DEFAULT		60
+#define HEADER_TIMEOUT_DEFAULT		10
 #define REQUEST_TIMEOUT_DEFAULT		30
 #define RATE_DEFAULT			50	/* requests per second */
 #define RATE_BURST_DEFAULT		100
+#define UNAUTH_RATE_DEFAULT		5	/* per peer, per second */
+#define UNAUTH_BURST_DEFAULT		50
 #define VM_UID_FIRST_DEFAULT		2000000
 #define VM_UID_LAST_DEFAULT		2000999
 #define HOST_MAX_VMS_DEFAULT		32
@@ -113,10 +117,14 @@ struct mcvm_config {
 	uint64_t	 body_limit;
 	uint64_t	 header_limit;
 	uint32_t	 max_connections;
+	uint32_t	 peer_connections;
 	uint32_t	 idle_timeout;			/* seconds */
+	uint32_t	 header_timeout;		/* seconds */
 	uint32_t	 request_timeout;		/* seconds */
 	uint32_t	 rate;				/* per workspace, per s */
 	uint32_t	 rate_burst;
+	uint32_t	 unauth_rate;			/* per peer, per s */
+	uint32_t	 unauth_burst;
 	char		 allow_host[CONF_MAX_ALLOW][CONF_STR_MAX];
 	size_t		 nallow_host;
 	char		 allow_origin[CONF_MAX_ALLOW][CONF_STR_MAX];

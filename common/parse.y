@@ -77,9 +77,9 @@ typedef struct {
 %token	ACCEL ALLOW AUTO BIND BLOCK BODY BURST CERTIFICATE CONNECTIONS
 %token	CONTROL DEFAULTS DIRECTORY DISK FORWARD FRONTD GROUP HEADER HIBERNATE
 %token	HOST IDLE IMAGE INITRD KERNEL KEY KVM LIMIT LIMITS LISTEN MEMORY NETD
-%token	ON ORIGIN PAUSE POOL RATE REQUEST RESOLVER RUN SHA256 SOCKET STATE
-%token	STORAGE STORED TCG TIMEOUT TLS TO UIDS UPLINK USER VCPUS VM VMS
-%token	WORKSPACE INCLUDE ERROR
+%token	ON ORIGIN PAUSE PEER POOL RATE REQUEST RESOLVER RUN SHA256 SOCKET STATE
+%token	STORAGE STORED TCG TIMEOUT TLS TO UIDS UNAUTHENTICATED UPLINK USER
+%token	VCPUS VM VMS WORKSPACE INCLUDE ERROR
 %token	<v.string>	STRING
 %token	<v.number>	NUMBER
 %type	<v.string>	string
@@ -334,6 +334,30 @@ frontopt	: USER string {
 				YYERROR;
 			}
 			conf->max_connections = (uint32_t)$2;
+		}
+		| PEER CONNECTIONS number {
+			if ($3 < 1 || $3 > 65536) {
+				yyerror("peer connections must be 1 to 65536");
+				YYERROR;
+			}
+			conf->peer_connections = (uint32_t)$3;
+		}
+		| HEADER TIMEOUT seconds {
+			if ($3 < 1 || $3 > 86400) {
+				yyerror("header timeout must be 1 to 86400");
+				YYERROR;
+			}
+			conf->header_timeout = (uint32_t)$3;
+		}
+		| UNAUTHENTICATED RATE number BURST number {
+			if ($3 < 1 || $3 > 1000000 || $5 < $3 ||
+			    $5 > 1000000) {
+				yyerror("unauthenticated rate: need 1 <= rate "
+				    "<= burst <= 1000000");
+				YYERROR;
+			}
+			conf->unauth_rate = (uint32_t)$3;
+			conf->unauth_burst = (uint32_t)$5;
 		}
 		| IDLE TIMEOUT seconds {
 			if ($3 < 1 || $3 > 86400) {
@@ -649,6 +673,7 @@ lookup(const char *s)
 		{ "on",			ON },
 		{ "origin",		ORIGIN },
 		{ "pause",		PAUSE },
+		{ "peer",		PEER },
 		{ "pool",		POOL },
 		{ "rate",		RATE },
 		{ "request",		REQUEST },
@@ -664,6 +689,7 @@ lookup(const char *s)
 		{ "tls",		TLS },
 		{ "to",			TO },
 		{ "uids",		UIDS },
+		{ "unauthenticated",	UNAUTHENTICATED },
 		{ "uplink",		UPLINK },
 		{ "user",		USER },
 		{ "vcpus",		VCPUS },

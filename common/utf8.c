@@ -3,8 +3,10 @@
  * above U+10FFFF), with the "maximal subpart" replacement practice of the
  * Unicode standard: each invalid sequence prefix becomes one U+FFFD.
  */
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "utf8.h"
@@ -85,12 +87,55 @@ utf8_decode(const uint8_t *in, size_t len, int final, char *out,
 size_t
 utf8_prefix(const char *s, size_t len, size_t max)
 {
-	size_t	 n;
+	const uint8_t	*p = (const uint8_t *)s;
+	size_t		 start = max;
+	uint8_t		 lo, hi;
 
 	if (len <= max)
 		return len;
-	/* Back off continuation bytes to the start of the cut character. */
-	for (n = max; n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80; n--)
-		;
+	if (max == 0)
+		return 0;
+	/* The start of the last character before the cut, bytes < max. */
+	while (start > 0 && max - start < 4) {
+		start--;
+		if ((p[start] & 0xc0) != 0x80)
+			break;
+	}
+	if ((p[start] & 0xc0) == 0x80)
+		return max;		/* not UTF-8 here: a plain byte cut */
+	if (utf8_lead(p[start], &lo, &hi) > max - start)
+		return start;		/* the cut falls inside it */
+	return max;
+}
+
+int
+utf8_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	int	 n;
+	size_t	 len;
+
+	if (size == 0)
+		return 0;
+	if ((n = vsnprintf(buf, size, fmt, ap)) < 0) {
+		buf[0] = '\0';
+		return -1;
+	}
+	if ((size_t)n < size)
+		return n;
+	/* Cut: buf holds size - 1 bytes of a longer text. */
+	len = utf8_prefix(buf, (size_t)n, size - 1);
+	buf[len] = '\0';
+	return (int)len;
+}
+
+int
+utf8_snprintf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 n;
+
+	va_start(ap, fmt);
+	n = utf8_vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
 	return n;
 }

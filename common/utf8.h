@@ -1,10 +1,12 @@
 /*
- * UTF-8 decoding of byte pages from a guest stream, for text output.
- * Pure functions; no allocation.
+ * UTF-8 decoding of byte pages from a guest stream, for text output, and
+ * truncation of text on a character boundary.  Pure functions; no
+ * allocation.
  */
 #ifndef MCVM_UTF8_H
 #define MCVM_UTF8_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,8 +26,21 @@ size_t	 utf8_decode(const uint8_t *, size_t, int, char *, size_t *, int *);
 
 /*
  * The length of the longest prefix of s[0..len) of at most max bytes that
- * does not end inside a character, so that text cut there stays UTF-8.
+ * does not end inside a character: a multi-byte sequence cut by max is
+ * left out whole.  Bytes that are not UTF-8 are kept as they are.
  */
 size_t	 utf8_prefix(const char *, size_t, size_t);
+
+/*
+ * snprintf(3), except that output cut to fit size ends on a character
+ * boundary, so that a truncated valid UTF-8 string stays valid.  Every
+ * cut of text that may hold a client's characters goes through it (to
+ * show at most N bytes of a string s, format s into a buffer of N + 1).
+ * Returns the length written, or -1 on an encoding error (with buf "").
+ */
+int	 utf8_snprintf(char *, size_t, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
+int	 utf8_vsnprintf(char *, size_t, const char *, va_list)
+	    __attribute__((format(printf, 3, 0)));
 
 #endif

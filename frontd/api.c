@@ -65,8 +65,13 @@ api_call(struct freq *fr)
 		req_reply_error(fr, 400, "invalid_argument", err);
 		return;
 	}
-	if ((op = calloc(1, sizeof(*op))) == NULL)
-		fatal("%s: calloc", __func__);
+	if ((op = calloc(1, sizeof(*op))) == NULL) {
+		log_warn("%s: calloc", __func__);
+		free(scratch);
+		req_reply_error(fr, 503, "unavailable", "out of memory; retry "
+		    "later");
+		return;
+	}
 	op->tool = tool;
 	req_op_link(fr, op);
 	if (front_send_tool(op, &args) == -1) {

@@ -14,6 +14,7 @@
 #include "b64.h"
 #include "frontd.h"
 #include "log.h"
+#include "utf8.h"
 
 #define SCHEMA_TEXT_MAX		4096
 
@@ -535,7 +536,8 @@ arg_convert(const struct tool_param *p, json_t *j, struct tool_value *v,
 			    "is a second byte parameter");
 		slen = json_string_length(j);
 		if ((bytes = malloc(B64_DECODED_MAX(slen) + 1)) == NULL)
-			fatal("%s: malloc", __func__);
+			return arg_fail(err, errlen, p->name,
+			    "could not be decoded: out of memory");
 		*scratch = bytes;
 		if ((dlen = b64_decode(json_string_value(j), slen,
 		    bytes)) < 0)
@@ -578,6 +580,7 @@ catalog_args(const struct tool_desc *t, json_t *obj, struct tool_args *a,
 	const char	*key;
 	json_t		*j;
 	int		 i;
+	char		 shown[SHOWN_MAX + 1];
 
 	memset(a, 0, sizeof(*a));
 	a->tool = t;
@@ -588,8 +591,9 @@ catalog_args(const struct tool_desc *t, json_t *obj, struct tool_args *a,
 	}
 	json_object_foreach(obj, key, j) {
 		if ((i = tool_param_index(t, key)) == -1) {
-			snprintf(err, errlen, "unknown parameter \"%.64s\"",
-			    key);
+			utf8_snprintf(shown, sizeof(shown), "%s", key);
+			utf8_snprintf(err, errlen, "unknown parameter \"%s\"",
+			    shown);
 			return -1;
 		}
 		if (json_is_null(j) && !t->params[i].required)
@@ -612,7 +616,7 @@ catalog_result(uint32_t status, const char *text)
 {
 	json_error_t	 err;
 	json_t		*obj;
-	char		 msg[TOOL_MESSAGE_MAX + 64];
+	char		 msg[TOOL_MESSAGE_MAX + 1];
 
 	if (status == TOOL_OK) {
 		obj = json_loads(text, JSON_REJECT_DUPLICATES, &err);
@@ -627,8 +631,17 @@ catalog_result(uint32_t status, const char *text)
 		    "result";
 		status = TOOL_ERROR;
 	}
-	/* mcvmd writes the message for the model: pass it on as is. */
-	snprintf(msg, sizeof(msg), "%.*s", TOOL_MESSAGE_MAX, text);
+	/*
+	 * mcvmd writes the message for the model: pass it on as is, cut on
+	 * a character boundary; one that is not UTF-8 is not passed on.
+	 */
+	utf8_snprintf(msg, sizeof(msg), "%s", text);
+	if (!valid_utf8(msg, strlen(msg))) {
+		log_warnx("%s: mcvmd sent a message that is not UTF-8",
+		    __func__);
+		utf8_snprintf(msg, sizeof(msg), "internal error: the service "
+		    "produced an invalid message");
+	}
 	return json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text",
 	    "text", msg, "isError", 1);
 }

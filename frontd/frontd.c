@@ -296,7 +296,9 @@ main(int argc, char *argv[])
 	lim.body = conf->body_limit;
 	lim.header = conf->header_limit;
 	lim.connections = conf->max_connections;
+	lim.peer_connections = conf->peer_connections;
 	lim.idle_timeout = conf->idle_timeout;
+	lim.header_timeout = conf->header_timeout;
 	lim.request_timeout = conf->request_timeout;
 	if (http_init(fenv->base, &lim, req_handle, req_http_error, NULL,
 	    ssl) == -1)

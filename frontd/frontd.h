@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "http.h"
+#include "peer.h"
 #include "proc.h"
 #include "proto.h"
 #include "tools.h"
@@ -31,7 +32,12 @@
 #define SESSION_SWEEP_INTERVAL	60	/* seconds */
 #define RATE_TABLE_MAX		1024	/* workspaces tracked at once */
 #define PROGRESS_INTERVAL	5	/* seconds between progress events */
+#define AUTH_NEG_TTL		5	/* seconds a refused token is known */
+#define AUTH_GOOD_TTL		60	/* seconds a good one is not charged */
 #define PROTO_VERSION_MAX	16
+#define RPC_ID_MAX		128	/* bytes of a string id or token */
+#define RPC_ID_MAX_TEXT		"128"
+#define SHOWN_MAX		64	/* bytes of a client's name in errors */
 
 /* Routes. */
 enum route {
@@ -78,6 +84,8 @@ struct freq {
 	enum route		 route;
 	const char		*tool_name;	/* ROUTE_TOOL */
 	uint8_t			 hash[TOKEN_HASH_LEN];
+	struct peer_key		 peer;
+	int			 charged;	/* against the peer's budget */
 	char			 workspace[TOOL_WS_NAME_MAX + 1];
 
 	/* MCP */
@@ -158,6 +166,11 @@ void	 session_touch(struct session *);
 void	 session_sweep(time_t);
 size_t	 session_count(void);
 int	 rate_allow(const char *, uint32_t, uint32_t, const struct timespec *);
+
+/* authcache.c */
+int	 authcache_get(const uint8_t *, time_t);
+void	 authcache_put(const uint8_t *, uint32_t, time_t);
+void	 authcache_clear(void);
 
 /* catalog.c */
 int	 catalog_init(void);

@@ -1,11 +1,25 @@
 /*
  * HTTP/1.1 server for mcvm-frontd: see http.h.
  *
- * Timers: a connection waiting for a request gets idle_timeout; once the
- * first byte of a request arrives, the whole request (headers and body)
- * must arrive within request_timeout, however slowly it trickles in.  A
- * reply that the client does not read is dropped after request_timeout.
+ * Timers: a new connection must deliver its first request head within
+ * header_timeout; a kept-alive one waits idle_timeout for the first byte
+ * of its next request, whose head must then arrive within header_timeout.
+ * Each whole request (head and body) must arrive within request_timeout
+ * of its start, however slowly it trickles in.  A reply that the client
+ * does not read is dropped after request_timeout.
+ *
+ * Connections: at most peer_connections per peer (see peer.h), and at
+ * most connections in all.  When all are taken, a new connection sheds
+ * the oldest one that has not completed an authenticated request (one
+ * closing first), so that a client holding connections without ever
+ * authenticating cannot lock out those who do.
+ *
+ * Closing: after the last reply, the write side is shut down and what the
+ * client still sends is read and dropped for a bounded time and size
+ * (LINGER_*), so that unread input does not turn the close into a reset
+ * that would destroy the reply (a 431 to an over-long head) in transit.
  */
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <netinet/in.h>
@@ -16,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -25,11 +40,14 @@
 
 #include "http.h"
 #include "log.h"
+#include "peer.h"
 
 #define HTTP_LISTENERS_MAX	16
 #define HTTP_PEER_MAX		64
 #define HTTP_WRITE_MAX		(256 * 1024)	/* bytes per write(2) */
 #define HTTP_PEEK_MAX		64	/* path read from a broken request */
+#define LINGER_SECS		2	/* reading after the last reply */
+#define LINGER_BYTES		(1024 * 1024)
 
 enum conn_state {
 	CS_HEAD = 0,		/* waiting for the request line and headers */
@@ -37,14 +55,23 @@ enum conn_state {
 	CS_BUSY,		/* the handler has the request */
 	CS_STREAM,		/* a chunked response is being sent */
 	CS_CLOSING,		/* flushing the last reply */
+	CS_LINGER,		/* reply sent: reading until the client closes */
 };
 
 struct http_conn {
+	TAILQ_ENTRY(http_conn)	 entry;		/* oldest first */
 	struct bufferevent	*bev;
 	struct event		*timer;
 	struct event		*next;		/* serve a pipelined request */
 	enum conn_state		 state;
 	int			 started;	/* bytes of a request seen */
+	int			 trusted;	/* an authenticated request */
+	int			 eof;		/* the client stopped sending */
+	int			 keepalive_wait; /* idle between requests */
+	struct timespec		 t0;		/* the request's start */
+	size_t			 lingered;	/* bytes dropped */
+	struct peer		*pe;
+	struct peer_key		 key;
 	int			 keepalive;
 	int			 head_only;
 	size_t			 clen;
@@ -65,6 +92,7 @@ static struct {
 	SSL_CTX			*ssl;
 	struct evconnlistener	*listeners[HTTP_LISTENERS_MAX];
 	size_t			 nlisteners;
+	TAILQ_HEAD(, http_conn)	 conns;
 	unsigned int		 nconns;
 	int			 paused;
 } http;
@@ -76,6 +104,7 @@ static void	conn_timeout(evutil_socket_t, short, void *);
 static void	conn_next(evutil_socket_t, short, void *);
 static void	conn_free(struct http_conn *);
 static void	conn_fail(struct http_conn *, int, const char *);
+static void	conn_linger(struct http_conn *);
 
 const char *
 http_status_text(int status)
@@ -156,6 +185,61 @@ timer_arm(struct http_conn *c, unsigned int seconds)
 	evtimer_add(c->timer, &tv);
 }
 
+/* A request starts: its head is due within header_timeout. */
+static void
+request_start(struct http_conn *c)
+{
+	unsigned int	 t = http.lim.header_timeout;
+
+	clock_gettime(CLOCK_MONOTONIC, &c->t0);
+	if (t == 0 || t > http.lim.request_timeout)
+		t = http.lim.request_timeout;
+	timer_arm(c, t);
+}
+
+/* The head has come: the body is due by request_timeout from the start. */
+static void
+request_head_done(struct http_conn *c)
+{
+	struct timespec	 now;
+	struct timeval	 tv;
+	long long	 ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (long long)http.lim.request_timeout * 1000 -
+	    ((long long)(now.tv_sec - c->t0.tv_sec) * 1000 +
+	    (now.tv_nsec - c->t0.tv_nsec) / 1000000);
+	if (ms < 0)
+		ms = 0;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(c->timer, &tv);
+}
+
+/*
+ * The connection to close so that a new one fits: one lingering after
+ * its last reply, else the oldest unauthenticated one waiting for its
+ * request, else the oldest unauthenticated one at all.
+ */
+static struct http_conn *
+conn_victim(void)
+{
+	struct http_conn	*c, *idle = NULL, *any = NULL;
+
+	TAILQ_FOREACH(c, &http.conns, entry) {
+		if (c->state == CS_LINGER)
+			return c;
+		if (c->trusted)
+			continue;
+		if (idle == NULL && (c->state == CS_HEAD ||
+		    c->state == CS_BODY))
+			idle = c;
+		if (any == NULL && c->state != CS_CLOSING)
+			any = c;
+	}
+	return idle != NULL ? idle : any;
+}
+
 static void
 request_clear(struct http_request *r)
 {
@@ -172,18 +256,49 @@ static void
 http_accept(struct evconnlistener *l, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
 {
-	struct http_conn	*c;
+	struct http_conn	*c, *victim;
+	struct peer_key		 key;
+	struct peer		*p;
 	struct timeval		 wtv;
 	SSL			*ssl;
 	int			 one = 1;
 
+	if (peer_key_of(fd, sa, &key) == -1 ||
+	    (p = peer_attach(&key)) == NULL) {
+		log_warn("%s: no peer for a connection", __func__);
+		evutil_closesocket(fd);
+		return;
+	}
+	if (http.lim.peer_connections > 0 &&
+	    peer_conns(p) > http.lim.peer_connections) {
+		log_debug("%s: %s holds %u connections: refused", __func__,
+		    peer_name(p), http.lim.peer_connections);
+		peer_detach(p);
+		evutil_closesocket(fd);
+		return;
+	}
+	if (http.nconns >= http.lim.connections) {
+		if ((victim = conn_victim()) == NULL) {
+			/* Every connection is authenticated: wait. */
+			peer_detach(p);
+			evutil_closesocket(fd);
+			http_pause(1);
+			return;
+		}
+		log_debug("%s: %u connections: closing one of %s", __func__,
+		    http.nconns, victim->peer);
+		conn_free(victim);
+	}
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
 	    (c->hdrs = evbuffer_new()) == NULL) {
 		log_warn("%s: calloc", __func__);
 		free(c);
+		peer_detach(p);
 		evutil_closesocket(fd);
 		return;
 	}
+	c->pe = p;
+	c->key = key;
 	peer_format(sa, c->peer, sizeof(c->peer));
 	/* Replies are written whole: Nagle would only hold back their tail. */
 	if (sa->sa_family != AF_UNIX && setsockopt(fd, IPPROTO_TCP,
@@ -205,27 +320,27 @@ http_accept(struct evconnlistener *l, evutil_socket_t fd,
 	if (c->bev == NULL)
 		goto fail;
 	http.nconns++;
+	TAILQ_INSERT_TAIL(&http.conns, c, entry);
 	if ((c->timer = evtimer_new(http.base, conn_timeout, c)) == NULL ||
 	    (c->next = event_new(http.base, -1, 0, conn_next, c)) == NULL) {
 		log_warnx("%s: cannot set up a connection", __func__);
 		conn_free(c);
 		return;
 	}
-	if (http.nconns >= http.lim.connections)
-		http_pause(1);
 	wtv.tv_sec = http.lim.request_timeout;
 	wtv.tv_usec = 0;
 	bufferevent_set_timeouts(c->bev, NULL, &wtv);
 	bufferevent_set_max_single_write(c->bev, HTTP_WRITE_MAX);
 	bufferevent_setcb(c->bev, conn_read, conn_write, conn_event, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
-	timer_arm(c, http.lim.idle_timeout);
+	request_start(c);
 	log_debug("%s: connection from %s", __func__, c->peer);
 	return;
  fail:
 	log_warnx("%s: cannot set up a connection", __func__);
 	evbuffer_free(c->hdrs);
 	free(c);
+	peer_detach(p);
 	evutil_closesocket(fd);
 }
 
@@ -243,6 +358,7 @@ http_init(struct event_base *base, const struct http_limits *lim,
     http_handler_cb handler, http_error_cb error, void *arg, SSL_CTX *ssl)
 {
 	memset(&http, 0, sizeof(http));
+	TAILQ_INIT(&http.conns);
 	http.base = base;
 	http.lim = *lim;
 	http.handler = handler;
@@ -303,6 +419,8 @@ conn_free(struct http_conn *c)
 		event_free(c->next);
 	evbuffer_free(c->hdrs);
 	request_clear(&c->req);
+	peer_detach(c->pe);
+	TAILQ_REMOVE(&http.conns, c, entry);
 	free(c);
 	http.nconns--;
 	if (http.nconns < http.lim.connections)
@@ -326,6 +444,19 @@ void
 http_set_close(struct http_conn *c)
 {
 	c->keepalive = 0;
+}
+
+/* The connection carried an authenticated request: it is not shed. */
+void
+http_set_trusted(struct http_conn *c)
+{
+	c->trusted = 1;
+}
+
+const struct peer_key *
+http_peer_key(const struct http_conn *c)
+{
+	return &c->key;
 }
 
 void
@@ -359,13 +490,15 @@ conn_done(struct http_conn *c)
 	c->clen = 0;
 	if (!c->keepalive) {
 		c->state = CS_CLOSING;
-		bufferevent_disable(c->bev, EV_READ);
 		evtimer_del(c->timer);
+		if (!c->eof)
+			bufferevent_enable(c->bev, EV_READ);
 		if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
-			conn_free(c);
+			conn_linger(c);
 		return;
 	}
 	c->state = CS_HEAD;
+	c->keepalive_wait = 1;
 	bufferevent_enable(c->bev, EV_READ);
 	timer_arm(c, http.lim.idle_timeout);
 	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
@@ -515,7 +648,9 @@ conn_process(struct http_conn *c)
 			return;
 		if (!c->started) {
 			c->started = 1;
-			timer_arm(c, http.lim.request_timeout);
+			if (c->keepalive_wait)
+				request_start(c);
+			c->keepalive_wait = 0;
 		}
 		p = evbuffer_search(in, "\r\n\r\n", 4, NULL);
 		if (p.pos == -1) {
@@ -541,6 +676,7 @@ conn_process(struct http_conn *c)
 			return;
 		}
 		c->state = CS_BODY;
+		request_head_done(c);
 	}
 	if (c->state == CS_BODY) {
 		if (evbuffer_get_length(in) < c->clen)
@@ -560,10 +696,23 @@ static void
 conn_read(struct bufferevent *bev, void *arg)
 {
 	struct http_conn	*c = arg;
+	struct evbuffer		*in = bufferevent_get_input(bev);
 	size_t			 avail;
 
 	if (c->state == CS_HEAD || c->state == CS_BODY) {
 		conn_process(c);
+		return;
+	}
+	if (c->state == CS_CLOSING || c->state == CS_LINGER) {
+		avail = evbuffer_get_length(in);
+		evbuffer_drain(in, avail);
+		c->lingered += avail;
+		if (c->lingered > LINGER_BYTES) {
+			if (c->state == CS_LINGER)
+				conn_free(c);
+			else
+				bufferevent_disable(bev, EV_READ);
+		}
 		return;
 	}
 	/* Busy: keep what was pipelined, within bounds. */
@@ -588,7 +737,27 @@ conn_write(struct bufferevent *bev, void *arg)
 
 	if (c->state == CS_CLOSING &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		conn_linger(c);
+}
+
+/*
+ * The last reply is written: send FIN, and read what the client still
+ * sends until it closes, for LINGER_SECS and LINGER_BYTES at most.
+ */
+static void
+conn_linger(struct http_conn *c)
+{
+	evutil_socket_t	 fd = bufferevent_getfd(c->bev);
+
+	if (c->eof || c->lingered > LINGER_BYTES || fd == -1 ||
+	    shutdown(fd, SHUT_WR) == -1) {
 		conn_free(c);
+		return;
+	}
+	c->state = CS_LINGER;
+	bufferevent_disable(c->bev, EV_WRITE);
+	bufferevent_enable(c->bev, EV_READ);
+	timer_arm(c, LINGER_SECS);
 }
 
 static void
@@ -601,9 +770,10 @@ conn_event(struct bufferevent *bev, short what, void *arg)
 		return;
 	if (what & BEV_EVENT_EOF) {
 		/* A half-closed client may still wait for our answer. */
-		if ((c->state == CS_BUSY || c->state == CS_STREAM) &&
-		    !(what & BEV_EVENT_ERROR)) {
+		if ((c->state == CS_BUSY || c->state == CS_STREAM ||
+		    c->state == CS_CLOSING) && !(what & BEV_EVENT_ERROR)) {
 			c->keepalive = 0;
+			c->eof = 1;
 			bufferevent_disable(bev, EV_READ);
 			return;
 		}
@@ -623,10 +793,15 @@ conn_timeout(evutil_socket_t fd, short ev, void *arg)
 {
 	struct http_conn	*c = arg;
 
+	if (c->state == CS_LINGER) {
+		conn_free(c);
+		return;
+	}
 	if ((c->state == CS_HEAD && c->started) || c->state == CS_BODY) {
-		log_info("%s: %s: request not received in %u s", __func__,
-		    c->peer, http.lim.request_timeout);
-		conn_fail(c, 408, "request not received in time");
+		log_debug("%s: %s: request not received in time", __func__,
+		    c->peer);
+		conn_fail(c, 408, c->state == CS_HEAD ? "request head not "
+		    "received in time" : "request not received in time");
 		return;
 	}
 	if (c->state == CS_HEAD) {

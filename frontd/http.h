@@ -46,9 +46,13 @@ struct http_limits {
 	size_t		 body;		/* bytes */
 	size_t		 header;	/* bytes, request line included */
 	unsigned int	 connections;
+	unsigned int	 peer_connections; /* per address or uid */
 	unsigned int	 idle_timeout;	/* seconds between requests */
+	unsigned int	 header_timeout; /* seconds to receive a head */
 	unsigned int	 request_timeout; /* seconds to receive a request */
 };
+
+struct peer_key;
 
 /* Called for each complete request; the handler must answer it. */
 typedef void	(*http_handler_cb)(struct http_conn *, struct http_request *,
@@ -93,6 +97,8 @@ void	 http_stream_write(struct http_conn *, const void *, size_t);
 void	 http_stream_end(struct http_conn *);
 void	 http_set_abort(struct http_conn *, void (*)(void *), void *);
 void	 http_set_close(struct http_conn *);
+void	 http_set_trusted(struct http_conn *);
 const char *http_peer(const struct http_conn *);
+const struct peer_key *http_peer_key(const struct http_conn *);
 
 #endif

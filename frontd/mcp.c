@@ -15,6 +15,7 @@
 
 #include "frontd.h"
 #include "log.h"
+#include "utf8.h"
 
 #define VERSION_BATCH	"2025-03-26"
 #define MCP_INSTRUCTIONS						\
@@ -51,20 +52,44 @@ mcp_version_supported(const char *v)
 	return 0;
 }
 
-/* {"jsonrpc":"2.0","id":id,"error":{...}}; takes id's reference. */
+/*
+ * {"jsonrpc":"2.0","id":id,"error":{...}}; takes id's reference.  A
+ * message that cannot be encoded (not UTF-8) is replaced, so that every
+ * request gets its error.
+ */
 json_t *
 mcp_error(json_t *id, int code, const char *msg)
 {
-	return json_pack("{s:s,s:o,s:{s:i,s:s}}", "jsonrpc", "2.0", "id",
-	    id != NULL ? id : json_null(), "error", "code", code, "message",
-	    msg);
+	json_t	*e;
+
+	if (id == NULL)
+		id = json_null();
+	e = json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id,
+	    "error", "code", code, "message", msg);
+	if (e == NULL) {
+		log_warnx("%s: cannot encode the message of error %d",
+		    __func__, code);
+		e = json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id",
+		    id, "error", "code", code, "message",
+		    "the error message could not be encoded");
+	}
+	json_decref(id);
+	return e;
 }
 
+/* Takes the references of id and result; result NULL is a failure. */
 static json_t *
 mcp_result(json_t *id, json_t *result)
 {
-	return json_pack("{s:s,s:o,s:o}", "jsonrpc", "2.0", "id", id,
-	    "result", result);
+	json_t	*r;
+
+	if (result == NULL)
+		return mcp_error(id, JSONRPC_INTERNAL_ERROR, "internal error: "
+		    "the result could not be encoded");
+	r = json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result",
+	    result);
+	json_decref(id);
+	return r;
 }
 
 /* Is a media range's q parameter zero ("not acceptable")? */
@@ -132,13 +157,27 @@ content_type_json(const char *ct)
 	return ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ';
 }
 
+#define MSG_INVALID	"Invalid Request: not a JSON-RPC 2.0 message"
+#define ID_TOO_LONG	"Invalid Request: a string id may have at most " \
+	RPC_ID_MAX_TEXT " bytes"
+
+/* A request id or progress token: a string of bounded length, or an integer. */
+static int
+rpc_id_ok(json_t *v)
+{
+	return json_is_integer(v) || (json_is_string(v) &&
+	    json_string_length(v) <= RPC_ID_MAX);
+}
+
 /*
  * Sorts one message.  JSON-RPC 2.0 as MCP uses it: "jsonrpc": "2.0", an id
- * that is a string or an integer, params that are an object, and no other
- * members.
+ * that is a string (of at most RPC_ID_MAX bytes) or an integer, params
+ * that are an object, and no other members.  *why says what is wrong with
+ * an invalid one.
  */
 static enum msg_kind
-msg_classify(json_t *m, json_t **id, const char **method, json_t **params)
+msg_classify(json_t *m, json_t **id, const char **method, json_t **params,
+    const char **why)
 {
 	const char	*key;
 	json_t		*v, *jr;
@@ -146,6 +185,7 @@ msg_classify(json_t *m, json_t **id, const char **method, json_t **params)
 	*id = NULL;
 	*method = NULL;
 	*params = NULL;
+	*why = MSG_INVALID;
 	if (!json_is_object(m))
 		return MK_INVALID;
 	json_object_foreach(m, key, v) {
@@ -160,6 +200,10 @@ msg_classify(json_t *m, json_t **id, const char **method, json_t **params)
 	if ((v = json_object_get(m, "id")) != NULL) {
 		if (!json_is_string(v) && !json_is_integer(v))
 			return MK_INVALID;
+		if (!rpc_id_ok(v)) {
+			*why = ID_TOO_LONG;
+			return MK_INVALID;
+		}
 		*id = v;
 	}
 	if ((v = json_object_get(m, "method")) != NULL) {
@@ -200,10 +244,15 @@ sse_event(struct freq *fr, json_t *msg)
 
 	if (fr->conn == NULL)
 		return;
-	if ((text = json_dumps(msg, JSON_COMPACT)) == NULL)
-		fatalx("%s: json_dumps", __func__);
-	if ((n = asprintf(&ev, "event: message\ndata: %s\n\n", text)) == -1)
-		fatalx("%s: asprintf", __func__);
+	if (msg == NULL || (text = json_dumps(msg, JSON_COMPACT)) == NULL) {
+		log_warnx("%s: an event could not be encoded", __func__);
+		return;
+	}
+	if ((n = asprintf(&ev, "event: message\ndata: %s\n\n", text)) == -1) {
+		log_warn("%s: asprintf", __func__);
+		free(text);
+		return;
+	}
 	http_stream_write(fr->conn, ev, (size_t)n);
 	free(ev);
 	free(text);
@@ -228,7 +277,12 @@ mcp_progress_send(struct freq *fr, struct fop *op, uint64_t value,
 	    "method", "notifications/progress", "params",
 	    "progressToken", op->progress, "progress", (json_int_t)value,
 	    "message", msg);
-	if (total >= value && total > 0)
+	if (n == NULL)		/* a message that is not UTF-8: none */
+		n = json_pack("{s:s,s:s,s:{s:O,s:I}}", "jsonrpc", "2.0",
+		    "method", "notifications/progress", "params",
+		    "progressToken", op->progress, "progress",
+		    (json_int_t)value);
+	if (n != NULL && total >= value && total > 0)
 		json_object_set_new(json_object_get(n, "params"), "total",
 		    json_integer((json_int_t)total));
 	sse_event(fr, n);
@@ -275,10 +329,12 @@ mcp_sse_start(struct freq *fr, struct fop *op)
 	http_stream_start(fr->conn, 200, "text/event-stream");
 	snprintf(msg, sizeof(msg), "%s started", op->tool->name);
 	mcp_progress_send(fr, op, 0, 0, msg);
+	/* Without a timer, the stream only lacks its heartbeats. */
 	if ((fr->progress_ev = evtimer_new(fenv->base, mcp_progress_tick,
 	    fr)) == NULL)
-		fatal("%s: evtimer_new", __func__);
-	evtimer_add(fr->progress_ev, &tv);
+		log_warnx("%s: evtimer_new", __func__);
+	else
+		evtimer_add(fr->progress_ev, &tv);
 }
 
 /* A tool failure the model can act on: a result with isError. */
@@ -303,6 +359,7 @@ mcp_tools_call(struct freq *fr, json_t *id, json_t *params, size_t slot)
 	void			*scratch = NULL;
 	char			 err[TOOL_ERR_MAX];
 	char			 text[TOOL_ERR_MAX * 2];
+	char			 shown[SHOWN_MAX + 1];
 	json_t			*empty = NULL, *reply;
 
 	if (params == NULL || !json_is_string(name = json_object_get(params,
@@ -310,8 +367,10 @@ mcp_tools_call(struct freq *fr, json_t *id, json_t *params, size_t slot)
 		return mcp_error(json_incref(id), JSONRPC_INVALID_PARAMS,
 		    "tools/call needs params.name, a string");
 	if ((tool = tool_by_name(json_string_value(name))) == NULL) {
-		snprintf(err, sizeof(err), "Unknown tool: %.64s; tools/list "
-		    "gives the available tools", json_string_value(name));
+		utf8_snprintf(shown, sizeof(shown), "%s",
+		    json_string_value(name));
+		utf8_snprintf(err, sizeof(err), "Unknown tool: %s; tools/list "
+		    "gives the available tools", shown);
 		return mcp_error(json_incref(id), JSONRPC_INVALID_PARAMS, err);
 	}
 	jargs = json_object_get(params, "arguments");
@@ -328,25 +387,30 @@ mcp_tools_call(struct freq *fr, json_t *id, json_t *params, size_t slot)
 			    "params._meta must be an object");
 		}
 		token = json_object_get(meta, "progressToken");
-		if (token != NULL && !json_is_string(token) &&
-		    !json_is_integer(token)) {
+		if (token != NULL && !rpc_id_ok(token)) {
 			json_decref(empty);
 			return mcp_error(json_incref(id),
-			    JSONRPC_INVALID_PARAMS,
-			    "progressToken must be a string or an integer");
+			    JSONRPC_INVALID_PARAMS, "progressToken must be an "
+			    "integer or a string of at most " RPC_ID_MAX_TEXT
+			    " bytes");
 		}
 	}
 	if (catalog_args(tool, jargs, &args, &scratch, err,
 	    sizeof(err)) == -1) {
 		json_decref(empty);
 		free(scratch);
-		snprintf(text, sizeof(text), "Invalid arguments for %s: %s. "
-		    "Fix them as the tool's inputSchema describes and call "
-		    "again.", tool->name, err);
+		utf8_snprintf(text, sizeof(text), "Invalid arguments for %s: "
+		    "%s. Fix them as the tool's inputSchema describes and "
+		    "call again.", tool->name, err);
 		return mcp_result(json_incref(id), tool_error_result(text));
 	}
-	if ((op = calloc(1, sizeof(*op))) == NULL)
-		fatal("%s: calloc", __func__);
+	if ((op = calloc(1, sizeof(*op))) == NULL) {
+		log_warn("%s: calloc", __func__);
+		json_decref(empty);
+		free(scratch);
+		return mcp_error(json_incref(id), JSONRPC_SERVER_ERROR,
+		    "out of memory; retry later");
+	}
 	op->tool = tool;
 	op->rpc_id = json_incref(id);
 	op->progress = json_incref(token);
@@ -372,7 +436,7 @@ mcp_request(struct freq *fr, json_t *id, const char *method, json_t *params,
     size_t slot)
 {
 	json_t	*cursor;
-	char	 err[TOOL_ERR_MAX];
+	char	 err[TOOL_ERR_MAX], shown[SHOWN_MAX + 1];
 
 	if (strcmp(method, "ping") == 0)
 		return mcp_result(json_incref(id), json_object());
@@ -394,7 +458,8 @@ mcp_request(struct freq *fr, json_t *id, const char *method, json_t *params,
 	if (strcmp(method, "initialize") == 0)
 		return mcp_error(json_incref(id), JSONRPC_INVALID_REQUEST,
 		    "initialize must be sent alone, to start a session");
-	snprintf(err, sizeof(err), "Method not found: %.64s", method);
+	utf8_snprintf(shown, sizeof(shown), "%s", method);
+	utf8_snprintf(err, sizeof(err), "Method not found: %s", shown);
 	return mcp_error(json_incref(id), JSONRPC_METHOD_NOT_FOUND, err);
 }
 
@@ -453,21 +518,33 @@ mcp_op_done(struct fop *op, uint32_t status, const char *json)
 		mcp_send(fr);
 }
 
-/* tools/list alone: the catalogue's text is spliced in, not re-encoded. */
+/*
+ * tools/list alone: the catalogue's text is spliced in, not re-encoded.
+ * The id was bounded by msg_classify; its encoding is not.
+ */
 static void
 mcp_tools_list_text(struct freq *fr, json_t *id)
 {
-	char	*idtext, head[TOOL_ERR_MAX];
+	char	*idtext, *head;
 
-	if ((idtext = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL)
-		fatalx("%s: json_dumps", __func__);
-	if (snprintf(head, sizeof(head), "{\"jsonrpc\":\"2.0\",\"id\":%s,"
-	    "\"result\":", idtext) >= (int)sizeof(head))
-		fatalx("%s: id too long", __func__);
+	if ((idtext = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY)) ==
+	    NULL) {
+		req_reply_json(fr, 500, mcp_error(NULL, JSONRPC_INTERNAL_ERROR,
+		    "internal error: the id could not be encoded"));
+		return;
+	}
+	if (asprintf(&head, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":",
+	    idtext) == -1) {
+		free(idtext);
+		req_reply_json(fr, 503, mcp_error(json_incref(id),
+		    JSONRPC_SERVER_ERROR, "out of memory; retry later"));
+		return;
+	}
 	free(idtext);
 	http_add_header(fr->conn, "Mcp-Session-Id", fr->session);
 	req_reply_text(fr, 200, head, fenv->tools_list_text,
 	    fenv->tools_list_len, "}");
+	free(head);
 }
 
 static void
@@ -512,7 +589,7 @@ mcp_post(struct freq *fr)
 	struct session		*s;
 	json_error_t		 jerr;
 	json_t			*m, *id, *params;
-	const char		*pv, *sid, *method, *accept;
+	const char		*pv, *sid, *method, *accept, *why;
 	enum msg_kind		 kind;
 	size_t			 i, n, nreq = 0;
 	int			 fast_list = 0;
@@ -563,10 +640,9 @@ mcp_post(struct freq *fr)
 
 	/* initialize, alone, is the one message that needs no session. */
 	if (!fr->batch) {
-		kind = msg_classify(fr->body, &id, &method, &params);
+		kind = msg_classify(fr->body, &id, &method, &params, &why);
 		if (kind == MK_INVALID) {
-			mcp_fail(fr, 400, JSONRPC_INVALID_REQUEST,
-			    "Invalid Request: not a JSON-RPC 2.0 message");
+			mcp_fail(fr, 400, JSONRPC_INVALID_REQUEST, why);
 			return;
 		}
 		if (kind == MK_REQUEST && strcmp(method, "initialize") == 0) {
@@ -600,16 +676,18 @@ mcp_post(struct freq *fr)
 		mcp_tools_list_text(fr, id);
 		return;
 	}
-	if ((fr->replies = json_array()) == NULL)
-		fatal("%s: json_array", __func__);
+	if ((fr->replies = json_array()) == NULL) {
+		mcp_fail(fr, 503, JSONRPC_SERVER_ERROR,
+		    "out of memory; retry later");
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		m = fr->batch ? json_array_get(fr->body, i) : fr->body;
-		kind = msg_classify(m, &id, &method, &params);
+		kind = msg_classify(m, &id, &method, &params, &why);
 		switch (kind) {
 		case MK_INVALID:
 			json_array_append_new(fr->replies, mcp_error(NULL,
-			    JSONRPC_INVALID_REQUEST,
-			    "Invalid Request: not a JSON-RPC 2.0 message"));
+			    JSONRPC_INVALID_REQUEST, why));
 			nreq++;
 			break;
 		case MK_REQUEST:

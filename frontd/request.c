@@ -2,8 +2,15 @@
  * The path of every HTTP request through frontd, whatever its route:
  *
  *	Host and Origin against the allowlist → no credentials in the URL →
- *	a well-formed Bearer token → its SHA-256 to mcvmd, which answers with
- *	the workspace or a refusal → the workspace's rate limit → the route.
+ *	the peer's budget of unauthenticated requests → a well-formed Bearer
+ *	token → its SHA-256, refused at once if mcvmd refused it moments ago
+ *	(authcache.c), else to mcvmd, which answers with the workspace or a
+ *	refusal → the workspace's rate limit → the route.
+ *
+ * Every request from a peer that does not carry a token known to be good
+ * costs one of the peer's budget (unauthenticated rate and burst), given
+ * back if the token proves good; a peer out of budget is answered 429
+ * before anything reaches mcvmd.
  *
  * Nothing in the body is parsed before mcvmd has accepted the token.  The
  * token itself is hashed at once and never stored, logged or echoed.
@@ -25,6 +32,8 @@
 	"Bearer realm=\"mcvm\", error=\"invalid_request\""
 
 static struct fop	*pending[PENDING_BUCKETS];
+
+static json_t	*error_body(enum route, int, const char *, const char *);
 
 static const char *const localhost_names[] = {
 	"localhost", "127.0.0.1", "[::1]",
@@ -160,23 +169,51 @@ req_finish(struct freq *fr)
 	req_free(fr);
 }
 
+/*
+ * What is sent when an answer cannot be encoded: nothing a client sent
+ * may cost more than its own request.
+ */
+static const char *
+fallback_body(enum route route)
+{
+	if (route == ROUTE_MCP)
+		return "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":"
+		    "-32603,\"message\":\"internal error: the answer could "
+		    "not be encoded; retry, or report it\"}}";
+	return "{\"error\":{\"code\":\"internal\",\"message\":\"internal "
+	    "error: the answer could not be encoded; retry, or report "
+	    "it\"}}";
+}
+
+/*
+ * Answers with j (taking its reference), or without a body when j is
+ * NULL on a success.  An error without a body, or a body that cannot be
+ * encoded, becomes a 500 with the fallback body.
+ */
 void
 req_reply_json(struct freq *fr, int status, json_t *j)
 {
 	struct http_conn	*c = fr->conn;
-	char			*text;
+	const char		*body;
+	char			*text = NULL;
 
 	if (c == NULL) {
 		json_decref(j);
 		return;
 	}
 	http_set_abort(c, NULL, NULL);
-	if (j == NULL) {
+	if (j == NULL && status < 400) {
 		http_reply(c, status, NULL, NULL, 0);
 	} else {
-		if ((text = json_dumps(j, JSON_COMPACT)) == NULL)
-			fatalx("%s: json_dumps", __func__);
-		http_reply(c, status, "application/json", text, strlen(text));
+		if (j == NULL || (text = json_dumps(j, JSON_COMPACT |
+		    JSON_ENCODE_ANY)) == NULL) {
+			log_warnx("%s: an answer could not be encoded",
+			    __func__);
+			status = 500;
+			body = fallback_body(fr->route);
+		} else
+			body = text;
+		http_reply(c, status, "application/json", body, strlen(body));
 		free(text);
 		json_decref(j);
 	}
@@ -194,8 +231,12 @@ req_reply_text(struct freq *fr, int status, const char *a, const char *b,
 
 	if (conn == NULL)
 		return;
-	if ((text = malloc(alen + blen + clen)) == NULL)
-		fatal("%s: malloc", __func__);
+	if ((text = malloc(alen + blen + clen)) == NULL) {
+		log_warn("%s: malloc", __func__);
+		req_reply_json(fr, 503, error_body(fr->route, 503,
+		    "unavailable", "out of memory; retry later"));
+		return;
+	}
 	memcpy(text, a, alen);
 	memcpy(text + alen, b, blen);
 	memcpy(text + alen + blen, c, clen);
@@ -212,6 +253,7 @@ req_reply_text(struct freq *fr, int status, const char *a, const char *b,
 static json_t *
 error_body(enum route route, int status, const char *code, const char *msg)
 {
+	json_t	*j;
 	int	 rpc;
 
 	if (route == ROUTE_MCP) {
@@ -231,8 +273,11 @@ error_body(enum route route, int status, const char *code, const char *msg)
 		}
 		return mcp_error(json_null(), rpc, msg);
 	}
-	return json_pack("{s:{s:s,s:s}}", "error", "code", code, "message",
-	    msg);
+	if ((j = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message",
+	    msg)) == NULL)
+		j = json_pack("{s:{s:s,s:s}}", "error", "code", code,
+		    "message", "the error message could not be encoded");
+	return j;
 }
 
 void
@@ -287,15 +332,17 @@ void
 req_http_error(struct http_conn *c, const char *path, int status,
     const char *msg, void *arg)
 {
-	const char	*tool;
+	const char	*tool, *body;
+	enum route	 route = route_of(path, &tool);
 	json_t		*j;
-	char		*text;
+	char		*text = NULL;
 
-	j = error_body(route_of(path, &tool), status,
-	    status_code_name(status), msg);
-	if ((text = json_dumps(j, JSON_COMPACT)) == NULL)
-		fatalx("%s: json_dumps", __func__);
-	http_reply(c, status, "application/json", text, strlen(text));
+	j = error_body(route, status, status_code_name(status), msg);
+	if (j == NULL || (text = json_dumps(j, JSON_COMPACT)) == NULL)
+		body = fallback_body(route);
+	else
+		body = text;
+	http_reply(c, status, "application/json", body, strlen(body));
 	free(text);
 	json_decref(j);
 }
@@ -434,6 +481,29 @@ bearer_parse(const char *h, const char **tok, size_t *len)
 	return 0;
 }
 
+/* The peer's budget is spent: 429, before anything reaches mcvmd. */
+static void
+reply_unauth_limited(struct freq *fr, unsigned int retry)
+{
+	char	 secs[16];
+
+	log_debug("%s: %s: unauthenticated requests limited", __func__,
+	    http_peer(fr->conn));
+	snprintf(secs, sizeof(secs), "%u", retry);
+	http_add_header(fr->conn, "Retry-After", secs);
+	req_reply_error(fr, 429, "rate_limited", "too many requests without "
+	    "a valid token from this address; send a valid Authorization: "
+	    "Bearer token after Retry-After seconds");
+}
+
+static const char *
+refusal_text(uint32_t status)
+{
+	return status == AUTH_EXPIRED ? "the token has expired" : status ==
+	    AUTH_REVOKED ? "the token has been revoked" :
+	    "the token is not valid";
+}
+
 static void
 reply_unauthorized(struct freq *fr, const char *www, const char *msg)
 {
@@ -447,8 +517,11 @@ req_handle(struct http_conn *c, struct http_request *r, void *arg)
 {
 	struct freq	*fr;
 	struct fop	*op;
+	struct timespec	 now;
 	const char	*auth, *tok;
 	size_t		 toklen;
+	unsigned int	 retry;
+	int		 known;
 
 	if ((fr = calloc(1, sizeof(*fr))) == NULL) {
 		log_warn("%s: calloc", __func__);
@@ -477,7 +550,25 @@ req_handle(struct http_conn *c, struct http_request *r, void *arg)
 		    "query parameters are not accepted");
 		return;
 	}
-	if ((auth = http_header(r, "Authorization")) == NULL) {
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	fr->peer = *http_peer_key(c);
+	auth = http_header(r, "Authorization");
+	known = -1;
+	if (auth != NULL && http_header_count(r, "Authorization") == 1 &&
+	    bearer_parse(auth, &tok, &toklen) == 0) {
+		if (sha256(tok, toklen, fr->hash) == -1)
+			fatalx("%s: sha256", __func__);
+		known = authcache_get(fr->hash, now.tv_sec);
+	}
+	if (known != AUTH_OK) {
+		if (!peer_charge(&fr->peer, fenv->conf.unauth_rate,
+		    fenv->conf.unauth_burst, &now, &retry)) {
+			reply_unauth_limited(fr, retry);
+			return;
+		}
+		fr->charged = 1;
+	}
+	if (auth == NULL) {
 		reply_unauthorized(fr, WWW_AUTH_MISSING,
 		    "authentication required: send Authorization: Bearer "
 		    "<token>");
@@ -490,8 +581,13 @@ req_handle(struct http_conn *c, struct http_request *r, void *arg)
 		    "<token>");
 		return;
 	}
-	if (sha256(tok, toklen, fr->hash) == -1)
-		fatalx("%s: sha256", __func__);
+	if (known != -1 && known != AUTH_OK) {
+		log_debug("%s: %s: token refused moments ago", __func__,
+		    http_peer(c));
+		reply_unauthorized(fr, WWW_AUTH_INVALID,
+		    refusal_text((uint32_t)known));
+		return;
+	}
 
 	if ((op = calloc(1, sizeof(*op))) == NULL) {
 		req_reply_error(fr, 503, "unavailable", "out of memory");
@@ -520,8 +616,9 @@ req_route(struct freq *fr)
 		}
 		break;
 	case ROUTE_TOOLS:
-		if (strcmp(m, "GET") != 0) {
-			http_add_header(fr->conn, "Allow", "GET");
+		/* HEAD is GET without the body (http_reply drops it). */
+		if (strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) {
+			http_add_header(fr->conn, "Allow", "GET, HEAD");
 			req_reply_error(fr, 405, "method_not_allowed",
 			    "use GET /v1/tools to list the tools");
 			break;
@@ -561,10 +658,29 @@ req_auth_result(uint32_t peerid, uint32_t status, const char *ws)
 	fr = op->req;
 	req_op_unlink(op);
 	req_op_free(op);
-	if (fr == NULL || fr->conn == NULL)
+	if (fr == NULL)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	switch (status) {
+	case AUTH_OK:
+	case AUTH_UNKNOWN:
+	case AUTH_EXPIRED:
+	case AUTH_REVOKED:
+		authcache_put(fr->hash, status, now.tv_sec);
+		break;
+	default:
+		authcache_put(fr->hash, AUTH_UNAVAILABLE, now.tv_sec);
+		break;
+	}
+	/* Only a refusal keeps its charge: it was the peer's failure. */
+	if (fr->charged && (status == AUTH_OK || status == AUTH_UNAVAILABLE ||
+	    status > AUTH_UNAVAILABLE))
+		peer_refund(&fr->peer, fenv->conf.unauth_burst);
+	if (fr->conn == NULL)
 		return;
 	switch (status) {
 	case AUTH_OK:
+		http_set_trusted(fr->conn);
 		break;
 	case AUTH_UNKNOWN:
 	case AUTH_EXPIRED:
@@ -572,10 +688,7 @@ req_auth_result(uint32_t peerid, uint32_t status, const char *ws)
 		log_info("%s: %s: token refused (%s)", __func__,
 		    http_peer(fr->conn), status == AUTH_EXPIRED ? "expired" :
 		    status == AUTH_REVOKED ? "revoked" : "unknown");
-		reply_unauthorized(fr, WWW_AUTH_INVALID, status ==
-		    AUTH_EXPIRED ? "the token has expired" : status ==
-		    AUTH_REVOKED ? "the token has been revoked" :
-		    "the token is not valid");
+		reply_unauthorized(fr, WWW_AUTH_INVALID, refusal_text(status));
 		return;
 	case AUTH_UNAVAILABLE:
 	default:

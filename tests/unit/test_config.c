@@ -74,6 +74,10 @@ Test(config, good_file)
 	cr_assert_eq(conf.request_timeout, 20);
 	cr_assert_eq(conf.rate, 10);
 	cr_assert_eq(conf.rate_burst, 30);
+	cr_assert_eq(conf.peer_connections, 8);
+	cr_assert_eq(conf.header_timeout, 4);
+	cr_assert_eq(conf.unauth_rate, 2);
+	cr_assert_eq(conf.unauth_burst, 7);
 	cr_assert_eq(conf.nallow_host, 1);
 	cr_assert_str_eq(conf.allow_origin[0], "http://localhost:8090");
 	cr_assert_str_eq(conf.uplink, "eth0");
@@ -268,6 +272,21 @@ Test(config, negative_number)
 {
 	cr_assert_eq(parse_text("frontd {\n connections -5\n}\n"), -1);
 	assert_error_line(2, "negative");
+}
+
+Test(config, frontd_peer_limits_bounded)
+{
+	cr_assert_eq(parse_text("frontd {\n peer connections 0\n}\n"), -1);
+	assert_error_line(2, "peer connections");
+	cr_assert_eq(parse_text("frontd {\n header timeout 0\n}\n"), -1);
+	assert_error_line(2, "header timeout");
+	cr_assert_eq(parse_text("frontd {\n unauthenticated rate 5 burst 4\n"
+	    "}\n"), -1);
+	assert_error_line(2, "unauthenticated rate");
+	config_defaults(&conf);
+	cr_assert_eq(conf.peer_connections, PEER_CONNECTIONS_DEFAULT);
+	cr_assert_eq(conf.header_timeout, HEADER_TIMEOUT_DEFAULT);
+	cr_assert_eq(conf.unauth_rate, UNAUTH_RATE_DEFAULT);
 }
 
 Test(config, same_user_twice)

@@ -180,3 +180,39 @@ Test(utf8, any_page_size)
 		cr_assert_arr_eq(acc, whole, wlen);
 	}
 }
+
+/* Cuts of text on a character boundary. */
+Test(utf8, prefix_never_splits_a_character)
+{
+	static const char s[] = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z";
+	static const size_t want[] = { 0, 1, 1, 3, 3, 3, 6, 6, 6, 6, 10, 11 };
+	size_t	 max;
+
+	for (max = 0; max < sizeof(want) / sizeof(want[0]); max++)
+		cr_assert_eq(utf8_prefix(s, sizeof(s) - 1, max), want[max],
+		    "max %zu", max);
+	cr_assert_eq(utf8_prefix(s, sizeof(s) - 1, 100), sizeof(s) - 1);
+	/* Bytes that are not UTF-8 are cut where asked. */
+	cr_assert_eq(utf8_prefix("\x80\x80\x80\x80\x80", 5, 4), 4);
+	cr_assert_eq(utf8_prefix("ab\xff\xfe", 4, 3), 3);
+}
+
+Test(utf8, snprintf_cut_stays_valid)
+{
+	char	 buf[65], name[82];
+	size_t	 i;
+	int	 n;
+
+	name[0] = 'a';
+	for (i = 0; i < 40; i++)
+		memcpy(name + 1 + 2 * i, "\xc3\xa9", 2);
+	name[81] = '\0';
+	n = utf8_snprintf(buf, sizeof(buf), "%s", name);
+	cr_assert_eq(n, 63, "the 32nd character does not fit whole");
+	cr_assert_eq(strlen(buf), 63);
+	cr_assert_arr_eq(buf, name, 63);
+	n = utf8_snprintf(buf, sizeof(buf), "short %d", 5);
+	cr_assert_eq(n, 7);
+	cr_assert_str_eq(buf, "short 5");
+	cr_assert_eq(utf8_snprintf(buf, 0, "x"), 0);
+}

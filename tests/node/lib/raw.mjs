@@ -4,10 +4,13 @@ import net from 'node:net';
 // Sends bytes (string or Buffer, or an async function given the socket)
 // and collects the answer until the server closes or a whole response
 // has arrived.  Resolves { status, headers, body, json, closed }.
-export function raw(url, send) {
+// from: a local address to connect from (another loopback address is
+// another peer to the server).
+export function raw(url, send, from) {
 	const u = new URL(url);
 	return new Promise((resolve, reject) => {
-		const sock = net.connect(Number(u.port), u.hostname);
+		const sock = net.connect({ port: Number(u.port), host: u.hostname,
+		    localAddress: from });
 		let buf = Buffer.alloc(0);
 		let done = false;
 		const finish = (closed) => {

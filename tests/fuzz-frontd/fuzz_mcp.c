@@ -1,0 +1,415 @@
+/*
+ * libFuzzer target for mcvm-frontd's request path: one HTTP request (head
+ * and body) through request.c, mcp.c and api.c to its answer, with the
+ * real parser (httpparse.c), sessions, catalogue, peer table and
+ * authentication cache.  What stands in for the rest:
+ *
+ *	the connection	(http.c) records the one answer it must get;
+ *	mcvmd		(frontd.c's imsg peer) accepts every token for
+ *			workspace "fuzz", and answers each tool call, after
+ *			one progress step, with the result the input gives
+ *			(or an echo of the tool's name); what frontd sends
+ *			it must decode as mcvmd decodes it.
+ *
+ * Input: byte 0 holds flags (bit 0: the session speaks 2025-03-26, bit
+ * 1: the peer is a unix socket); then the request; then optionally
+ * "\n@@RESULT@@" and a status byte and the text of every tool result.
+ * "@SID@" in the request stands for the id of the session made for the
+ * run.  Aborts when a request is not answered exactly once, when an error
+ * answer has no JSON body, when a JSON answer does not parse, or when a
+ * batch answer holds anything but response objects.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "frontd.h"
+#include "http.h"
+#include "imsg.h"
+#include "log.h"
+#include "msg.h"
+#include "tools.h"
+
+#define FUZZ_BODY_LIMIT		(64 * 1024)
+#define FUZZ_HEADER_LIMIT	(16 * 1024)
+#define FUZZ_OPS_MAX		64
+#define RESULT_MARK		"\n@@RESULT@@"
+#define SID_MARK		"@SID@"
+
+static struct frontd	 fuzz_frontd;
+struct frontd		*fenv = &fuzz_frontd;
+
+int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+/* The connection. */
+struct http_conn {
+	int		 replies;	/* http_reply or a stream's end */
+	int		 streaming;
+	int		 status;
+	int		 head_only;
+	char		*body;
+	size_t		 bodylen;
+	void		(*abort)(void *);
+	void		*abort_arg;
+	struct peer_key	 key;
+};
+
+/* What mcvmd has been asked and not yet answered. */
+struct fuzz_op {
+	int		 tool;		/* 0: an authentication */
+	uint32_t	 peerid;
+};
+
+static struct fuzz_op	 ops[FUZZ_OPS_MAX];
+static size_t		 nops;
+static uint32_t		 next_peerid;
+static const char	*result_text;
+static uint32_t		 result_status;
+
+void
+http_add_header(struct http_conn *c, const char *name, const char *value)
+{
+	if (strchr(name, '\n') != NULL || strchr(value, '\n') != NULL ||
+	    strchr(value, '\r') != NULL)
+		abort();	/* header injection */
+}
+
+void
+http_reply(struct http_conn *c, int status, const char *ctype,
+    const void *body, size_t len)
+{
+	if (c->replies != 0 || c->streaming || status < 100 || status > 599)
+		abort();
+	c->replies++;
+	c->status = status;
+	if (body != NULL && len > 0) {
+		if ((c->body = malloc(len + 1)) == NULL)
+			abort();
+		memcpy(c->body, body, len);
+		c->body[len] = '\0';
+		c->bodylen = len;
+	}
+}
+
+void
+http_stream_start(struct http_conn *c, int status, const char *ctype)
+{
+	if (c->replies != 0 || c->streaming)
+		abort();
+	c->streaming = 1;
+	c->status = status;
+}
+
+void
+http_stream_write(struct http_conn *c, const void *data, size_t len)
+{
+	const char	*p = data;
+	json_t		*j;
+
+	if (!c->streaming)
+		abort();
+	/* Each event is "event: message\ndata: JSON\n\n". */
+	if (len < 22 || strncmp(p, "event: message\ndata: ", 21) != 0)
+		abort();
+	if ((j = json_loadb(p + 21, len - 21 - 2, 0, NULL)) == NULL)
+		abort();
+	json_decref(j);
+}
+
+void
+http_stream_end(struct http_conn *c)
+{
+	if (!c->streaming || c->replies != 0)
+		abort();
+	c->streaming = 0;
+	c->replies++;
+}
+
+void
+http_set_abort(struct http_conn *c, void (*fn)(void *), void *arg)
+{
+	c->abort = fn;
+	c->abort_arg = arg;
+}
+
+void
+http_set_close(struct http_conn *c)
+{
+}
+
+void
+http_set_trusted(struct http_conn *c)
+{
+}
+
+const char *
+http_peer(const struct http_conn *c)
+{
+	return "fuzz";
+}
+
+const struct peer_key *
+http_peer_key(const struct http_conn *c)
+{
+	return &c->key;
+}
+
+/* The imsg peer. */
+uint32_t
+front_peerid(void)
+{
+	if (++next_peerid == 0)
+		next_peerid = 1;
+	return next_peerid;
+}
+
+static void
+op_queue(int tool, uint32_t peerid)
+{
+	if (nops == FUZZ_OPS_MAX)
+		abort();	/* more calls than a batch can make */
+	ops[nops].tool = tool;
+	ops[nops].peerid = peerid;
+	nops++;
+}
+
+void
+front_send_auth(struct fop *op)
+{
+	op_queue(0, op->peerid);
+}
+
+/* Encodes as frontd does, then decodes as mcvmd does. */
+int
+front_send_tool(struct fop *op, const struct tool_args *args)
+{
+	struct tool_args	 back;
+	struct mreader		 r;
+	struct ibuf		*b;
+	uint8_t			 hash[TOKEN_HASH_LEN];
+	uint32_t		 id;
+	char			 err[TOOL_ERR_MAX];
+
+	if ((b = imsg_create(NULL, IMSG_FRONT_TOOL, op->peerid, 0,
+	    1024)) == NULL)
+		abort();
+	m_add_bytes(b, op->req->hash, sizeof(op->req->hash));
+	m_add_u32(b, op->tool->id);
+	tool_args_encode(b, args);
+	if (b->err != 0) {
+		imsg_discard(b);
+		return -1;
+	}
+	m_init_buf(&r, b->buf + IMSG_HDR_SIZE, b->size - IMSG_HDR_SIZE);
+	if (m_get_bytes_exact(&r, hash, sizeof(hash)) == -1 ||
+	    m_get_u32(&r, &id) == -1 || id != op->tool->id ||
+	    tool_args_decode(&r, op->tool, &back, err, sizeof(err)) == -1) {
+		fprintf(stderr, "mcvmd would refuse %s: %s\n", op->tool->name,
+		    err);
+		abort();
+	}
+	imsg_discard(b);
+	op_queue(1, op->peerid);
+	return 0;
+}
+
+void
+front_send_cancel(uint32_t peerid)
+{
+}
+
+/* Answers every call, oldest first, until none is left. */
+static void
+fake_mcvmd(void)
+{
+	struct fuzz_op	 op;
+	char		 echo[128];
+
+	while (nops > 0) {
+		op = ops[0];
+		memmove(ops, ops + 1, --nops * sizeof(ops[0]));
+		if (!op.tool) {
+			req_auth_result(op.peerid, AUTH_OK, "fuzz");
+			continue;
+		}
+		req_progress(op.peerid, 1, 2, result_text != NULL ?
+		    result_text : "step");
+		if (result_text != NULL)
+			req_tool_result(op.peerid, result_status, result_text);
+		else {
+			snprintf(echo, sizeof(echo), "{\"peerid\":%u}",
+			    op.peerid);
+			req_tool_result(op.peerid, TOOL_OK, echo);
+		}
+	}
+}
+
+/* The answer must be one, and say what it says in JSON. */
+static void
+check_answer(const struct http_conn *c, int batch)
+{
+	json_t	*j, *m;
+	size_t	 i;
+
+	if (c->replies != 1)
+		abort();
+	if (c->body == NULL) {
+		if (c->status >= 400 && !c->head_only)
+			abort();	/* an error must say what to fix */
+		return;
+	}
+	if (c->status == 200 && c->streaming)
+		return;
+	if ((j = json_loads(c->body, 0, NULL)) == NULL) {
+		fprintf(stderr, "not JSON: %s\n", c->body);
+		abort();
+	}
+	if (json_is_array(j)) {
+		if (!batch || json_array_size(j) == 0)
+			abort();
+		json_array_foreach(j, i, m)
+			if (!json_is_object(m) || (json_object_get(m,
+			    "result") == NULL) == (json_object_get(m,
+			    "error") == NULL))
+				abort();
+	} else if (!json_is_object(j))
+		abort();
+	json_decref(j);
+}
+
+/* Copies in to a new buffer with every SID_MARK replaced by sid. */
+static char *
+with_sid(const uint8_t *in, size_t len, const char *sid, size_t *outlen)
+{
+	size_t	 ml = strlen(SID_MARK), sl = strlen(sid), i, o = 0;
+	char	*out;
+
+	if ((out = malloc(len / ml * sl + len + 1)) == NULL)
+		abort();
+	for (i = 0; i < len; ) {
+		if (len - i >= ml && memcmp(in + i, SID_MARK, ml) == 0) {
+			memcpy(out + o, sid, sl);
+			o += sl;
+			i += ml;
+		} else
+			out[o++] = (char)in[i++];
+	}
+	out[o] = '\0';
+	*outlen = o;
+	return out;
+}
+
+static void
+fuzz_setup(void)
+{
+	static int	 done;
+
+	if (done)
+		return;
+	done = 1;
+	log_init(1, 0);
+	config_defaults(&fenv->conf);
+	fenv->conf.rate = 0;		/* no per-workspace limit */
+	fenv->conf.unauth_rate = 1000000;
+	fenv->conf.unauth_burst = 1000000;
+	if ((fenv->base = event_base_new()) == NULL)
+		abort();
+	json_object_seed(1);
+	if (catalog_init() == -1)
+		abort();
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
+{
+	struct http_conn	 c;
+	struct http_request	 r;
+	struct http_framing	 f;
+	struct session		*s;
+	const uint8_t		*mark;
+	const char		*msg, *end;
+	char			*req, *text = NULL;
+	size_t			 reqlen, hlen;
+	uint8_t			 flags;
+	int			 status;
+
+	fuzz_setup();
+	if (len < 1)
+		return 0;
+	flags = data[0];
+	data++;
+	len--;
+	result_text = NULL;
+	if ((mark = memmem(data, len, RESULT_MARK,
+	    strlen(RESULT_MARK))) != NULL) {
+		size_t	 off = (size_t)(mark - data) + strlen(RESULT_MARK);
+
+		if (off < len) {
+			result_status = data[off] % 6;
+			if ((text = strndup((const char *)data + off + 1,
+			    len - off - 1)) == NULL)
+				abort();
+			result_text = text;
+		}
+		len = (size_t)(mark - data);
+	}
+	if ((s = session_new("fuzz", flags & 1 ? "2025-03-26" :
+	    "2025-11-25")) == NULL)
+		abort();
+	req = with_sid(data, len, session_id(s), &reqlen);
+
+	memset(&c, 0, sizeof(c));
+	memset(&r, 0, sizeof(r));
+	c.key.family = flags & 2 ? AF_UNIX : AF_INET;
+	c.key.addr[0] = 127;
+	if ((end = memmem(req, reqlen, "\r\n\r\n", 4)) == NULL ||
+	    (hlen = (size_t)(end - req)) + 4 > FUZZ_HEADER_LIMIT)
+		goto out;
+	if ((r.hbuf = strndup(req, hlen)) == NULL)
+		abort();
+	r.hlen = hlen;
+	if (strlen(r.hbuf) != hlen)	/* NUL: the other target's */
+		goto out;
+	if ((status = http_parse_head(&r, &msg)) != 0 ||
+	    (status = http_parse_framing(&r, FUZZ_BODY_LIMIT, &f,
+	    &msg)) != 0) {
+		/* The server refuses it itself, in the route's shape. */
+		req_http_error(&c, r.path, status, msg, NULL);
+		check_answer(&c, 0);
+		goto out;
+	}
+	if (reqlen - hlen - 4 < f.clen)
+		goto out;
+	if ((r.body = malloc(f.clen + 1)) == NULL)
+		abort();
+	memcpy(r.body, end + 4, f.clen);
+	r.body[f.clen] = '\0';
+	r.bodylen = f.clen;
+	c.head_only = f.head_only;
+
+	req_handle(&c, &r, NULL);
+	fake_mcvmd();
+	if (c.replies == 0 && c.abort != NULL) {
+		fprintf(stderr, "a request is left unanswered\n");
+		abort();
+	}
+	check_answer(&c, r.body[0] != '\0' && memchr(r.body, '[',
+	    r.bodylen) != NULL);
+ out:
+	if (c.abort != NULL)
+		c.abort(c.abort_arg);
+	free(c.body);
+	free(r.hbuf);
+	free(r.body);
+	free(req);
+	free(text);
+	nops = 0;
+	/* Every session ends with the run, and so does what was cached. */
+	session_sweep(time(NULL) + SESSION_IDLE_MAX + 1);
+	authcache_clear();
+	return 0;
+}
