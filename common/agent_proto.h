@@ -112,7 +112,7 @@
  */
 #define AGENT_KERNEL_APPEND_TCG	AGENT_KERNEL_APPEND \
 	" norandmaps mitigations=off"
-#define AGENT_PROTO_VERSION	2
+#define AGENT_PROTO_VERSION	3
 #define AGENT_MAGIC		0x4156434dU	/* "MCVA" */
 #define AGENT_HDR_LEN		16
 
@@ -176,6 +176,7 @@ enum agent_err {
 	AGENT_ERR_NOENT,	/* no such file or directory */
 	AGENT_ERR_IO,		/* system call failed; errno says which */
 	AGENT_ERR_STATE,	/* not possible in the current state */
+	AGENT_ERR_EXPIRED,	/* the job ended and was evicted */
 	AGENT_ERR_MAX,		/* not a code */
 };
 
