@@ -675,6 +675,7 @@ static const char *const agent_err_names[AGENT_ERR_MAX] = {
 	[AGENT_ERR_NOENT] = "no such file or directory",
 	[AGENT_ERR_IO] = "i/o error",
 	[AGENT_ERR_STATE] = "wrong state",
+	[AGENT_ERR_EXPIRED] = "job expired",
 };
 
 const char *

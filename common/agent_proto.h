@@ -31,8 +31,8 @@
  * HELLO header.  Bytes of an old connection may still sit in the guest's
  * buffers after a reconnect or a restore, so the host resends HELLO
  * (with a new id) until it is answered, ignoring replies to other ids;
- * a host that reads a malformed frame from the guest closes the socket
- * and connects again.
+ * a host that reads a malformed frame header from the guest closes the
+ * socket and connects again (or, unable to, gives the channel up).
  *
  * Message payloads (requests →, replies ←):
  *
@@ -56,7 +56,12 @@
  *		← status, u64 out_cursor, bytes out, u64 err_cursor,
  *		  bytes err
  *		  with wait_ms, a running job's answer waits until the job
- *		  ends or wait_ms pass; other requests are served meanwhile
+ *		  ends or wait_ms pass; other requests are served meanwhile.
+ *		  A cursor past its stream's retained end (which no answer
+ *		  ever gave: retained output only grows) is refused with
+ *		  AGENT_ERR_INVAL, the message naming the valid range
+ *		  ("valid cursors are 0 to N"); the reply's cursors are the
+ *		  request's, so within what is retained
  * JOB_CANCEL	→ u32 job			← status
  * FILE_READ	→ str path, u64 offset, u32 length
  *		← u64 offset, u64 size, u8 eof, bytes data
@@ -83,6 +88,24 @@
  * *_total counts every byte the job wrote to the stream; *_retained the
  * bytes kept (the first ones, at most AGENT_JOB_RETAIN_MAX across both
  * streams); *_eof is set once the stream is closed and fully drained.
+ * A job the agent killed (cancelled, timed out) has signal 9 and
+ * exit_code -1 from its first report in that state on.
+ *
+ * Jobs: ids grow from 1 for the boot and are never reused.  The agent
+ * keeps AGENT_JOBS_TOTAL_MAX jobs; a new one evicts the job that ended
+ * (and was reaped) first, whose id then answers AGENT_ERR_EXPIRED (an id
+ * never given answers AGENT_ERR_NOJOB).  Running jobs are never evicted:
+ * with every slot running, EXEC answers AGENT_ERR_LIMIT.  INFO's
+ * jobs_total counts the jobs kept, jobs_total_max the slots.
+ *
+ * A reply the host cannot use (it does not decode, or is not of its
+ * request's type) fails the request it answers and nothing else.  Error
+ * messages are meant as UTF-8, cut on a character boundary; the host
+ * replaces whatever is not.
+ *
+ * Version 3 added AGENT_ERR_EXPIRED, the eviction and the refusal of
+ * cursors past the end (version 2 echoed them, and answered 256 jobs per
+ * boot).
  */
 #ifndef MCVM_AGENT_PROTO_H
 #define MCVM_AGENT_PROTO_H
@@ -112,7 +135,7 @@
  */
 #define AGENT_KERNEL_APPEND_TCG	AGENT_KERNEL_APPEND \
 	" norandmaps mitigations=off"
-#define AGENT_PROTO_VERSION	2
+#define AGENT_PROTO_VERSION	3
 #define AGENT_MAGIC		0x4156434dU	/* "MCVA" */
 #define AGENT_HDR_LEN		16
 
@@ -137,7 +160,7 @@
 /* Limits the agent enforces; the host can rely on them. */
 #define AGENT_JOB_RETAIN_MAX	(256 * 1024)	/* per job, both streams */
 #define AGENT_JOBS_ACTIVE_MAX	4
-#define AGENT_JOBS_TOTAL_MAX	256
+#define AGENT_JOBS_TOTAL_MAX	256		/* kept; older ones evicted */
 #define AGENT_WORKSPACE		"/workspace"
 #define AGENT_JOB_UID		1000
 #define AGENT_JOB_GID		1000
@@ -176,6 +199,7 @@ enum agent_err {
 	AGENT_ERR_NOENT,	/* no such file or directory */
 	AGENT_ERR_IO,		/* system call failed; errno says which */
 	AGENT_ERR_STATE,	/* not possible in the current state */
+	AGENT_ERR_EXPIRED,	/* the job ended and was evicted */
 	AGENT_ERR_MAX,		/* not a code */
 };
 

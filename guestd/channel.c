@@ -1,41 +1,30 @@
 /*
- * The agent channel: the virtio-serial port org.mcvm.agent.0, its framing
- * and the dispatch of requests.
+ * The agent's requests: framing, dispatch and replies.  Bytes come in
+ * and go out through port.c (the virtio-serial port); nothing here does
+ * I/O of its own but through the job table and the guest_* calls, so
+ * that the fuzzer links it as it is.
  *
- * The port stays open for the life of the agent.  While no host is
- * connected the kernel reports POLLHUP continuously, so after a hangup the
- * port is left out of poll for GUESTD_PORT_RETRY_MS.  Every hangup, and
- * every HELLO, starts a new session: buffered bytes in both directions
- * belong to the old one and are dropped.  A malformed frame costs the
- * session: the agent says so once and then skips input until it finds the
- * header of a HELLO.
+ * Every HELLO starts a new session, as does every hangup of the host
+ * side: buffered bytes in both directions belong to the old one and are
+ * dropped.  A malformed frame costs the session: the agent says so once
+ * and then skips input until it finds the header of a HELLO.  A request
+ * that is well framed but wrong costs only itself: it is answered with
+ * an error.
  */
 #include <sys/fsuid.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
 
-#include <linux/random.h>
-
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "guestd.h"
-#include "netcfg.h"
-#include "rdfile.h"
 #include "wsfile.h"
 
-#define VPORT_SYSFS	"/sys/class/virtio-ports"
 #define OUTQ_MAX	(2 * AGENT_FRAME_MAX)
 
-static int		 port_fd = -1;
-static uint64_t		 port_retry_at;	/* 0: port is polled */
 static int		 session;	/* HELLO seen */
 static int		 desync;	/* skipping to the next HELLO */
 static int		 poweroff_pending;
@@ -54,41 +43,8 @@ static struct job_wait {
 	struct agent_msg	 req;	/* JOB_READ: no pointers */
 } waits[GUESTD_WAITS_MAX];
 
-/* Finds the port by name; returns its fd or -1. */
-int
-chan_open(void)
-{
-	char		 path[PATH_MAX], name[64];
-	struct dirent	*de;
-	DIR		*d;
-
-	if ((d = opendir(VPORT_SYSFS)) == NULL)
-		return -1;
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), VPORT_SYSFS "/%s/name",
-		    de->d_name);
-		if (read_small_file(path, name, sizeof(name)) == -1)
-			continue;
-		name[strcspn(name, "\n")] = '\0';
-		if (strcmp(name, AGENT_PORT_NAME) != 0)
-			continue;
-		snprintf(path, sizeof(path), "/dev/%s", de->d_name);
-		closedir(d);
-		port_fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC |
-		    O_NOCTTY);
-		if (port_fd == -1)
-			glog("open %s: %s", path, strerror(errno));
-		return port_fd;
-	}
-	closedir(d);
-	errno = ENOENT;
-	return -1;
-}
-
-static void
-session_reset(void)
+void
+chan_reset(void)
 {
 	session = 0;
 	desync = 0;
@@ -112,6 +68,10 @@ outq_add(const uint8_t *p, size_t n)
 	outq_len += n;
 }
 
+static void __attribute__((format(printf, 4, 5)))
+send_error(uint32_t id, uint32_t code, int err, const char *fmt, ...);
+
+/* A reply that cannot be encoded is still answered, with an error. */
 static void
 send_msg(const struct agent_msg *m)
 {
@@ -120,12 +80,17 @@ send_msg(const struct agent_msg *m)
 	if ((n = agent_encode(m, frame, sizeof(frame))) == -1) {
 		glog("cannot encode %s: %s", agent_type_name(m->type),
 		    strerror(errno));
+		if (m->type != AGENT_ERROR)
+			send_error(m->id, AGENT_ERR_IO, errno, "the agent "
+			    "could not encode its %s reply",
+			    agent_type_name(m->type));
 		return;
 	}
 	outq_add(frame, (size_t)n);
 }
 
-static void __attribute__((format(printf, 4, 5)))
+/* Client text in fmt's arguments is cut on a character boundary. */
+static void
 send_error(uint32_t id, uint32_t code, int err, const char *fmt, ...)
 {
 	struct agent_msg	 m;
@@ -135,6 +100,7 @@ send_error(uint32_t id, uint32_t code, int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	gtext_fit(msg);
 	memset(&m, 0, sizeof(m));
 	m.type = AGENT_ERROR;
 	m.id = id;
@@ -159,25 +125,27 @@ send_empty(const struct agent_msg *req)
 static void
 send_path_error(uint32_t id, const char *path, int err)
 {
+	int	 n = (int)gtext_cut(path, 200);
+
 	switch (err) {
 	case EXDEV:
-		send_error(id, AGENT_ERR_PATH, err, "%.200s: outside "
-		    AGENT_WORKSPACE, path);
+		send_error(id, AGENT_ERR_PATH, err, "%.*s: outside "
+		    AGENT_WORKSPACE, n, path);
 		break;
 	case ELOOP:
-		send_error(id, AGENT_ERR_PATH, err, "%.200s: symbolic links "
-		    "are not followed", path);
+		send_error(id, AGENT_ERR_PATH, err, "%.*s: symbolic links "
+		    "are not followed", n, path);
 		break;
 	case ENOENT:
-		send_error(id, AGENT_ERR_NOENT, err, "%.200s: no such file "
-		    "or directory", path);
+		send_error(id, AGENT_ERR_NOENT, err, "%.*s: no such file "
+		    "or directory", n, path);
 		break;
 	case EINVAL:
-		send_error(id, AGENT_ERR_INVAL, err, "%.200s: not a regular "
-		    "file or invalid path", path);
+		send_error(id, AGENT_ERR_INVAL, err, "%.*s: not a regular "
+		    "file or invalid path", n, path);
 		break;
 	default:
-		send_error(id, AGENT_ERR_IO, err, "%.200s: %s", path,
+		send_error(id, AGENT_ERR_IO, err, "%.*s: %s", n, path,
 		    strerror(err));
 		break;
 	}
@@ -279,6 +247,28 @@ wait_park(const struct agent_msg *req, uint64_t now)
 	return 0;
 }
 
+/*
+ * Refuses a JOB_READ whose cursor lies past what the stream retained
+ * (retained output only grows, so no answer ever gave it); 1 if it did.
+ */
+static int
+cursor_refused(const struct agent_msg *req, const struct agent_job_status *st)
+{
+	if (req->u.job_read.out_cursor > st->out_retained) {
+		send_error(req->id, AGENT_ERR_INVAL, 0, "stdout cursor %" PRIu64
+		    " is past the end of the output: valid cursors are 0 to %"
+		    PRIu64, req->u.job_read.out_cursor, st->out_retained);
+		return 1;
+	}
+	if (req->u.job_read.err_cursor > st->err_retained) {
+		send_error(req->id, AGENT_ERR_INVAL, 0, "stderr cursor %" PRIu64
+		    " is past the end of the output: valid cursors are 0 to %"
+		    PRIu64, req->u.job_read.err_cursor, st->err_retained);
+		return 1;
+	}
+	return 0;
+}
+
 static void
 do_job(const struct agent_msg *req, uint64_t now)
 {
@@ -288,7 +278,14 @@ do_job(const struct agent_msg *req, uint64_t now)
 	    req->u.job_read.job : req->u.job.job;
 
 	if ((j = job_find(jid)) == NULL) {
-		send_error(req->id, AGENT_ERR_NOJOB, 0, "no job %u", jid);
+		if (job_expired(jid))
+			send_error(req->id, AGENT_ERR_EXPIRED, 0, "job %u has "
+			    "expired: the oldest ended jobs make room for new "
+			    "ones once %d are kept", jid,
+			    AGENT_JOBS_TOTAL_MAX);
+		else
+			send_error(req->id, AGENT_ERR_NOJOB, 0, "no job %u",
+			    jid);
 		return;
 	}
 	memset(&m, 0, sizeof(m));
@@ -303,6 +300,9 @@ do_job(const struct agent_msg *req, uint64_t now)
 		break;
 	case AGENT_JOB_READ:
 		job_status(j, &m.u.output.st, now);
+		/* A cursor comes from an answer: it never passes the end. */
+		if (cursor_refused(req, &m.u.output.st))
+			return;
 		/* With no slot free, the job's state now is the answer. */
 		if (m.u.output.st.state == AGENT_JOB_RUNNING &&
 		    req->u.job_read.wait_ms > 0 && wait_park(req, now))
@@ -320,35 +320,12 @@ do_job(const struct agent_msg *req, uint64_t now)
 	send_msg(&m);
 }
 
-/*
- * Credits the host's random bytes to the kernel's input pool and reseeds
- * its generator from it at once: VMs restored from one checkpoint would
- * otherwise share the generator's state until its next scheduled reseed.
- */
 static void
 chan_seed(const struct agent_msg *req)
 {
-	struct {
-		struct rand_pool_info	 info;
-		uint8_t			 buf[AGENT_SEED_LEN];
-	} e;
-	int	 fd, err = 0;
-
-	e.info.entropy_count = AGENT_SEED_LEN * 8;
-	e.info.buf_size = AGENT_SEED_LEN;
-	memcpy(e.buf, req->u.seed.data, AGENT_SEED_LEN);
-	if ((fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC)) == -1)
-		err = errno;
-	else {
-		if (ioctl(fd, RNDADDENTROPY, &e.info) == -1 ||
-		    ioctl(fd, RNDRESEEDCRNG) == -1)
-			err = errno;
-		close(fd);
-	}
-	explicit_bzero(&e, sizeof(e));
-	if (err != 0)
-		send_error(req->id, AGENT_ERR_IO, err,
-		    "cannot seed the random generator: %s", strerror(err));
+	if (guest_seed(req->u.seed.data) == -1)
+		send_error(req->id, AGENT_ERR_IO, errno,
+		    "cannot seed the random generator: %s", strerror(errno));
 	else
 		send_empty(req);
 }
@@ -357,18 +334,11 @@ chan_seed(const struct agent_msg *req)
 static void
 chan_net_config(const struct agent_msg *req)
 {
-	struct netcfg	 nc;
-	char		 err[NETCFG_ERR_MAX];
+	char	 err[AGENT_ERRMSG_MAX];
+	int	 code;
 
-	if (netcfg_parse(req->u.net_config.address,
-	    req->u.net_config.gateway, req->u.net_config.resolver,
-	    req->u.net_config.mac, &nc) == -1) {
-		send_error(req->id, AGENT_ERR_INVAL, 0,
-		    "bad network configuration");
-		return;
-	}
-	if (netcfg_apply(&nc, err, sizeof(err)) == -1) {
-		send_error(req->id, AGENT_ERR_IO, errno, "%s", err);
+	if ((code = guest_net_config(req, err, sizeof(err))) != 0) {
+		send_error(req->id, (uint32_t)code, errno, "%s", err);
 		return;
 	}
 	send_empty(req);
@@ -379,7 +349,6 @@ dispatch(const struct agent_msg *req, uint64_t now)
 {
 	struct agent_msg	 m;
 	char			 err[AGENT_ERRMSG_MAX];
-	struct timespec		 ts;
 	uint32_t		 id;
 	int			 code;
 
@@ -458,9 +427,8 @@ dispatch(const struct agent_msg *req, uint64_t now)
 		send_empty(req);
 		break;
 	case AGENT_SET_TIME:
-		ts.tv_sec = (time_t)req->u.set_time.sec;
-		ts.tv_nsec = (long)req->u.set_time.nsec;
-		if (clock_settime(CLOCK_REALTIME, &ts) == -1) {
+		if (guest_set_time(req->u.set_time.sec,
+		    req->u.set_time.nsec) == -1) {
 			send_error(req->id, AGENT_ERR_IO, errno,
 			    "cannot set the clock: %s", strerror(errno));
 			break;
@@ -559,103 +527,68 @@ process_input(uint64_t now)
 	}
 }
 
-/*
- * Fills in the port's pollfd; returns 0 if the port is not to be polled
- * now.  *wait (ms) is lowered to the time until the next retry.
- */
-int
-chan_pollfd(struct pollfd *pfd, uint64_t now)
+/* Where bytes from the host go next; the room there. */
+size_t
+chan_in_room(uint8_t **p)
 {
-	if (port_fd == -1)
-		return 0;
-	if (port_retry_at != 0) {
-		if (now < port_retry_at)
-			return 0;
-		port_retry_at = 0;
-	}
-	pfd->fd = port_fd;
-	pfd->events = 0;
-	if (in_len < sizeof(inbuf))
-		pfd->events |= POLLIN;
-	if (outq_len > 0)
-		pfd->events |= POLLOUT;
-	return 1;
+	*p = inbuf + in_len;
+	return sizeof(inbuf) - in_len;
 }
 
-uint64_t
-chan_retry_at(void)
-{
-	return port_retry_at;
-}
-
-static int
-flush_some(void)
-{
-	ssize_t	 n;
-
-	while (outq_len > 0) {
-		n = write(port_fd, outq + outq_off, outq_len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			return errno == EAGAIN ? 0 : -1;
-		outq_off += (size_t)n;
-		outq_len -= (size_t)n;
-	}
-	outq_off = 0;
-	return 0;
-}
-
-static void
-hangup(uint64_t now)
-{
-	if (session || in_len > 0 || outq_len > 0)
-		glog("host side of the agent port closed");
-	session_reset();
-	port_retry_at = now + GUESTD_PORT_RETRY_MS;
-}
-
+/* n bytes from the host arrived where chan_in_room said. */
 void
-chan_event(short revents, uint64_t now)
+chan_input(size_t n, uint64_t now)
 {
-	ssize_t	 n;
+	in_len += n;
+	process_input(now);
+}
 
-	if (revents & POLLIN) {
-		n = read(port_fd, inbuf + in_len, sizeof(inbuf) - in_len);
-		if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
-			hangup(now);
-			return;
-		}
-		if (n > 0) {
-			in_len += (size_t)n;
-			process_input(now);
-		}
-	}
-	if (revents & (POLLHUP | POLLERR)) {
-		hangup(now);
-		return;
-	}
-	if (outq_len > 0 && flush_some() == -1)
-		hangup(now);
-	/* A full reply queue may have held requests back. */
+/* After replies went out: input a full reply queue held back. */
+void
+chan_resume(uint64_t now)
+{
 	if (in_len > 0 && !desync && OUTQ_MAX - outq_len >= AGENT_FRAME_MAX)
 		process_input(now);
+}
+
+/* The replies waiting to go out; 0 if none. */
+size_t
+chan_out(const uint8_t **p)
+{
+	*p = outq + outq_off;
+	return outq_len;
+}
+
+/* n bytes of them went out. */
+void
+chan_out_done(size_t n)
+{
+	outq_off += n;
+	outq_len -= n;
+	if (outq_len == 0)
+		outq_off = 0;
+}
+
+int
+chan_in_pending(void)
+{
+	return session || in_len > 0 || outq_len > 0;
 }
 
 /*
  * Answers the waiting JOB_READs whose job ended or whose time is up, as
  * the reply queue has room.  Returns the milliseconds until the next
- * deadline, or -1 if there is none.
+ * deadline, or -1 if there is none; *answered is set if any was.
  */
 int
-chan_waits(uint64_t now)
+chan_waits(uint64_t now, int *answered)
 {
 	struct agent_job_status	 st;
 	struct job		*j;
 	uint64_t		 next = UINT64_MAX;
 	size_t			 i;
-	int			 answered = 0;
 
+	*answered = 0;
 	for (i = 0; i < GUESTD_WAITS_MAX; i++) {
 		if (!waits[i].used)
 			continue;
@@ -672,11 +605,8 @@ chan_waits(uint64_t now)
 			continue;	/* when the queue drains (POLLOUT) */
 		waits[i].used = 0;
 		do_job(&waits[i].req, now);
-		answered = 1;
+		*answered = 1;
 	}
-	/* Sent now, before the ended jobs' cgroups are removed. */
-	if (answered && port_fd != -1 && flush_some() == -1)
-		hangup(now);
 	return next == UINT64_MAX ? -1 : (int)next;
 }
 
@@ -684,59 +614,4 @@ int
 chan_poweroff_pending(void)
 {
 	return poweroff_pending && outq_len == 0;
-}
-
-/* Writes out queued replies, waiting up to timeout_ms. */
-void
-chan_flush(int timeout_ms)
-{
-	struct pollfd	 pfd;
-	uint64_t	 deadline = now_ms() + (uint64_t)timeout_ms;
-
-	while (port_fd != -1 && outq_len > 0 && now_ms() < deadline) {
-		if (flush_some() == -1)
-			return;
-		if (outq_len == 0)
-			return;
-		pfd.fd = port_fd;
-		pfd.events = POLLOUT;
-		if (poll(&pfd, 1, (int)(deadline - now_ms())) <= 0 ||
-		    (pfd.revents & (POLLHUP | POLLERR)))
-			return;
-	}
-}
-
-/*
- * Blocks until the host writes a line on the port, reading it a byte at a
- * time so that what follows it stays for the session.  The host side may
- * come and go meanwhile (a checkpoint is taken, a restored VM's monitor
- * connects): a hangup is waited out.
- */
-int
-chan_hold(void)
-{
-	struct timespec	 step = { 0, GUESTD_PORT_RETRY_MS * 1000000L };
-	struct pollfd	 pfd;
-	ssize_t		 n;
-	char		 c;
-
-	if (port_fd == -1)
-		return -1;
-	for (;;) {
-		pfd.fd = port_fd;
-		pfd.events = POLLIN;
-		if (poll(&pfd, 1, -1) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		n = read(port_fd, &c, 1);
-		if (n == 1 && c == '\n')
-			return 0;
-		if (n == 1 || (n == -1 && (errno == EAGAIN || errno == EINTR)))
-			continue;
-		if (n == -1 && errno != EPIPE && errno != ENOTCONN)
-			return -1;
-		nanosleep(&step, NULL);		/* no host side just now */
-	}
 }

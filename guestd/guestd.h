@@ -5,6 +5,8 @@
 #ifndef MCVM_GUESTD_H
 #define MCVM_GUESTD_H
 
+#include <sys/types.h>
+
 #include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,34 +26,77 @@
 #define GUESTD_FLUSH_WAIT_MS	1000	/* last replies before poweroff */
 #define GUESTD_POLLFDS_MAX	(2 + AGENT_JOBS_TOTAL_MAX * 3)
 #define GUESTD_WAITS_MAX	16	/* JOB_READs waiting for their job */
+#define GUESTD_CGROUP_LEN	128	/* a job's cgroup path */
+
+/* Job limits (jobproc.c); the kernel command line may change them. */
+#define GUESTD_JOB_PIDS_MAX	4096	/* pids.max of each job */
+#define GUESTD_JOB_PIDS_LIMIT	65536	/* the most mcvm.job_pids_max */
+#define GUESTD_PID_MAX		4194304	/* kernel.pid_max */
+#define GUESTD_AGENT_TASKS	4096	/* kernel.threads-max beyond jobs' */
+#define GUESTD_AGENT_RESERVE_MIN (64ULL << 20)	/* memory kept from jobs */
+#define GUESTD_AGENT_RESERVE_DIV 8	/* or 1/8 of it, if more */
 
 /* main.c */
 void	 glog(const char *, ...) __attribute__((format(printf, 1, 2)));
 uint64_t now_ms(void);
 void	 guest_info(struct agent_msg *);
 void	 guest_poweroff(void) __attribute__((noreturn));
+int	 guest_set_time(int64_t, uint32_t);
+int	 guest_seed(const uint8_t *);
+int	 guest_net_config(const struct agent_msg *, char *, size_t);
+int	 cmdline_value(const char *, char *, size_t);
 extern int	 ws_root;
 
-/* channel.c */
-int	 chan_open(void);
-int	 chan_pollfd(struct pollfd *, uint64_t);
-void	 chan_event(short, uint64_t);
-int	 chan_poweroff_pending(void);
-uint64_t chan_retry_at(void);
-void	 chan_flush(int);
-int	 chan_hold(void);
-int	 chan_waits(uint64_t);
+/* gtext.c */
+size_t	 gtext_cut(const char *, size_t);
+void	 gtext_fit(char *);
 
-/* jobs.c */
+/* channel.c: requests and replies */
+void	 chan_reset(void);
+size_t	 chan_in_room(uint8_t **);
+void	 chan_input(size_t, uint64_t);
+void	 chan_resume(uint64_t);
+size_t	 chan_out(const uint8_t **);
+void	 chan_out_done(size_t);
+int	 chan_in_pending(void);
+int	 chan_waits(uint64_t, int *);
+int	 chan_poweroff_pending(void);
+
+/* port.c: the agent port */
+int	 port_open(void);
+int	 port_pollfd(struct pollfd *, uint64_t);
+void	 port_event(short, uint64_t);
+uint64_t port_retry_at_ms(void);
+void	 port_send(uint64_t);
+void	 port_flush(int);
+int	 port_hold(void);
+
+/* jobproc.c: the processes and cgroups behind the jobs */
+struct child_args {
+	char		 procs[GUESTD_CGROUP_LEN + 32];	/* its cgroup.procs */
+	int		 pin, pout, perr, cwdfd;
+	char		**argv;
+	int		 err;	/* errno if it could not exec */
+};
+int	 jobproc_init(void);
+int	 jobproc_cgroup_make(const char *);
+int	 jobproc_cgroup_remove(const char *);
+size_t	 jobproc_note(const char *, char *, size_t);
+void	 jobproc_kill(pid_t, const char *, int);
+pid_t	 jobproc_spawn(struct child_args *, char **);
+int	 jobproc_freeze(int);
+void	 jobs_reap(void);
+
+/* jobs.c: the job table */
 struct job;
-int	 jobs_init(void);
 int	 job_start(const struct agent_msg *, uint32_t *, char *, size_t);
 struct job *job_find(uint32_t);
+int	 job_expired(uint32_t);
+void	 job_reaped(pid_t, int);
 void	 job_status(const struct job *, struct agent_job_status *, uint64_t);
 size_t	 job_page(const struct job *, int, uint64_t, size_t,
 	    const uint8_t **);
 int	 job_cancel(struct job *);
-void	 jobs_reap(void);
 void	 jobs_tidy(void);
 size_t	 jobs_pollfds(struct pollfd *, size_t, struct job **, int *);
 void	 jobs_event(struct job *, int, short);

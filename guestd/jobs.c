@@ -5,19 +5,22 @@
  * independently into the job's retained output; the command never
  * blocks on them.
  *
+ * The table holds AGENT_JOBS_TOTAL_MAX jobs.  Job ids only grow; when
+ * the table is full, the job that ended first (and was reaped) makes
+ * room, and its id then answers AGENT_ERR_EXPIRED.  A running job is
+ * never evicted.  The processes and cgroups behind the jobs are
+ * jobproc.c's: this file only keeps their table and their state.
+ *
  * Times are CLOCK_MONOTONIC milliseconds.  While the jobs are frozen
  * their clocks stop: a job's active time excludes frozen time, and its
  * timeout is measured in active time.
  */
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,12 +29,10 @@
 #include <unistd.h>
 
 #include "guestd.h"
-#include "rdfile.h"
 #include "wsfile.h"
 
 #define JOB_STDIN	2		/* pollfd kind after the two streams */
 #define JOB_ENV_BASE	8		/* entries of the default environment */
-#define JOB_CGROUP_LEN	128
 
 struct job {
 	uint32_t	 id;
@@ -50,34 +51,22 @@ struct job {
 	uint64_t	 end;
 	uint64_t	 frozen_ms;	/* frozen time while running */
 	uint32_t	 timeout_ms;	/* 0: none */
-	char		 cgroup[JOB_CGROUP_LEN];
+	char		 cgroup[GUESTD_CGROUP_LEN];
 	int		 cgroup_live;
 };
 
-static struct job	*jobs[AGENT_JOBS_TOTAL_MAX];
-static uint32_t		 njobs;
+static struct job	*jobs[AGENT_JOBS_TOTAL_MAX];	/* NULL: free */
+static uint32_t		 njobs;		/* slots in use */
+static uint32_t		 next_id = 1;
 static int		 frozen;
 static uint64_t		 frozen_since;
-static int		 next_cgroup;	/* job njobs + 1's cgroup exists */
+static int		 next_cgroup;	/* job next_id's cgroup exists */
 static int		 tidy_due;	/* a job may have left its cgroup */
 
-/*
- * The stack jobs' children start on.  They share our memory (CLONE_VM)
- * while we are suspended (CLONE_VFORK) until they exec, so one stack
- * serves them all; a guard page lies below it.  The deepest use is
- * execvp's: a path buffer of at most PATH_MAX + NAME_MAX bytes, and for
- * a script without "#!" an argv of at most AGENT_ARGC_MAX + 2 pointers.
- */
-#define JOB_STACK_SIZE	(64 * 1024)
-static uint8_t		*job_stack_top;
-
-/* What a job's child needs, and the errno it reports if it cannot exec. */
-struct child_args {
-	char		 procs[JOB_CGROUP_LEN + 32];	/* its cgroup.procs */
-	int		 pin, pout, perr, cwdfd;
-	char		**argv;
-	int		 err;
-};
+/* Cgroups of evicted jobs whose last processes were still dying. */
+#define JOB_STALE_MAX	16
+static char		 stale[JOB_STALE_MAX][GUESTD_CGROUP_LEN];
+static size_t		 nstale;
 
 static const char *const job_env_base[JOB_ENV_BASE] = {
 	"PATH=/usr/local/bin:/usr/bin:/bin",
@@ -90,49 +79,22 @@ static const char *const job_env_base[JOB_ENV_BASE] = {
 	NULL,
 };
 
-static int
-write_file(const char *path, const char *s)
-{
-	int	 fd, serrno;
-	ssize_t	 n;
-
-	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
-		return -1;
-	n = write(fd, s, strlen(s));
-	serrno = errno;
-	close(fd);
-	errno = serrno;
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
-int
-jobs_init(void)
-{
-	long	 page = sysconf(_SC_PAGESIZE);
-	uint8_t	*p;
-
-	if (page <= 0)
-		page = 4096;
-	p = mmap(NULL, JOB_STACK_SIZE + (size_t)page, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (p == MAP_FAILED || mprotect(p, (size_t)page, PROT_NONE) == -1) {
-		glog("job stack: %s", strerror(errno));
-		return -1;
-	}
-	job_stack_top = p + (size_t)page + JOB_STACK_SIZE;
-	if (mkdir(GUESTD_JOBS_CGROUP, 0755) == -1 && errno != EEXIST) {
-		glog("mkdir %s: %s", GUESTD_JOBS_CGROUP, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 struct job *
 job_find(uint32_t id)
 {
-	if (id == 0 || id > njobs)
-		return NULL;
-	return jobs[id - 1];
+	uint32_t	 i;
+
+	for (i = 0; i < AGENT_JOBS_TOTAL_MAX; i++)
+		if (jobs[i] != NULL && jobs[i]->id == id)
+			return jobs[i];
+	return NULL;
+}
+
+/* Whether id was a job of this boot that was evicted since. */
+int
+job_expired(uint32_t id)
+{
+	return id != 0 && id < next_id && job_find(id) == NULL;
 }
 
 uint32_t
@@ -140,12 +102,13 @@ jobs_active(void)
 {
 	uint32_t	 i, n = 0;
 
-	for (i = 0; i < njobs; i++)
-		if (jobs[i]->state == AGENT_JOB_RUNNING)
+	for (i = 0; i < AGENT_JOBS_TOTAL_MAX; i++)
+		if (jobs[i] != NULL && jobs[i]->state == AGENT_JOB_RUNNING)
 			n++;
 	return n;
 }
 
+/* The jobs in the table; ended ones are evicted to make room. */
 uint32_t
 jobs_total(void)
 {
@@ -172,45 +135,16 @@ job_active_ms(const struct job *j, uint64_t now)
 	return end - j->start - spent;
 }
 
-/* Every process in the job's cgroup gets SIGKILL. */
 static void
 job_kill(struct job *j)
 {
-	char	 path[JOB_CGROUP_LEN + 32], buf[4096], *p, *nl;
-	FILE	*f;
-	pid_t	 pid;
-
-	if (j->pid > 0)
-		kill(j->pid, SIGKILL);
-	if (!j->cgroup_live)
-		return;
-	snprintf(path, sizeof(path), "%s/cgroup.kill", j->cgroup);
-	if (write_file(path, "1") == 0)
-		return;
-	/* No cgroup.kill (before Linux 5.14): freeze, kill each, thaw. */
-	snprintf(path, sizeof(path), "%s/cgroup.freeze", j->cgroup);
-	(void)write_file(path, "1");
-	snprintf(path, sizeof(path), "%s/cgroup.procs", j->cgroup);
-	if ((f = fopen(path, "re")) != NULL) {
-		while (fgets(buf, sizeof(buf), f) != NULL) {
-			for (p = buf; *p != '\0'; p = nl + 1) {
-				pid = (pid_t)strtol(p, &nl, 10);
-				if (pid > 1)
-					kill(pid, SIGKILL);
-				if (*nl == '\0')
-					break;
-			}
-		}
-		fclose(f);
-	}
-	snprintf(path, sizeof(path), "%s/cgroup.freeze", j->cgroup);
-	(void)write_file(path, "0");
+	jobproc_kill(j->pid, j->cgroup, j->cgroup_live);
 }
 
 static void
 job_cgroup_remove(struct job *j)
 {
-	if (j->cgroup_live && rmdir(j->cgroup) == 0)
+	if (j->cgroup_live && jobproc_cgroup_remove(j->cgroup) == 0)
 		j->cgroup_live = 0;
 }
 
@@ -298,78 +232,6 @@ job_feed(struct job *j)
 	j->in_data = NULL;
 }
 
-/*
- * The child, on job_stack_top and in our memory until it execs: only
- * system calls, nothing that allocates or takes a lock.  Signal handlers
- * are its own (no CLONE_SIGHAND), so it resets them before unblocking.
- * It joins the job's cgroup, takes the pipes as 0-2, becomes the
- * workspace user and runs the command from the environ that job_start
- * set for it.  If it cannot, it leaves the errno in s->err.
- */
-static int
-job_child(void *arg)
-{
-	struct child_args	*s = arg;
-	sigset_t		 mask;
-	int			 sig;
-
-	for (sig = 1; sig < NSIG; sig++)
-		(void)signal(sig, SIG_DFL);
-	sigemptyset(&mask);
-	sigprocmask(SIG_SETMASK, &mask, NULL);
-	if (write_file(s->procs, "0") == -1 || setsid() == -1)
-		goto fail;
-	if (dup2(s->pin, 0) == -1 || dup2(s->pout, 1) == -1 ||
-	    dup2(s->perr, 2) == -1)
-		goto fail;
-	if (fchdir(s->cwdfd) == -1)
-		goto fail;
-	/* The fd table is the child's own: the rest closes on exec. */
-	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
-		goto fail;
-	if (setgroups(0, NULL) == -1 ||
-	    setresgid(AGENT_JOB_GID, AGENT_JOB_GID, AGENT_JOB_GID) == -1 ||
-	    setresuid(AGENT_JOB_UID, AGENT_JOB_UID, AGENT_JOB_UID) == -1)
-		goto fail;
-	execvp(s->argv[0], s->argv);
-fail:
-	s->err = errno;
-	_exit(127);
-}
-
-/*
- * Starts the child as vfork(2) does, CLONE_VM | CLONE_VFORK, so that it
- * copies neither our memory nor our page tables: under TCG, from the
- * clone to the exec of `sh -c true` took 4.7 ms with the copy (fork, or
- * clone3 into the cgroup) and 2.8 ms without.  We stay suspended until
- * it execs or exits, so it may use environ, which we point at the job's
- * for the time (execvp searches the job's PATH), and leave its errno in
- * s.  It moves itself into the job's cgroup by writing cgroup.procs,
- * which the cgroup2 mount's favordynmods keeps from waiting for an RCU
- * grace period (about 8 ms under TCG without it).  Returns the pid, or
- * -1 with errno.
- */
-static pid_t
-job_spawn(struct child_args *s, char **envp)
-{
-	char	**saved = environ;
-	pid_t	 pid;
-	int	 serrno;
-
-	if (job_stack_top == NULL) {
-		errno = ENOMEM;
-		return -1;
-	}
-	s->err = 0;
-	environ = envp;
-	pid = clone(job_child, job_stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD,
-	    s);
-	serrno = errno;
-	environ = saved;
-	errno = serrno;
-	return pid;
-}
-
 static int
 env_valid(const char *s)
 {
@@ -419,7 +281,7 @@ job_new(uint32_t timeout_ms)
 
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return NULL;
-	j->id = njobs + 1;
+	j->id = next_id;
 	j->state = AGENT_JOB_RUNNING;
 	j->fd[0] = j->fd[1] = j->in_fd = -1;
 	j->wfd[0] = j->wfd[1] = -1;
@@ -430,6 +292,52 @@ job_new(uint32_t timeout_ms)
 	return j;
 }
 
+/* Frees an ended job's slot; its leftover processes are killed. */
+static void
+job_free(struct job *j)
+{
+	if (j->cgroup_live) {
+		job_kill(j);
+		job_cgroup_remove(j);
+		if (j->cgroup_live)	/* still dying: removed when dead */
+			memcpy(stale[nstale++], j->cgroup, sizeof(j->cgroup));
+	}
+	job_close_fds(j);
+	free(j->in_data);
+	outbuf_free(&j->out);
+	free(j);
+}
+
+/*
+ * A free slot, made by evicting the job that ended first if need be.
+ * Returns its index, or -1 if every job in the table is still running
+ * or being reaped.
+ */
+static int
+job_slot(void)
+{
+	struct job	*j, *oldest = NULL;
+	int		 i, at = -1;
+
+	for (i = 0; i < AGENT_JOBS_TOTAL_MAX; i++) {
+		if ((j = jobs[i]) == NULL)
+			return i;
+		if (j->state == AGENT_JOB_RUNNING || j->pid != 0 ||
+		    (j->cgroup_live && nstale == JOB_STALE_MAX))
+			continue;
+		if (oldest == NULL || j->id < oldest->id) {
+			oldest = j;
+			at = i;
+		}
+	}
+	if (oldest == NULL)
+		return -1;
+	job_free(oldest);
+	jobs[at] = NULL;
+	njobs--;
+	return at;
+}
+
 /* A job that could not start: its reason goes to its stderr. */
 static void
 job_failed(struct job *j, const char *what, int err)
@@ -437,7 +345,8 @@ job_failed(struct job *j, const char *what, int err)
 	char	 msg[GUESTD_LOG_MAX];
 	int	 n;
 
-	n = snprintf(msg, sizeof(msg), "mcvm: %s: %s\n", what, strerror(err));
+	n = snprintf(msg, sizeof(msg), "mcvm: %.*s: %s\n",
+	    (int)gtext_cut(what, 200), what, strerror(err));
 	if (n > 0)
 		outbuf_append(&j->out, OUT_STDERR, (const uint8_t *)msg,
 		    (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
@@ -464,7 +373,7 @@ job_start(const struct agent_msg *m, uint32_t *idp, char *err, size_t errlen)
 	char			*shargv[4], **argv = NULL, **envp = NULL;
 	int			 pin[2] = { -1, -1 }, pout[2] = { -1, -1 };
 	int			 perr[2] = { -1, -1 };
-	int			 cwdfd = -1, serrno, code;
+	int			 cwdfd = -1, serrno, code, slot;
 	uint32_t		 i;
 	pid_t			 pid;
 
@@ -477,9 +386,8 @@ job_start(const struct agent_msg *m, uint32_t *idp, char *err, size_t errlen)
 		    "allowed at once", AGENT_JOBS_ACTIVE_MAX);
 		return AGENT_ERR_LIMIT;
 	}
-	if (njobs >= AGENT_JOBS_TOTAL_MAX) {
-		snprintf(err, errlen, "this VM has run %d jobs, the most it "
-		    "allows", AGENT_JOBS_TOTAL_MAX);
+	if (next_id == UINT32_MAX) {
+		snprintf(err, errlen, "job ids are used up; reboot the VM");
 		return AGENT_ERR_LIMIT;
 	}
 	for (i = 0; i < m->u.exec.envc; i++)
@@ -499,13 +407,20 @@ job_start(const struct agent_msg *m, uint32_t *idp, char *err, size_t errlen)
 	    O_DIRECTORY, 0)) == -1) {
 		code = errno == EXDEV || errno == ELOOP ? AGENT_ERR_PATH :
 		    errno == ENOENT ? AGENT_ERR_NOENT : AGENT_ERR_INVAL;
-		snprintf(err, errlen, "cwd %s: %s", m->u.exec.cwd,
+		snprintf(err, errlen, "cwd %.*s: %s",
+		    (int)gtext_cut(m->u.exec.cwd, 200), m->u.exec.cwd,
 		    errno == EXDEV ? "outside " AGENT_WORKSPACE :
 		    errno == ELOOP ? "symbolic links are not followed" :
 		    strerror(errno));
 		return code;
 	}
 
+	if ((slot = job_slot()) == -1) {
+		close(cwdfd);
+		snprintf(err, errlen, "all %d job slots hold running jobs; wait "
+		    "for one to finish, or cancel one", AGENT_JOBS_TOTAL_MAX);
+		return AGENT_ERR_LIMIT;
+	}
 	if ((j = job_new(m->u.exec.timeout_ms)) == NULL)
 		goto syserr;
 	if (m->u.exec.flags & AGENT_EXEC_SHELL) {
@@ -533,13 +448,26 @@ job_start(const struct agent_msg *m, uint32_t *idp, char *err, size_t errlen)
 		goto syserr_job;
 	if (pipe2(pout, O_CLOEXEC) == -1 || pipe2(perr, O_CLOEXEC) == -1)
 		goto syserr_job;
+	/*
+	 * The job runs as the workspace user: its ends of the pipes are
+	 * its own, so that it can open /dev/stdout or /dev/stderr (which
+	 * reopen the pipe through /proc) as well as write to them.  A
+	 * pipe's two ends are one inode.
+	 */
+	if (fchown(pout[1], AGENT_JOB_UID, AGENT_JOB_GID) == -1 ||
+	    fchown(perr[1], AGENT_JOB_UID, AGENT_JOB_GID) == -1 ||
+	    (j->in_len > 0 && fchown(pin[0], AGENT_JOB_UID,
+	    AGENT_JOB_GID) == -1))
+		goto syserr_job;
 	/* Usually made already, by jobs_tidy. */
-	if (mkdir(j->cgroup, 0755) == -1 && errno != EEXIST)
+	if (jobproc_cgroup_make(j->cgroup) == -1)
 		goto syserr_job;
 	j->cgroup_live = 1;
 	next_cgroup = 0;
 
-	jobs[njobs++] = j;
+	jobs[slot] = j;
+	njobs++;
+	next_id++;
 	(void)snprintf(sp.procs, sizeof(sp.procs), "%s/cgroup.procs",
 	    j->cgroup);
 	sp.pin = pin[0];
@@ -547,7 +475,7 @@ job_start(const struct agent_msg *m, uint32_t *idp, char *err, size_t errlen)
 	sp.perr = perr[1];
 	sp.cwdfd = cwdfd;
 	sp.argv = argv;
-	if ((pid = job_spawn(&sp, envp)) == -1) {
+	if ((pid = jobproc_spawn(&sp, envp)) == -1) {
 		job_failed(j, "clone", errno);
 		goto done;
 	}
@@ -578,7 +506,7 @@ syserr_job:
 	outbuf_free(&j->out);
 	free(j->in_data);
 	if (j->cgroup_live)
-		(void)rmdir(j->cgroup);
+		(void)jobproc_cgroup_remove(j->cgroup);
 	free(j);
 	errno = serrno;
 syserr:
@@ -627,16 +555,32 @@ job_page(const struct job *j, int stream, uint64_t cursor, size_t max,
 }
 
 /*
+ * A running job we killed: from now on it says so, with SIGKILL and no
+ * exit code, whatever its reap says later (nothing but SIGKILL can end
+ * it once it was sent, short of an exit that crossed it).
+ */
+static void
+job_killed(struct job *j, uint8_t state, uint64_t now)
+{
+	j->state = state;
+	j->exit_code = -1;
+	j->signal = SIGKILL;
+	j->end = now;
+}
+
+/*
  * Kills every process of the job.  A running job becomes cancelled; a
  * finished one keeps its state (its leftover daemons die).
  */
 int
 job_cancel(struct job *j)
 {
+	/* One that exited already is reaped: it completed, as it says. */
+	if (j->state == AGENT_JOB_RUNNING)
+		jobs_reap();
 	job_kill(j);
 	if (j->state == AGENT_JOB_RUNNING) {
-		j->state = AGENT_JOB_CANCELLED;
-		j->end = now_ms();
+		job_killed(j, AGENT_JOB_CANCELLED, now_ms());
 		if (frozen)
 			j->frozen_ms += j->end - (frozen_since > j->start ?
 			    frozen_since : j->start);
@@ -644,42 +588,48 @@ job_cancel(struct job *j)
 	return 0;
 }
 
-/* Reaps every child: our jobs and any orphan reparented to PID 1. */
+/*
+ * One child reaped (jobproc.c's jobs_reap): a job's main process, or an
+ * orphan reparented to PID 1.
+ */
 void
-jobs_reap(void)
+job_reaped(pid_t pid, int status)
 {
-	struct job	*j;
+	struct job	*j = NULL;
+	char		 note[GUESTD_LOG_MAX];
+	size_t		 n;
 	uint32_t	 i;
-	pid_t		 pid;
-	int		 status, k;
+	int		 k;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		for (i = 0; i < njobs; i++)
-			if (jobs[i]->pid == pid)
-				break;
-		if (i == njobs)
-			continue;
-		j = jobs[i];
-		j->pid = 0;
-		if (WIFEXITED(status))
-			j->exit_code = WEXITSTATUS(status);
-		else if (WIFSIGNALED(status)) {
-			j->exit_code = -1;
-			j->signal = WTERMSIG(status);
-		}
-		/*
-		 * What the command wrote before exiting is in the pipes;
-		 * they end there unless a process it left holds them.
-		 */
-		job_close_wfds(j);
-		for (k = 0; k < OUT_NSTREAMS; k++)
-			job_drain(j, k, 1);
-		if (j->state == AGENT_JOB_RUNNING) {
-			j->state = AGENT_JOB_COMPLETED;
-			j->end = now_ms();
-		}
-	}
 	tidy_due = 1;
+	for (i = 0; i < AGENT_JOBS_TOTAL_MAX && j == NULL; i++)
+		if (jobs[i] != NULL && jobs[i]->pid == pid)
+			j = jobs[i];
+	if (j == NULL)
+		return;
+	j->pid = 0;
+	/* A job we killed keeps what it said from the kill on. */
+	if (j->state == AGENT_JOB_RUNNING && WIFEXITED(status))
+		j->exit_code = WEXITSTATUS(status);
+	else if (j->state == AGENT_JOB_RUNNING && WIFSIGNALED(status)) {
+		j->exit_code = -1;
+		j->signal = WTERMSIG(status);
+	}
+	/*
+	 * What the command wrote before exiting is in the pipes; they end
+	 * there unless a process it left holds them.
+	 */
+	job_close_wfds(j);
+	for (k = 0; k < OUT_NSTREAMS; k++)
+		job_drain(j, k, 1);
+	/* A limit it ran into is said on its stderr. */
+	if (j->cgroup_live && (n = jobproc_note(j->cgroup, note,
+	    sizeof(note))) > 0)
+		outbuf_append(&j->out, OUT_STDERR, (const uint8_t *)note, n);
+	if (j->state == AGENT_JOB_RUNNING) {
+		j->state = AGENT_JOB_COMPLETED;
+		j->end = now_ms();
+	}
 }
 
 /*
@@ -691,19 +641,25 @@ jobs_reap(void)
 void
 jobs_tidy(void)
 {
-	char		 path[JOB_CGROUP_LEN];
+	char		 path[GUESTD_CGROUP_LEN];
 	uint32_t	 i;
 
 	/* Only after a reap: a cgroup still busy is tried at the next. */
-	for (i = 0; tidy_due && i < njobs; i++)
-		if (jobs[i]->state != AGENT_JOB_RUNNING &&
+	for (i = 0; tidy_due && i < AGENT_JOBS_TOTAL_MAX; i++)
+		if (jobs[i] != NULL && jobs[i]->state != AGENT_JOB_RUNNING &&
 		    jobs[i]->pid == 0)
 			job_cgroup_remove(jobs[i]);
+	for (i = 0; tidy_due && i < nstale; i++) {
+		if (jobproc_cgroup_remove(stale[i]) == -1)
+			continue;
+		memcpy(stale[i], stale[--nstale], sizeof(stale[i]));
+		i--;
+	}
 	tidy_due = 0;
-	if (next_cgroup || njobs >= AGENT_JOBS_TOTAL_MAX || jobs_active() > 0)
+	if (next_cgroup || jobs_active() > 0)
 		return;
-	job_cgroup_path(path, sizeof(path), njobs + 1);
-	if (mkdir(path, 0755) == 0 || errno == EEXIST)
+	job_cgroup_path(path, sizeof(path), next_id);
+	if (jobproc_cgroup_make(path) == 0)
 		next_cgroup = 1;
 }
 
@@ -714,7 +670,9 @@ jobs_pollfds(struct pollfd *pfd, size_t space, struct job **who, int *kind)
 	uint32_t	 i;
 	int		 k;
 
-	for (i = 0; i < njobs; i++) {
+	for (i = 0; i < AGENT_JOBS_TOTAL_MAX; i++) {
+		if (jobs[i] == NULL)
+			continue;
 		for (k = 0; k < OUT_NSTREAMS; k++) {
 			if (jobs[i]->fd[k] == -1 || n == space)
 				continue;
@@ -755,15 +713,15 @@ jobs_timeout(uint64_t now)
 
 	if (frozen)
 		return -1;
-	for (i = 0; i < njobs; i++) {
+	for (i = 0; i < AGENT_JOBS_TOTAL_MAX; i++) {
 		j = jobs[i];
-		if (j->state != AGENT_JOB_RUNNING || j->timeout_ms == 0)
+		if (j == NULL || j->state != AGENT_JOB_RUNNING ||
+		    j->timeout_ms == 0)
 			continue;
 		active = job_active_ms(j, now);
 		if (active >= j->timeout_ms) {
 			job_kill(j);
-			j->state = AGENT_JOB_TIMED_OUT;
-			j->end = now;
+			job_killed(j, AGENT_JOB_TIMED_OUT, now);
 			continue;
 		}
 		left = j->timeout_ms - active;
@@ -773,28 +731,6 @@ jobs_timeout(uint64_t now)
 	return next == UINT64_MAX ? -1 : (int)next;
 }
 
-static int
-cgroup_wait_frozen(int want)
-{
-	char		 buf[512], *p;
-	uint64_t	 deadline = now_ms() + GUESTD_FREEZE_WAIT_MS;
-	struct timespec	 step = { 0, GUESTD_POLL_STEP_MS * 1000000L };
-
-	for (;;) {
-		if (read_small_file(GUESTD_JOBS_CGROUP "/cgroup.events", buf,
-		    sizeof(buf)) == -1)
-			return -1;
-		if ((p = strstr(buf, "frozen ")) != NULL &&
-		    (p[7] == '1') == want)
-			return 0;
-		if (now_ms() >= deadline) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		nanosleep(&step, NULL);
-	}
-}
-
 /*
  * Freezes the whole job subtree and stops the jobs' clocks.  Returns 0
  * and the number of running jobs, or -1.
@@ -802,12 +738,8 @@ cgroup_wait_frozen(int want)
 int
 jobs_freeze(uint32_t *nfrozen)
 {
-	if (write_file(GUESTD_JOBS_CGROUP "/cgroup.freeze", "1") == -1)
+	if (jobproc_freeze(1) == -1)
 		return -1;
-	if (cgroup_wait_frozen(1) == -1) {
-		(void)write_file(GUESTD_JOBS_CGROUP "/cgroup.freeze", "0");
-		return -1;
-	}
 	if (!frozen) {
 		frozen = 1;
 		frozen_since = now_ms();
@@ -822,18 +754,16 @@ jobs_thaw(uint64_t now)
 	uint32_t	 i;
 	struct job	*j;
 
-	if (write_file(GUESTD_JOBS_CGROUP "/cgroup.freeze", "0") == -1)
-		return -1;
 	if (!frozen)
-		return 0;
-	for (i = 0; i < njobs; i++) {
+		return jobproc_freeze(0);
+	for (i = 0; i < AGENT_JOBS_TOTAL_MAX; i++) {
 		j = jobs[i];
-		if (j->state == AGENT_JOB_RUNNING)
+		if (j != NULL && j->state == AGENT_JOB_RUNNING)
 			j->frozen_ms += now - (frozen_since > j->start ?
 			    frozen_since : j->start);
 	}
 	frozen = 0;
-	return cgroup_wait_frozen(0);
+	return jobproc_freeze(0);
 }
 
 void
@@ -841,6 +771,7 @@ jobs_kill_all(void)
 {
 	uint32_t	 i;
 
-	for (i = 0; i < njobs; i++)
-		job_kill(jobs[i]);
+	for (i = 0; i < AGENT_JOBS_TOTAL_MAX; i++)
+		if (jobs[i] != NULL)
+			job_kill(jobs[i]);
 }

@@ -4,6 +4,7 @@
  * agent protocol on the virtio-serial port org.mcvm.agent.0.
  */
 #include <sys/ioctl.h>
+#include <linux/random.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/signalfd.h>
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include "guestd.h"
+#include "netcfg.h"
 #include "rdfile.h"
 
 #define OS_RELEASE	"/etc/os-release"
@@ -312,7 +314,7 @@ wait_for_port(void)
 	struct timespec	 step = { 0, GUESTD_POLL_STEP_MS * 1000000L };
 	uint64_t	 deadline = now_ms() + PORT_WAIT_MS;
 
-	while (chan_open() == -1) {
+	while (port_open() == -1) {
 		if (now_ms() >= deadline) {
 			glog("no virtio port named " AGENT_PORT_NAME);
 			return;
@@ -336,6 +338,89 @@ cmdline_has(const char *w)
 	return 0;
 }
 
+/* The value of key=value on the kernel command line; -1 if absent. */
+int
+cmdline_value(const char *key, char *out, size_t len)
+{
+	char	 buf[4096], *p, *save;
+	size_t	 n = strlen(key);
+
+	if (read_small_file("/proc/cmdline", buf, sizeof(buf)) == -1)
+		return -1;
+	for (p = strtok_r(buf, " \n", &save); p != NULL;
+	    p = strtok_r(NULL, " \n", &save))
+		if (strncmp(p, key, n) == 0 && p[n] == '=' &&
+		    strlen(p + n + 1) < len) {
+			strcpy(out, p + n + 1);
+			return 0;
+		}
+	return -1;
+}
+
+int
+guest_set_time(int64_t sec, uint32_t nsec)
+{
+	struct timespec	 ts;
+
+	ts.tv_sec = (time_t)sec;
+	ts.tv_nsec = (long)nsec;
+	return clock_settime(CLOCK_REALTIME, &ts);
+}
+
+/*
+ * Credits the host's random bytes to the kernel's input pool and reseeds
+ * its generator from it at once: VMs restored from one checkpoint would
+ * otherwise share the generator's state until its next scheduled reseed.
+ */
+int
+guest_seed(const uint8_t *seed)
+{
+	struct {
+		struct rand_pool_info	 info;
+		uint8_t			 buf[AGENT_SEED_LEN];
+	} e;
+	int	 fd, err = 0;
+
+	e.info.entropy_count = AGENT_SEED_LEN * 8;
+	e.info.buf_size = AGENT_SEED_LEN;
+	memcpy(e.buf, seed, AGENT_SEED_LEN);
+	if ((fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC)) == -1)
+		err = errno;
+	else {
+		if (ioctl(fd, RNDADDENTROPY, &e.info) == -1 ||
+		    ioctl(fd, RNDRESEEDCRNG) == -1)
+			err = errno;
+		close(fd);
+	}
+	explicit_bzero(&e, sizeof(e));
+	errno = err;
+	return err != 0 ? -1 : 0;
+}
+
+/*
+ * Applies a NET_CONFIG request.  Returns 0, or an AGENT_ERR_* code with
+ * a message (and errno).
+ */
+int
+guest_net_config(const struct agent_msg *req, char *err, size_t len)
+{
+	struct netcfg	 nc;
+	char		 why[NETCFG_ERR_MAX];
+
+	if (netcfg_parse(req->u.net_config.address,
+	    req->u.net_config.gateway, req->u.net_config.resolver,
+	    req->u.net_config.mac, &nc) == -1) {
+		snprintf(err, len, "bad network configuration");
+		errno = 0;
+		return AGENT_ERR_INVAL;
+	}
+	if (netcfg_apply(&nc, why, sizeof(why)) == -1) {
+		snprintf(err, len, "%s", why);
+		return AGENT_ERR_IO;
+	}
+	return 0;
+}
+
 /*
  * A template (mcvm.hold) holds here, its root filesystem still read-only
  * (guestd/image/init): the host sees the agent port open and checkpoints
@@ -347,7 +432,7 @@ static void
 hold(void)
 {
 	glog("holding for a checkpoint");
-	if (chan_hold() == -1) {
+	if (port_hold() == -1) {
 		glog("holding on the agent port: %s", strerror(errno));
 		guest_poweroff();
 	}
@@ -365,24 +450,27 @@ serve(int sfd)
 	static int		 kind[GUESTD_POLLFDS_MAX];
 	uint64_t		 now, retry;
 	size_t			 n, i, first_job;
-	int			 wait, tmo, port, rv;
+	int			 wait, tmo, port, rv, answered;
 
 	for (;;) {
 		now = now_ms();
 		if (chan_poweroff_pending())
 			guest_poweroff();
 		wait = jobs_timeout(now);
-		tmo = chan_waits(now);
+		tmo = chan_waits(now, &answered);
+		/* Sent now, before the ended jobs' cgroups are removed. */
+		if (answered)
+			port_send(now);
 		jobs_tidy();
 		if (tmo != -1 && (wait == -1 || tmo < wait))
 			wait = tmo;
 		n = 0;
 		pfd[n].fd = sfd;
 		pfd[n++].events = POLLIN;
-		port = chan_pollfd(&pfd[n], now);
+		port = port_pollfd(&pfd[n], now);
 		if (port)
 			n++;
-		else if ((retry = chan_retry_at()) != 0) {
+		else if ((retry = port_retry_at_ms()) != 0) {
 			tmo = retry > now ? (int)(retry - now) : 0;
 			if (wait == -1 || tmo < wait)
 				wait = tmo;
@@ -404,7 +492,7 @@ serve(int sfd)
 		if (pfd[0].revents)
 			signal_event(sfd);
 		if (port && pfd[1].revents)
-			chan_event(pfd[1].revents, now);
+			port_event(pfd[1].revents, now);
 	}
 }
 
@@ -434,7 +522,7 @@ main(int argc, char *argv[])
 		glog("setenv: %s", strerror(errno));
 	if ((sfd = signals_init()) == -1)
 		glog("signalfd: %s", strerror(errno));
-	if (jobs_init() == -1)
+	if (jobproc_init() == -1)
 		glog("jobs will not be contained");
 	if ((ws_root = open(AGENT_WORKSPACE, O_PATH | O_DIRECTORY |
 	    O_CLOEXEC)) == -1)

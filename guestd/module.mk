@@ -4,8 +4,8 @@
 # runs from any root filesystem; its unit-tested parts are also built into
 # the host's unit tests.
 
-GUESTD_SRCS := guestd/main.c guestd/channel.c guestd/jobs.c \
-	guestd/outbuf.c guestd/wsfile.c guestd/netcfg.c common/agent.c \
+GUESTD_SRCS := guestd/main.c guestd/port.c guestd/channel.c guestd/jobs.c \
+	guestd/jobproc.c guestd/gtext.c guestd/outbuf.c guestd/wsfile.c guestd/netcfg.c common/agent.c \
 	common/rdfile.c
 GUESTD_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror \
 	-Wformat=2 -Wmissing-prototypes -Wstrict-prototypes -Wpointer-arith \
@@ -24,7 +24,8 @@ $(BUILD)/mcvm-guestd: $(patsubst %.c,$(GUESTD_OBJ)/%.o,$(GUESTD_SRCS))
 -include $(shell find $(GUESTD_OBJ) -name '*.d' -type f 2>/dev/null)
 
 LIBMCVM_SRCS += common/agent.c common/utf8.c common/b64.c
-UNIT_EXTRA_SRCS += guestd/outbuf.c guestd/wsfile.c guestd/netcfg.c
+UNIT_EXTRA_SRCS += guestd/outbuf.c guestd/wsfile.c guestd/netcfg.c \
+	guestd/gtext.c
 MCVM_CFLAGS += -Iguestd
 
 # The image: kernel, initramfs, root filesystem and their manifest.

@@ -845,16 +845,24 @@ agent_start(void)
 
 /* The guest rebooted: a new agent, a new session. */
 static void
-agent_restart(const char *why)
+agent_resession(const char *why)
 {
 	if (vmm.ag_state == AG_S_LOST)
 		return;
 	req_fail_all(CHAN_AGENT, VMM_ERR_GUEST_DOWN, ECONNRESET, why);
 	if (vmm.ag_state == AG_S_READY)
 		send_event(VMM_EV_GUEST_LOST, why);
-	vmm.arx_len = 0;
 	evtimer_del(&vmm.hello_timer);
 	agent_start();
+}
+
+static void
+agent_restart(const char *why)
+{
+	if (vmm.ag_state == AG_S_LOST)
+		return;
+	vmm.arx_len = 0;
+	agent_resession(why);
 }
 
 static void
@@ -925,6 +933,22 @@ agent_session_start(void)
 	vmm.ag_state = AG_S_INFO;
 }
 
+/*
+ * A reply the guest framed well but that makes no sense as the answer to
+ * its request fails that request alone; the channel goes on.
+ */
+static void
+agent_bad_reply(struct vmm_req *r, uint16_t type, const char *why)
+{
+	char	 text[AGENT_ERRMSG_MAX];
+
+	log_warnx("agent %s %u: %s", agent_type_name(type), r->wire_id, why);
+	(void)snprintf(text, sizeof(text), "the guest agent's answer to %s "
+	    "was refused: %s", agent_type_name(r->agent_type), why);
+	send_error(r->peerid, AGENT_ERR_PROTO, EBADMSG, text);
+	req_free(r);
+}
+
 static void
 agent_reply(struct vmm_req *r, const struct agent_msg *m)
 {
@@ -933,61 +957,102 @@ agent_reply(struct vmm_req *r, const struct agent_msg *m)
 
 	type = vmm_reply_imsg_type(m->type);
 	b = msg_create(type, r->peerid);
-	if (vmm_reply_put(b, m, r->encoding) == -1)
-		fatalx("%s: cannot relay %s", __func__,
-		    agent_type_name(m->type));
+	if (vmm_reply_put(b, m, r->encoding) == -1) {
+		imsg_discard(b);
+		agent_bad_reply(r, m->type, "it cannot be relayed");
+		return;
+	}
 	msg_close(b);
 	req_free(r);
 }
 
-/* One decoded frame from the guest; returns -1 if it makes no sense. */
+/* A handshake request's answer made no sense: the session starts over. */
 static int
+agent_handshake_id(uint32_t id)
+{
+	return (vmm.ag_state == AG_S_HELLO && agent_is_hello_id(id)) ||
+	    (vmm.ag_state == AG_S_INFO && (id == vmm.time_id ||
+	    id == vmm.seed_id || id == vmm.info_id));
+}
+
+/*
+ * A well framed frame that did not decode: it costs the request it
+ * answers, if any, or the handshake it belongs to, never the channel.
+ */
+static void
+agent_undecodable(const struct agent_hdr *hdr)
+{
+	struct vmm_req	*r;
+
+	if (agent_handshake_id(hdr->id)) {
+		log_warnx("malformed %s from the guest during the handshake",
+		    agent_type_name(hdr->type));
+		/* What follows is of the same session: kept, and ignored
+		 * unless it answers the new HELLO. */
+		agent_resession("malformed handshake answer from the guest");
+		return;
+	}
+	if ((r = req_find(CHAN_AGENT, hdr->id)) == NULL) {
+		log_debug("malformed agent %s %u answers no request in flight",
+		    agent_type_name(hdr->type), hdr->id);
+		return;
+	}
+	agent_bad_reply(r, hdr->type, "malformed message");
+}
+
+/* One decoded frame from the guest. */
+static void
 agent_message(const struct agent_msg *m)
 {
 	struct vmm_req		*r;
 
-	if (!(m->type & AGENT_REPLY))
-		return -1;		/* the guest asks nothing */
+	if (!(m->type & AGENT_REPLY)) {
+		log_debug("agent sent a request (%s); ignored",
+		    agent_type_name(m->type));
+		return;		/* the guest asks nothing */
+	}
 	if (vmm.ag_state == AG_S_HELLO && agent_is_hello_id(m->id)) {
 		if (m->type != (AGENT_REPLY | AGENT_HELLO) ||
 		    m->u.hello.version != AGENT_PROTO_VERSION) {
 			agent_lost("the agent refused our protocol version");
-			return 0;
+			return;
 		}
 		evtimer_del(&vmm.hello_timer);
 		agent_session_start();
-		return 0;
+		return;
 	}
 	if (vmm.ag_state == AG_S_INFO && (m->id == vmm.time_id ||
 	    m->id == vmm.seed_id)) {
 		if (m->type == AGENT_ERROR && m->id == vmm.seed_id) {
 			agent_lost("the guest could not seed its random "
 			    "generator");
-			return 0;
+			return;
 		}
 		if (m->type == AGENT_ERROR)
 			log_warnx("the guest did not take the time: %s",
 			    m->u.error.message);
-		return 0;
+		return;
 	}
 	if (vmm.ag_state == AG_S_INFO && m->id == vmm.info_id) {
 		if (m->type != (AGENT_REPLY | AGENT_INFO)) {
 			agent_lost("the agent refused INFO");
-			return 0;
+			return;
 		}
 		agent_session_ready(m);
-		return 0;
+		return;
 	}
 	if ((r = req_find(CHAN_AGENT, m->id)) == NULL) {
 		/* A late answer to a request given up on, or a stale HELLO. */
 		log_debug("agent %s %u answers no request in flight",
 		    agent_type_name(m->type), m->id);
-		return 0;
+		return;
 	}
-	if (m->type != AGENT_ERROR && m->type != (AGENT_REPLY | r->agent_type))
-		return -1;
+	if (m->type != AGENT_ERROR &&
+	    m->type != (AGENT_REPLY | r->agent_type)) {
+		agent_bad_reply(r, m->type, "a reply of the wrong type");
+		return;
+	}
 	agent_reply(r, m);
-	return 0;
 }
 
 static void
@@ -1019,10 +1084,10 @@ agent_read(int fd, short event, void *arg)
 			return;
 		}
 		if (agent_decode(&hdr, vmm.arx + off + AGENT_HDR_LEN,
-		    &m) == -1 || agent_message(&m) == -1) {
-			agent_lost("malformed message from the guest");
-			return;
-		}
+		    &m) == -1)
+			agent_undecodable(&hdr);
+		else
+			agent_message(&m);
 		off += (size_t)len;
 	}
 	if (vmm.ag_state == AG_S_LOST)

@@ -26,6 +26,7 @@
 #define VMM_HELLO_RETRY_MS	100	/* while the guest boots */
 #define VMM_READ_MAX		(16 * 1024)	/* bytes per read(2) */
 #define VMM_AGENT_WQ_MAX	(4 * AGENT_FRAME_MAX)	/* unsent bytes */
+#define VMM_ERRTEXT_IN_MAX	1024	/* error text bytes looked at */
 
 /*
  * Requests: vmm_req_get reads an IMSG_VMM_* agent request (EXEC ...
@@ -56,6 +57,7 @@ int	 vmm_status_get(struct mreader *, struct agent_job_status *);
 
 /* IMSG_VMM_ERROR fields. */
 void	 vmm_error_put(struct ibuf *, uint32_t, uint32_t, const char *);
+void	 vmm_error_text(const char *, char *, size_t);
 int	 vmm_error_valid(uint32_t);
 
 /* The seccomp policy (vmm_sandbox.c). */

@@ -354,13 +354,39 @@ vmm_status_get(struct mreader *r, struct agent_job_status *st)
 	return 0;
 }
 
+/*
+ * The text of an error as mcvmd takes it: valid UTF-8 (what is not
+ * becomes U+FFFD), cut on a character boundary to fit AGENT_ERRMSG_MAX.
+ * A guest's message may be anything its decoder let through.
+ */
+void
+vmm_error_text(const char *msg, char *text, size_t size)
+{
+	static char	 dec[UTF8_DECODED_MAX(VMM_ERRTEXT_IN_MAX)];
+	size_t		 n, len;
+	int		 errors = 0;
+
+	if (size == 0)
+		return;
+	n = strnlen(msg != NULL ? msg : "", VMM_ERRTEXT_IN_MAX);
+	(void)utf8_decode((const uint8_t *)(msg != NULL ? msg : ""), n, 1,
+	    dec, &len, &errors);
+	if (len > size - 1) {
+		len = size - 1;
+		while (len > 0 && ((unsigned char)dec[len] & 0xc0) == 0x80)
+			len--;
+	}
+	memcpy(text, dec, len);
+	text[len] = '\0';
+}
+
 void
 vmm_error_put(struct ibuf *b, uint32_t code, uint32_t err, const char *msg)
 {
 	char	 text[AGENT_ERRMSG_MAX];
 
 	/* The message is the agent's or ours; either way, bounded. */
-	(void)snprintf(text, sizeof(text), "%s", msg != NULL ? msg : "");
+	vmm_error_text(msg, text, sizeof(text));
 	m_add_u32(b, code);
 	m_add_u32(b, err);
 	m_add_str(b, text);

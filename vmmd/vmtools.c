@@ -143,8 +143,12 @@ vm_call_error(struct vm_call *c, struct imsg *imsg)
 		break;
 	case AGENT_ERR_LIMIT:
 		(void)snprintf(msg, sizeof(msg), "%s: at most %d jobs run at "
-		    "once and %d per VM; wait for one to finish, or cancel it",
-		    text, AGENT_JOBS_ACTIVE_MAX, AGENT_JOBS_TOTAL_MAX);
+		    "once; wait for one to finish, or cancel it", text,
+		    AGENT_JOBS_ACTIVE_MAX);
+		break;
+	case AGENT_ERR_EXPIRED:
+		(void)snprintf(msg, sizeof(msg), "the job has expired: %s",
+		    text);
 		break;
 	case AGENT_ERR_PATH:
 		(void)snprintf(msg, sizeof(msg), "refused: %s (paths stay "

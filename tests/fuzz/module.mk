@@ -18,5 +18,23 @@ $(BUILD)/fuzz/fuzz-agent-corpus: tests/fuzz/corpus.c common/agent.c \
 	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Icommon \
 	    -o $@ tests/fuzz/corpus.c common/agent.c
 
-FUZZ_PROGS += $(BUILD)/fuzz/fuzz-agent $(BUILD)/fuzz/fuzz-agent-corpus
+# The guest agent's request handling, linked from guestd's own sources.
+FUZZ_GUESTD_SRCS := tests/fuzz/fuzz_guestd.c guestd/channel.c \
+	guestd/jobs.c guestd/outbuf.c guestd/wsfile.c guestd/gtext.c \
+	guestd/netcfg.c common/agent.c common/rdfile.c
+
+$(BUILD)/fuzz/fuzz-guestd: $(FUZZ_GUESTD_SRCS) common/agent_proto.h \
+    guestd/guestd.h guestd/outbuf.h guestd/wsfile.h guestd/netcfg.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Wno-unused-parameter -Iguestd -o $@ \
+	    $(FUZZ_GUESTD_SRCS)
+
+$(BUILD)/fuzz/fuzz-guestd-corpus: tests/fuzz/corpus_guestd.c common/agent.c \
+    common/agent_proto.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Icommon \
+	    -o $@ tests/fuzz/corpus_guestd.c common/agent.c
+
+FUZZ_PROGS += $(BUILD)/fuzz/fuzz-agent $(BUILD)/fuzz/fuzz-agent-corpus \
+	$(BUILD)/fuzz/fuzz-guestd $(BUILD)/fuzz/fuzz-guestd-corpus
 CHECK_SUITES += fuzz-smoke

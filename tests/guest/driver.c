@@ -1242,36 +1242,295 @@ t_reconnect(void)
 	return expect_output("before\n", "", 0);
 }
 
-/* Runs `true` until the VM has had 256 jobs; the next is refused. */
+/*
+ * More jobs than the table holds: each new one evicts the job that ended
+ * first, whose id then answers "expired"; the newest are still read.
+ */
 static int
 t_total_limit(void)
 {
 	struct agent_msg	 req, rep;
 	struct agent_job_status	 st;
-	uint32_t		 job, total;
+	uint32_t		 job, first = 0, i;
 
+	for (i = 0; i < AGENT_JOBS_TOTAL_MAX + 8; i++) {
+		if (exec_start("echo $$", 1, NULL, 0, &job) == -1)
+			return -1;
+		if (first == 0)
+			first = job;
+		if (job_wait(job, &st, JOB_TIMEOUT_MS) == -1)
+			return -1;
+	}
+	if (job_collect(job, AGENT_PAGE_MAX) == -1 ||
+	    expect_output(NULL, "", 0) == -1)
+		return -1;
 	memset(&req, 0, sizeof(req));
 	req.type = AGENT_INFO;
 	if (call(&req, &rep) == -1)
 		return -1;
-	for (total = rep.u.info.jobs_total; total < AGENT_JOBS_TOTAL_MAX;
-	    total++) {
-		if (exec_start("true", 0, NULL, 0, &job) == -1)
-			return -1;
-		if (job_wait(job, &st, JOB_TIMEOUT_MS) == -1)
-			return -1;
-	}
+	if (rep.u.info.jobs_total > AGENT_JOBS_TOTAL_MAX)
+		return fail("%u jobs kept", rep.u.info.jobs_total);
+	/* The oldest ones are gone, told apart from ids never given. */
 	memset(&req, 0, sizeof(req));
-	req.type = AGENT_EXEC;
-	req.u.exec.cwd = "";
-	req.u.exec.argc = 1;
-	req.u.exec.argv[0] = "true";
-	if (call_err(&req, AGENT_ERR_LIMIT) == -1)
+	req.type = AGENT_JOB_STATUS;
+	req.u.job.job = 1;
+	if (call_err(&req, AGENT_ERR_EXPIRED) == -1)
 		return -1;
-	/* Earlier jobs can still be read. */
-	if (job_collect(1, AGENT_PAGE_MAX) == -1)
+	req.u.job.job = first;
+	if (call_err(&req, AGENT_ERR_EXPIRED) == -1)
+		return -1;
+	req.u.job.job = job + 1;
+	if (call_err(&req, AGENT_ERR_NOJOB) == -1)
+		return -1;
+	/* The newest AGENT_JOBS_TOTAL_MAX are kept. */
+	if (job_status(job - AGENT_JOBS_TOTAL_MAX + 1, &st) == -1)
 		return -1;
 	return 0;
+}
+
+/* A cursor past the retained end is refused, naming the valid range. */
+static int
+t_cursor_past_end(void)
+{
+	struct agent_msg	 req, rep;
+	struct agent_job_status	 st;
+	uint32_t		 job;
+
+	if (exec_start("printf hello!", 1, NULL, 0, &job) == -1 ||
+	    job_wait(job, &st, JOB_TIMEOUT_MS) == -1)
+		return -1;
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_JOB_READ;
+	req.u.job_read.job = job;
+	req.u.job_read.out_cursor = 1000;
+	req.u.job_read.out_max = AGENT_PAGE_MAX;
+	if (ac_call(&ac, &req, &rep, CALL_TIMEOUT_MS) == -1)
+		return fail("job_read at 1000: %s", strerror(errno));
+	if (rep.type != AGENT_ERROR || rep.u.error.code != AGENT_ERR_INVAL)
+		return fail("job_read at 1000 answered with %s",
+		    agent_type_name(rep.type));
+	if (strstr(rep.u.error.message, "0 to 6") == NULL)
+		return fail("message \"%s\"", rep.u.error.message);
+	/* Also while waiting, on stderr, and at UINT64_MAX. */
+	req.u.job_read.out_cursor = 6;
+	req.u.job_read.err_cursor = UINT64_MAX;
+	req.u.job_read.wait_ms = 1000;
+	if (call_err(&req, AGENT_ERR_INVAL) == -1)
+		return -1;
+	/* The end itself is a cursor, and the session goes on. */
+	req.u.job_read.err_cursor = 0;
+	if (call(&req, &rep) == -1)
+		return -1;
+	if (rep.u.output.out_len != 0 || rep.u.output.out_cursor != 6)
+		return fail("read at the end: %u bytes", rep.u.output.out_len);
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_PING;
+	return call(&req, &rep);
+}
+
+/* A killed job says so from its first report on: SIGKILL, no exit code. */
+static int
+t_killed_state(void)
+{
+	struct agent_msg	 req, rep;
+	struct agent_job_status	 st;
+	uint32_t		 job;
+	int			 i;
+
+	if (exec_start("sleep 100", 1, NULL, 0, &job) == -1)
+		return -1;
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_JOB_CANCEL;
+	req.u.job.job = job;
+	if (call(&req, &rep) == -1)
+		return -1;
+	st = rep.u.status.st;
+	if (st.state != AGENT_JOB_CANCELLED || st.signal != SIGKILL ||
+	    st.exit_code != -1)
+		return fail("cancel answered %s, exit %d, signal %d",
+		    agent_job_state_name(st.state), st.exit_code, st.signal);
+	/* A timeout: its first report after running is the final one. */
+	if (exec_start("sleep 100", 1, NULL, 200, &job) == -1)
+		return -1;
+	for (i = 0; i < 1000; i++) {
+		if (job_status(job, &st) == -1)
+			return -1;
+		if (st.state != AGENT_JOB_RUNNING)
+			break;
+		sleep_ms(JOB_POLL_MS);
+	}
+	if (st.state != AGENT_JOB_TIMED_OUT || st.signal != SIGKILL ||
+	    st.exit_code != -1)
+		return fail("timeout reported %s, exit %d, signal %d",
+		    agent_job_state_name(st.state), st.exit_code, st.signal);
+	/* After the reap, still the same. */
+	sleep_ms(300);
+	if (job_status(job, &st) == -1)
+		return -1;
+	if (st.state != AGENT_JOB_TIMED_OUT || st.signal != SIGKILL ||
+	    st.exit_code != -1)
+		return fail("after the reap %s, exit %d, signal %d",
+		    agent_job_state_name(st.state), st.exit_code, st.signal);
+	return 0;
+}
+
+/* An error naming a client's non-ASCII path is valid UTF-8. */
+static int
+t_error_utf8(void)
+{
+	struct agent_msg	 req, rep;
+	char			 path[512], text[UTF8_DECODED_MAX(512)];
+	size_t			 i, n = 0, tlen;
+	int			 errs = 0;
+
+	/* Components of 100 bytes; byte 200 is inside a character. */
+	path[n++] = 'a';
+	path[n++] = 'b';
+	for (i = 0; i < 150; i++) {
+		if (i > 0 && i % 50 == 0)
+			path[n++] = '/';
+		path[n++] = (char)0xc3;
+		path[n++] = (char)0xa9;		/* é */
+	}
+	path[n] = '\0';
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_FILE_READ;
+	req.u.file_read.path = path;
+	req.u.file_read.length = 16;
+	if (ac_call(&ac, &req, &rep, CALL_TIMEOUT_MS) == -1)
+		return fail("file_read: %s", strerror(errno));
+	if (rep.type != AGENT_ERROR || rep.u.error.code != AGENT_ERR_NOENT)
+		return fail("answered with %s %s: %s",
+		    agent_type_name(rep.type), agent_err_name(rep.u.error.code),
+		    rep.u.error.message);
+	n = strlen(rep.u.error.message);
+	(void)utf8_decode((const uint8_t *)rep.u.error.message, n, 1, text,
+	    &tlen, &errs);
+	if (errs)
+		return fail("message is not UTF-8: %s", rep.u.error.message);
+	if (strncmp(rep.u.error.message, "ab\xc3\xa9", 4) != 0 ||
+	    strstr(rep.u.error.message, "no such file") == NULL)
+		return fail("message \"%s\"", rep.u.error.message);
+	/* A cwd too. */
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_EXEC;
+	req.u.exec.cwd = path;
+	req.u.exec.argc = 1;
+	req.u.exec.argv[0] = "true";
+	if (ac_call(&ac, &req, &rep, CALL_TIMEOUT_MS) == -1)
+		return fail("exec: %s", strerror(errno));
+	if (rep.type != AGENT_ERROR)
+		return fail("exec in a missing cwd: %s",
+		    agent_type_name(rep.type));
+	errs = 0;
+	(void)utf8_decode((const uint8_t *)rep.u.error.message,
+	    strlen(rep.u.error.message), 1, text, &tlen, &errs);
+	if (errs)
+		return fail("cwd message is not UTF-8: %s",
+		    rep.u.error.message);
+	return 0;
+}
+
+/* The job's user can reopen its own stdout and stderr. */
+static int
+t_dev_stdout(void)
+{
+	if (run("echo hi > /dev/stdout; echo err | tee /dev/stderr "
+	    ">/dev/null; cat /dev/stdin", 1, "in\n") == -1)
+		return -1;
+	return expect_output("hi\nin\n", "err\n", 0);
+}
+
+/* Threads and processes count: a job stops at pids.max, told why. */
+static int
+t_pids_limit(void)
+{
+	unsigned long	 n;
+
+	if (run("python3 -c '\n"
+	    "import sys, threading, time\n"
+	    "n = 0\n"
+	    "try:\n"
+	    "    while n < 5000:\n"
+	    "        threading.Thread(target=time.sleep, args=(30,),\n"
+	    "            daemon=True).start()\n"
+	    "        n += 1\n"
+	    "except RuntimeError as e:\n"
+	    "    print(e, file=sys.stderr)\n"
+	    "print(n, flush=True)\n"
+	    "import os; os._exit(0)'", 1, NULL) == -1)
+		return -1;
+	if (col.st.state != AGENT_JOB_COMPLETED || col.st.exit_code != 0)
+		return fail("state %s, exit %d: %.200s",
+		    agent_job_state_name(col.st.state), col.st.exit_code,
+		    col.text[1]);
+	n = strtoul(col.text[0], NULL, 10);
+	if (n < 1000 || n >= 4096)
+		return fail("%lu threads started: %.200s", n, col.text[1]);
+	if (strstr(col.text[1], "limit of 4096 processes") == NULL)
+		return fail("stderr \"%.200s\"", col.text[1]);
+	return 0;
+}
+
+/* A job that takes all memory is killed, whole; the agent goes on. */
+static int
+t_memory_limit(void)
+{
+	struct agent_msg	 req, rep;
+
+	if (run("python3 -c '\n"
+	    "a = []\n"
+	    "while True:\n"
+	    "    a.append(bytearray(8 << 20))\n'", 1, NULL) == -1)
+		return -1;
+	if (col.st.state != AGENT_JOB_COMPLETED ||
+	    col.st.signal != SIGKILL)
+		return fail("state %s, signal %d: %.200s",
+		    agent_job_state_name(col.st.state), col.st.signal,
+		    col.text[1]);
+	if (strstr(col.text[1], "ran out of memory") == NULL)
+		return fail("stderr \"%.200s\"", col.text[1]);
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_PING;
+	if (call(&req, &rep) == -1)
+		return -1;
+	if (run("echo after", 1, NULL) == -1)
+		return -1;
+	return expect_output("after\n", "", 0);
+}
+
+/* While a fork bomb runs, the agent answers and other jobs run. */
+static int
+t_fork_bomb(void)
+{
+	struct agent_msg	 req, rep;
+	struct agent_job_status	 st;
+	uint32_t		 bomb;
+
+	if (exec_start("b() { b | b & }; b; sleep 100", 1, NULL, 20000,
+	    &bomb) == -1)
+		return -1;
+	sleep_ms(3000);
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_PING;
+	if (call(&req, &rep) == -1)
+		return -1;
+	if (run("echo alive", 1, NULL) == -1 ||
+	    expect_output("alive\n", "", 0) == -1)
+		return -1;
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_JOB_CANCEL;
+	req.u.job.job = bomb;
+	if (call(&req, &rep) == -1)
+		return -1;
+	if (job_wait(bomb, &st, JOB_TIMEOUT_MS) == -1)
+		return -1;
+	if (st.state == AGENT_JOB_RUNNING || st.signal != SIGKILL)
+		return fail("bomb %s, signal %d",
+		    agent_job_state_name(st.state), st.signal);
+	if (run("echo after", 1, NULL) == -1)
+		return -1;
+	return expect_output("after\n", "", 0);
 }
 
 static int
@@ -1316,7 +1575,15 @@ static const struct {
 	{ "at most 4 active jobs; cancel while frozen", t_limits },
 	{ "bad requests answered with errors", t_errors },
 	{ "host reconnects, session restarts", t_reconnect },
-	{ "at most 256 jobs per VM", t_total_limit },
+	{ "a cursor past the end is refused", t_cursor_past_end },
+	{ "a killed job reports SIGKILL at once", t_killed_state },
+	{ "errors naming non-ASCII paths are UTF-8", t_error_utf8 },
+	{ "jobs open /dev/stdout, /dev/stderr, /dev/stdin", t_dev_stdout },
+	{ "a job stops at 4096 processes and threads", t_pids_limit },
+	{ "a memory hog is killed; the agent answers", t_memory_limit },
+	{ "a fork bomb is contained; the agent answers", t_fork_bomb },
+	{ "ended jobs are evicted past 256; their ids expire",
+	    t_total_limit },
 };
 
 static int

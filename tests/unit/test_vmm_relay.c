@@ -578,3 +578,29 @@ Test(vmm_relay, replies_out_of_range_refused)
 	cr_assert_eq(vmm_reply_imsg_type(AGENT_REPLY | AGENT_PING), IMSG_NONE);
 	cr_assert_eq(vmm_reply_imsg_type(AGENT_EXEC), IMSG_NONE);
 }
+
+/* Error text from a guest reaches mcvmd as valid UTF-8, cut whole. */
+Test(vmm_relay, error_text_made_utf8_and_cut_on_a_boundary)
+{
+	char	 in[600], out[AGENT_ERRMSG_MAX];
+	size_t	 i;
+
+	vmm_error_text("cut \xc3", out, sizeof(out));
+	cr_assert_str_eq(out, "cut \xef\xbf\xbd");
+	vmm_error_text("bad \xff\xfe ok \xc3\xa9", out, sizeof(out));
+	cr_assert_str_eq(out, "bad \xef\xbf\xbd\xef\xbf\xbd ok \xc3\xa9");
+	/* 300 invalid bytes: 900 bytes replaced, cut to whole U+FFFDs. */
+	memset(in, 0xff, 300);
+	in[300] = '\0';
+	vmm_error_text(in, out, sizeof(out));
+	cr_assert_eq(strlen(out), 255);
+	for (i = 0; i < 255; i += 3)
+		cr_assert(memcmp(out + i, "\xef\xbf\xbd", 3) == 0);
+	/* One character past the end is dropped whole. */
+	memset(in, 'a', 254);
+	memcpy(in + 254, "\xc3\xa9", 3);
+	vmm_error_text(in, out, sizeof(out));
+	cr_assert_eq(strlen(out), 254);
+	vmm_error_text(NULL, out, sizeof(out));
+	cr_assert_str_eq(out, "");
+}

@@ -30,6 +30,7 @@
 #include "imsg.h"
 #include "msg.h"
 #include "proto.h"
+#include "utf8.h"
 #include "vmm.h"
 
 #define QEMU_BIN		"qemu-system-x86_64"
@@ -1060,6 +1061,170 @@ t_fake_busy(void)
 	return 0;
 }
 
+/* The next request the monitor sends to the guest (HELLOs skipped). */
+static int
+fake_agent_next(struct agent_msg *m, uint16_t type)
+{
+	do {
+		if (fake_agent_recv(m, SHORT_TIMEOUT_MS) == -1)
+			return -1;
+	} while (m->type == AGENT_HELLO);
+	if (m->type != type)
+		return fail("the monitor sent %s", agent_type_name(m->type));
+	return 0;
+}
+
+/* Sends req through the monitor; *m is the frame the guest gets. */
+static uint32_t
+fake_ask(uint16_t type, uint32_t job, struct agent_msg *m)
+{
+	struct agent_msg	 req;
+	uint32_t		 peerid;
+
+	memset(&req, 0, sizeof(req));
+	req.type = type;
+	if (type == AGENT_JOB_READ) {
+		req.u.job_read.job = job;
+		req.u.job_read.out_max = AGENT_PAGE_MAX;
+		req.u.job_read.err_max = AGENT_PAGE_MAX;
+	} else
+		req.u.job.job = job;
+	peerid = send_req(vmm_req_imsg_type(type), &req);
+	if (fake_agent_next(m, type) == -1)
+		return 0;
+	return peerid;
+}
+
+/* A JOB_STATUS answered as it should be: the channel still serves. */
+static int
+fake_status_ok(void)
+{
+	struct agent_msg	 m, rep;
+	struct mreader		 r;
+	uint32_t		 peerid;
+
+	if ((peerid = fake_ask(AGENT_JOB_STATUS, 7, &m)) == 0)
+		return -1;
+	memset(&rep, 0, sizeof(rep));
+	rep.type = AGENT_REPLY | AGENT_JOB_STATUS;
+	rep.id = m.id;
+	rep.u.status.st.job = 7;
+	rep.u.status.st.state = AGENT_JOB_COMPLETED;
+	if (fake_agent_send(&rep) == -1 ||
+	    wait_reply(peerid, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	m_init(&r, &run.cur);
+	if (vmm_reply_get(AGENT_JOB_STATUS, run.cur.hdr.type, &r, &rep) ==
+	    -1 || rep.type != (AGENT_REPLY | AGENT_JOB_STATUS) ||
+	    rep.u.status.st.job != 7)
+		return fail("JOB_STATUS answered with %s",
+		    imsg_type_name(run.cur.hdr.type));
+	return 0;
+}
+
+/* The text of the current reply's error, checked to be UTF-8. */
+static int
+cur_error_text(const char **text)
+{
+	static char	 dec[UTF8_DECODED_MAX(AGENT_ERRMSG_MAX)];
+	struct mreader	 r;
+	struct agent_msg m;
+	size_t		 len;
+	int		 errs = 0;
+
+	m_init(&r, &run.cur);
+	if (run.cur.hdr.type != IMSG_VMM_ERROR ||
+	    vmm_reply_get(AGENT_JOB_STATUS, run.cur.hdr.type, &r, &m) == -1)
+		return fail("%s, not a well formed error",
+		    imsg_type_name(run.cur.hdr.type));
+	(void)utf8_decode((const uint8_t *)m.u.error.message,
+	    strlen(m.u.error.message), 1, dec, &len, &errs);
+	if (errs)
+		return fail("error text is not UTF-8: %s", m.u.error.message);
+	*text = m.u.error.message;
+	return 0;
+}
+
+/*
+ * Well framed replies that make no sense fail the request they answer,
+ * and nothing else: a cursor past what is retained, a reply of the wrong
+ * type, a request from the guest; error text that is not UTF-8 is made
+ * so.  The channel serves on, and the guest is never reported lost.
+ */
+static int
+t_fake_bad_reply(void)
+{
+	struct agent_msg	 m, rep;
+	const char		*text;
+	char			 msg[AGENT_ERRMSG_MAX];
+	uint32_t		 peerid;
+	size_t			 i;
+
+	run.nevents = 0;
+	if ((peerid = fake_ask(AGENT_JOB_READ, 7, &m)) == 0)
+		return -1;
+	memset(&rep, 0, sizeof(rep));
+	rep.type = AGENT_REPLY | AGENT_JOB_READ;
+	rep.id = m.id;
+	rep.u.output.st.job = 7;
+	rep.u.output.st.state = AGENT_JOB_COMPLETED;
+	rep.u.output.st.out_total = rep.u.output.st.out_retained = 6;
+	rep.u.output.out_cursor = 1000;		/* past the end */
+	if (fake_agent_send(&rep) == -1 ||
+	    wait_reply(peerid, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (cur_error() != AGENT_ERR_PROTO || cur_error_text(&text) == -1)
+		return fail("cursor past the end: error %u", cur_error());
+	if (fake_status_ok() == -1)
+		return -1;
+	/* The wrong type of reply. */
+	if ((peerid = fake_ask(AGENT_JOB_CANCEL, 7, &m)) == 0)
+		return -1;
+	memset(&rep, 0, sizeof(rep));
+	rep.type = AGENT_REPLY | AGENT_FILE_WRITE;
+	rep.id = m.id;
+	if (fake_agent_send(&rep) == -1 ||
+	    wait_reply(peerid, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (cur_error() != AGENT_ERR_PROTO)
+		return fail("wrong reply type: error %u", cur_error());
+	/* A request from the guest, then a reply to nothing in flight. */
+	memset(&rep, 0, sizeof(rep));
+	rep.type = AGENT_PING;
+	rep.id = 99999;
+	if (fake_agent_send(&rep) == -1)
+		return -1;
+	rep.type = AGENT_REPLY | AGENT_PING;
+	if (fake_agent_send(&rep) == -1 || fake_status_ok() == -1)
+		return -1;
+	/* An error whose text is cut inside a character, and worse. */
+	if ((peerid = fake_ask(AGENT_JOB_STATUS, 7, &m)) == 0)
+		return -1;
+	for (i = 0; i < sizeof(msg) - 2; i += 2) {
+		msg[i] = (char)0xff;
+		msg[i + 1] = i < 100 ? 'x' : (char)0xc3;
+	}
+	msg[i] = '\0';
+	memset(&rep, 0, sizeof(rep));
+	rep.type = AGENT_ERROR;
+	rep.id = m.id;
+	rep.u.error.code = AGENT_ERR_NOENT;
+	rep.u.error.message = msg;
+	if (fake_agent_send(&rep) == -1 ||
+	    wait_reply(peerid, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (cur_error() != AGENT_ERR_NOENT || cur_error_text(&text) == -1)
+		return -1;
+	if (strncmp(text, "\xef\xbf\xbdx", 4) != 0)
+		return fail("error text \"%.40s\"", text);
+	if (fake_status_ok() == -1)
+		return -1;
+	(void)pump_unasked(100);
+	if (have_event(VMM_EV_GUEST_LOST))
+		return fail("the guest was reported lost");
+	return 0;
+}
+
 static int
 t_fake_garbage(void)
 {
@@ -1284,6 +1449,8 @@ main(int argc, char *argv[])
 	    t_fake_handshake());
 	report("fake guest: 33rd request busy, answers matched by id",
 	    t_fake_busy());
+	report("fake guest: bad replies fail their calls, not the channel",
+	    t_fake_bad_reply());
 	report("fake guest: malformed frame, GUEST_LOST, QMP alive",
 	    t_fake_garbage());
 	report("QEMU killed: SHUTDOWN, monitor exits 0", t_kill_qemu());
