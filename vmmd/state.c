@@ -20,6 +20,7 @@
 #define STATE_DB		"state.db"
 #define STATE_BUSY_TIMEOUT_MS	5000
 #define STATE_RECEIPTS_MAX	4096	/* kept per workspace */
+#define STATE_JOBS_MAX		1024	/* job rows kept per VM */
 
 static sqlite3	*db;
 
@@ -506,7 +507,11 @@ state_job_start(const char *id, const char *vm, uint32_t guest_job,
 {
 	if (state_exec("BEGIN IMMEDIATE;") == -1)
 		return -1;
+	/* The guest keeps fewer jobs than this: older rows go. */
 	if (state_job_insert(id, vm, guest_job, command) == -1 ||
+	    state_run("DELETE FROM jobs WHERE vm_id = ?1 AND id NOT IN "
+	    "(SELECT id FROM jobs WHERE vm_id = ?1 ORDER BY created DESC, "
+	    "guest_job DESC LIMIT ?2)", vm, STATE_JOBS_MAX, 0) == -1 ||
 	    state_receipt_end(ws, rid, 1, vm, result) == -1 ||
 	    state_exec("COMMIT;") == -1) {
 		(void)state_exec("ROLLBACK;");

@@ -1,7 +1,8 @@
 /*
  * state.c against a real database in a temporary directory: request
  * receipts are bounded per workspace, the oldest settled ones go first,
- * and a pending one (its call still running) is never dropped.
+ * and a pending one (its call still running) is never dropped; job rows
+ * are bounded per VM, and a cancelled call's receipt can be forgotten.
  */
 #include <sys/stat.h>
 
@@ -146,4 +147,91 @@ Test(state, pending_receipts_never_dropped, .init = setup,
 	cr_assert_eq(query("SELECT count(*) FROM receipts WHERE state = "
 	    "'pending'"), RECEIPTS_KEPT + 8);
 	cr_assert_eq(begin(a, "p0"), RECEIPT_PENDING);
+}
+
+#define JOBS_KEPT	1024	/* README: job rows kept per VM */
+
+static void
+vm_row(int64_t ws, const char *id, uint32_t slot)
+{
+	struct vm_row	 row;
+
+	memset(&row, 0, sizeof(row));
+	(void)snprintf(row.id, sizeof(row.id), "%s", id);
+	row.ws_id = ws;
+	(void)snprintf(row.name, sizeof(row.name), "%s", id);
+	(void)snprintf(row.state, sizeof(row.state), "running");
+	(void)snprintf(row.image, sizeof(row.image), "debian");
+	row.slot = slot;
+	row.uid = 2000000 + slot;
+	row.memory_mib = 512;
+	row.vcpus = 1;
+	cr_assert_eq(state_vm_insert(&row), 0);
+}
+
+static int
+count_job(const char *id, uint32_t job, const char *cmd, int64_t created,
+    void *arg)
+{
+	uint32_t	*last = arg;
+
+	/* Newest first: guest job numbers fall. */
+	cr_assert(last[1] == 0 || job < last[0], "job %u after %u", job,
+	    last[0]);
+	last[0] = job;
+	last[1]++;
+	return 0;
+}
+
+/* A VM runs any number of jobs; the host keeps the newest rows. */
+Test(state, job_rows_bounded_per_vm, .init = setup, .fini = teardown,
+    .timeout = 120)
+{
+	char		 id[32], rid[32], sql[256];
+	uint32_t	 guest, seen[2] = { 0, 0 };
+	int64_t		 a;
+	int		 i, n = JOBS_KEPT + 40;
+
+	a = workspace("dave", 4);
+	vm_row(a, "vm-00000000000000aa", 0);
+	vm_row(a, "vm-00000000000000bb", 1);
+	cr_assert_eq(begin(a, "other"), RECEIPT_NEW);
+	cr_assert_eq(state_job_start("job-f0000000000000ff",
+	    "vm-00000000000000bb", 1, "true", a, "other", "{}"), 0);
+	for (i = 1; i <= n; i++) {
+		(void)snprintf(rid, sizeof(rid), "j%d", i);
+		(void)snprintf(id, sizeof(id), "job-%016x", i);
+		cr_assert_eq(begin(a, rid), RECEIPT_NEW);
+		cr_assert_eq(state_job_start(id, "vm-00000000000000aa",
+		    (uint32_t)i, "true", a, rid, "{}"), 0, "job %d", i);
+	}
+	(void)snprintf(sql, sizeof(sql), "SELECT count(*) FROM jobs WHERE "
+	    "vm_id = 'vm-00000000000000aa'");
+	cr_assert_eq(query(sql), JOBS_KEPT);
+	cr_assert_eq(state_job_lookup("job-0000000000000001",
+	    "vm-00000000000000aa", &guest), 0, "the oldest row stayed");
+	(void)snprintf(id, sizeof(id), "job-%016x", n);
+	cr_assert_eq(state_job_lookup(id, "vm-00000000000000aa", &guest), 1);
+	cr_assert_eq(guest, (uint32_t)n);
+	cr_assert_eq(state_job_lookup("job-f0000000000000ff",
+	    "vm-00000000000000bb", &guest), 1, "another VM's row went");
+	/* A listing is newest first, and stops at its limit. */
+	cr_assert_eq(state_job_each("vm-00000000000000aa", 33, count_job,
+	    seen), 0);
+	cr_assert_eq(seen[1], 33);
+	cr_assert_eq(seen[0], (uint32_t)(n - 32));
+}
+
+/* A cancelled call's pending receipt goes; a settled one stays. */
+Test(state, receipt_forget_only_pending, .init = setup, .fini = teardown)
+{
+	int64_t	 a;
+
+	a = workspace("erin", 5);
+	cr_assert_eq(begin(a, "c1"), RECEIPT_NEW);
+	cr_assert_eq(state_receipt_forget(a, "c1"), 0);
+	cr_assert_eq(begin(a, "c1"), RECEIPT_NEW, "forgotten: runs again");
+	cr_assert_eq(state_receipt_end(a, "c1", 1, "", "{}"), 0);
+	cr_assert_eq(state_receipt_forget(a, "c1"), 0);
+	cr_assert_eq(begin(a, "c1"), RECEIPT_DONE, "a settled one stays");
 }
