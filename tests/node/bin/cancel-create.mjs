@@ -18,4 +18,7 @@ try {
 } catch (e) {
 	console.log(ac.signal.aborted ? 'cancelled' : `error: ${e.message}`);
 }
+// The SDK sends notifications/cancelled without waiting for it: closing
+// at once would abort that POST too.
+await new Promise((res) => setTimeout(res, 1000));
 await client.close();
