@@ -2094,13 +2094,7 @@ vm_spawn(struct vm *vm)
 	close(log);
 	vm_close_store_fds(vm);
 	free(qa);
-	if (fcntl(sp[0], F_SETFL, O_NONBLOCK) == -1 ||
-	    imsgev_init(&vm->vmm, sp[0], vm->row.id, vm_vmm_dispatch,
-	    vm) == -1)
-		fatal("%s", __func__);
-	vm->vmm_live = 1;
-	vm->ready = 0;
-	vm->guest_poweroff = 0;
+	vm_monitor_attach(vm, sp[0]);
 	/* A new boot: the jobs of the last one are gone with it. */
 	if (state_jobs_forget(vm->row.id) == -1)
 		log_warnx("%s: old jobs not forgotten", vm->row.id);
@@ -2470,6 +2464,22 @@ vm_vmm_dispatch(int fd, short event, void *arg)
 		if (!vm->vmm_live)
 			return;
 	}
+}
+
+/*
+ * fd is mcvmd's end of a new monitor's channel: from now on the monitor's
+ * messages are read by vm_vmm_dispatch.  The guest is not ready until the
+ * monitor says so.
+ */
+void
+vm_monitor_attach(struct vm *vm, int fd)
+{
+	if (fcntl(fd, F_SETFL, O_NONBLOCK) == -1 ||
+	    imsgev_init(&vm->vmm, fd, vm->row.id, vm_vmm_dispatch, vm) == -1)
+		fatal("%s", __func__);
+	vm->vmm_live = 1;
+	vm->ready = 0;
+	vm->guest_poweroff = 0;
 }
 
 /* ---- requests to the monitor -------------------------------------------- */

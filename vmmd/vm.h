@@ -148,6 +148,7 @@ void		 vm_start(uint64_t, struct vm *);
 void		 vm_stop(uint64_t, struct vm *, int, uint32_t);
 void		 vm_destroy(uint64_t, struct vm *);
 void		 vm_set_state(struct vm *, enum vm_state, const char *);
+void		 vm_monitor_attach(struct vm *, int);
 int		 vm_call(struct vm *, struct vm_call *, struct ibuf *);
 struct vm_call	*vm_call_new(struct vm *, uint64_t, enum tool_id);
 void		 vm_call_free(struct vm_call *);
