@@ -5,8 +5,9 @@
  * fuzz_mcvmd.c's; the bytes below follow it:
  *
  *	byte 0	0x08 a running VM with a ready guest, 0x0c paused,
- *		0x32 booting with network and a creation waiting, 0x01
- *		the control socket
+ *		0x32 booting with network and a creation waiting, 0x48
+ *		and 0x4c running and paused with QEMU and the monitor
+ *		up, 0x01 the control socket
  *	CALL(t)	a tool call: 0x00, the index of the tool in vm_tools[],
  *		then for each parameter a presence byte (bit 0 set: left
  *		out) and its value
@@ -25,6 +26,8 @@
 
 #define RUN	"\x08"
 #define PAUSED	"\x0c"
+#define ALIVE	"\x48"			/* running, QEMU and monitor up */
+#define ALIVE_PAUSED "\x4c"
 #define ANS	"\x07\x01\x00\x00"
 #define ANS_ERR	"\x07\x21\x00\x00"	/* an error for the oldest call */
 #define VMID	"\x00"			/* vm_id present */
@@ -39,6 +42,9 @@
 #define C_RESUME	"\x00\x08" VMID
 #define C_STOP		"\x00\x09" VMID SKIP SKIP
 #define C_JSTATUS	"\x00\x04" VMID "\x00"
+#define C_DESTROY	"\x00\x0c" VMID
+#define C_STOP_FORCE	"\x00\x09" VMID "\x02" SKIP
+#define EXITED		"\x04\x01\x04\x02"	/* QEMU, then the monitor */
 
 /* A job status: job 5, completed, every stream at 6 bytes. */
 #define STATUS(state)	"\x05" state "\x00\x01\x01\x00\x00" \
@@ -83,6 +89,9 @@ static const struct seed {
 	SEED("suspend", RUN C_SUSPEND ANS GUEST_INFO ANS "\x00" ANS "\x00"),
 	SEED("resume", PAUSED C_RESUME ANS "\x00" ANS "\x00" ANS "\x00"),
 	SEED("stop", RUN C_STOP ANS "\x00"),
+	SEED("stop-alive", ALIVE C_STOP ANS "\x00" EXITED),
+	SEED("monitor-dies", ALIVE C_STATUS "\x04\x02" ANS "\x07running"
+	    "\x01" "\x04\x01"),
 	SEED("boot", "\x32" "\x07\x90\x00\x00" "\x01" "1" "\x05" "Linux" "\x01" "6"
 	    ANS "\x00"),
 	/* An error whose text is 255 bytes of two-byte characters. */

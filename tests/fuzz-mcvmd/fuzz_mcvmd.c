@@ -14,24 +14,28 @@
  *	the monitor	a socketpair attached with vm_monitor_attach() to a
  *			VM the target puts in the list; the input is written
  *			to it as imsg frames;
- *	processes	none: the VM's pids are 0, so nothing is forked or
- *			killed, and mcvmd's own process table stays empty.
+ *	processes	none: the VM's QEMU and monitor are gone (pid 0) or
+ *			have pids no process can have, whose exit the input
+ *			reports through vm_reap(); mcvmd's children have pid
+ *			0.  Nothing is forked, and no signal reaches anyone.
  *
  * Input: byte 0 picks the channel (bit 0: control, else monitor) and, for
  * the monitor, the VM's state before the first frame (bits 1-2: running,
  * booting, paused; bit 3: the guest is ready; bit 4: network on; bit 5:
- * a creation waits on the boot).  Then a sequence of operations, each a
+ * a creation waits on the boot; bit 6: QEMU and the monitor run).  Then a sequence of operations, each a
  * byte and what it draws: a frame (type, peerid biased to the calls in
  * flight, payload either shaped as the answer its type carries, typed
  * fields, or raw bytes), a tool call, a cancellation, a frontd restart,
- * raw bytes, or the end of the channel.
+ * the exit of QEMU or the monitor, raw bytes, or the end of the channel.
  *
  * Aborts when mcvmd reaches fatal() or fatalx(), when what it writes to
  * frontd does not decode as frontd decodes it (IMSG_FRONT_TOOL_RESULT: a
  * u32 status and a str of at most TOOL_RESULT_MAX bytes, valid UTF-8, a
  * JSON object when the status is TOOL_OK), when a call is answered twice
- * or an answer comes for no call, or when a control reply is not one
- * mcvmctl reads.  ASan finds the rest.
+ * or an answer comes for no call, when the VM's state moves in a way no
+ * step may move it (a destroyed VM coming back, a failed one running),
+ * or when a control reply is not one mcvmctl reads.  ASan finds the
+ * rest.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -62,6 +66,10 @@
 #define FZ_PAYLOAD_MAX		(IMSG_MAX_PAYLOAD + 64)
 #define FZ_JOBS			3
 #define FZ_WS			"fuzz-vms"
+/* A VM's processes while they run: pids above any pid_max (at most
+ * 2^22), which kill(2) finds nowhere. */
+#define FZ_QEMU_PID		((pid_t)0x7ffffff0)
+#define FZ_VMM_PID		((pid_t)0x7ffffff1)
 /* What mcvmctl reads (ctl/mcvmctl.c). */
 #define CTL_TEXT_MAX		1024
 #define CTL_NOTE_MAX		4096
@@ -104,8 +112,10 @@ static char		 job_ids[FZ_JOBS][ID_MAX + 1];
 static const uint32_t	 job_guest[FZ_JOBS] = { 1, 2, UINT32_MAX };
 static struct pay	 pay;
 static int		 jobs_dirty;	/* an input ran vm_exec */
+static int		 rids_dirty;	/* or used a request_id again */
 
 static int	 vm_listed(void);
+static void	 vm_exited(pid_t, int);
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 fz_fail(const char *fmt, ...)
@@ -468,6 +478,9 @@ channel_read(enum proc_id id, struct imsgbuf *ib, void (*cb)(struct imsg *))
 	ssize_t		 n;
 	int		 got;
 
+	/* Every byte mcvmd sent was read; it sends only when flushed. */
+	if (c->iev.ibuf.wqlen == 0)
+		return;
 	do {
 		channel_flush(id);
 		n = imsgbuf_read(ib);
@@ -619,10 +632,12 @@ tool_call(struct in *in)
 					(void)snprintf(strs[i],
 					    sizeof(strs[i]), "fz-%llu",
 					    (unsigned long long)++rid_serial);
-				else
+				else {
 					(void)snprintf(strs[i],
 					    sizeof(strs[i]), "fz-again-%u",
 					    (k >> 2) & 3);
+					rids_dirty = 1;
+				}
 				v->s = strs[i];
 			} else {
 				n = in_u8(in) % 64;
@@ -699,11 +714,12 @@ jobs_make(void)
 
 	if (state_jobs_forget(vm->row.id) == -1)
 		fz_fail("state_jobs_forget");
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 4 && rids_dirty; i++) {
 		(void)snprintf(id, sizeof(id), "fz-again-%zu", i);
 		if (state_receipt_forget(auth.id, id) == -1)
 			fz_fail("state_receipt_forget");
 	}
+	rids_dirty = 0;
 	for (i = 0; i < FZ_JOBS; i++) {
 		(void)snprintf(job_ids[i], sizeof(job_ids[i]),
 		    "job-%08llx%08zx", (unsigned long long)vm_serial, i);
@@ -776,6 +792,8 @@ vm_settle(void)
 	if (vm_listed() && vm->vmm_live)
 		vm->vmm.handler(vm->vmm.ibuf.fd, EV_READ, &vm->vmm);
 	pump();
+	vm_exited(FZ_QEMU_PID, 0);
+	vm_exited(FZ_VMM_PID, 0);
 	if (vm_listed() && (vm->vmm_live || !TAILQ_EMPTY(&vm->calls) ||
 	    (vm->state != VS_STOPPED && vm->state != VS_FAILED) ||
 	    vm->op.pending || vm->store_req != 0))
@@ -792,6 +810,40 @@ vm_settle(void)
 		}
 	}
 	front_restart();
+}
+
+/*
+ * Whether a VM may go from state a to b within one step.  Only vm_start
+ * leaves stopped or failed; a VM being stopped stops, fails or keeps
+ * running; one being destroyed is destroyed.  No answer of a monitor
+ * undoes any of these.
+ */
+static int
+state_follows(enum vm_state a, enum vm_state b)
+{
+	if (a == b || b == VS_DESTROYING || b == VS_FAILED)
+		return 1;
+	switch (a) {
+	case VS_DESTROYING:
+		return 0;
+	case VS_STOPPED:
+	case VS_FAILED:
+		return b == VS_CREATING || b == VS_STOPPED;
+	case VS_STOPPING:
+		return b == VS_STOPPED || b == VS_RUNNING;
+	default:
+		return 1;
+	}
+}
+
+/* The VM's QEMU or monitor exited, as mcvmd's reaper tells vm.c. */
+static void
+vm_exited(pid_t pid, int code)
+{
+	if (!vm_listed() || (vm->qemu_pid != pid && vm->vmm_pid != pid))
+		return;
+	(void)vm_reap(pid, code == 31 ? SIGKILL : (code & 0xff) << 8);
+	pump();
 }
 
 /* A frame to the monitor's end: written whole, mcvmd reading meanwhile. */
@@ -900,7 +952,8 @@ monitor_run(uint8_t flags, struct in *in)
 	static const enum vm_state states[] = { VS_RUNNING, VS_BOOTING,
 	    VS_PAUSED, VS_RUNNING };
 	struct vm_call	*c;
-	uint8_t		 raw[64];
+	enum vm_state	 was;
+	uint8_t		 raw[64], b;
 	int		 sp[2], ops, i, n;
 
 	if (vm == NULL)
@@ -919,6 +972,8 @@ monitor_run(uint8_t flags, struct in *in)
 	(void)snprintf(vm->row.state, sizeof(vm->row.state), "%s",
 	    vm_state_name(vm->state));
 	vm->ready = vm->state != VS_BOOTING && ((flags >> 3) & 1);
+	vm->qemu_pid = (flags & 0x40) ? FZ_QEMU_PID : 0;
+	vm->vmm_pid = (flags & 0x40) ? FZ_VMM_PID : 0;
 	if (vm->state == VS_BOOTING && (flags & 0x20) &&
 	    (vm->op.peerid = call_new()) != 0) {
 		vm->op.pending = 1;
@@ -926,6 +981,7 @@ monitor_run(uint8_t flags, struct in *in)
 		vm->op.rid[0] = '\0';
 	}
 	for (ops = 0; ops < FZ_OPS_MAX && in->left > 0; ops++) {
+		was = vm->state;
 		switch (in_u8(in) % 16) {
 		case 0:
 		case 1:
@@ -939,8 +995,13 @@ monitor_run(uint8_t flags, struct in *in)
 				    ncalls));
 			break;
 		case 4:
-			if ((in_u8(in) & 7) == 0)
+			b = in_u8(in);
+			if ((b & 7) == 0)
 				front_restart();
+			else if ((b & 7) == 1)
+				vm_exited(FZ_QEMU_PID, b >> 3);
+			else if ((b & 7) == 2)
+				vm_exited(FZ_VMM_PID, b >> 3);
 			break;
 		case 5:
 			n = in_u8(in) % (int)sizeof(raw);
@@ -964,6 +1025,9 @@ monitor_run(uint8_t flags, struct in *in)
 		pump();
 		if (!vm_listed())
 			break;
+		if (!state_follows(was, vm->state))
+			fz_fail("%s went from %s to %s", vm->row.id,
+			    vm_state_name(was), vm_state_name(vm->state));
 		/* mcvmd's own bound on what is in flight. */
 		n = 0;
 		TAILQ_FOREACH(c, &vm->calls, entry)
@@ -1204,8 +1268,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	env = &mcvmd;
 	env->pid = getpid();
 	config_defaults(&env->conf);
-	if (stat(base, &st) == -1 || !S_ISDIR(st.st_mode))
-		base = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+	/* $TMPDIR, else tmpfs: state.db syncs every transaction. */
+	if (getenv("TMPDIR") != NULL)
+		base = getenv("TMPDIR");
+	else if (stat(base, &st) == -1 || !S_ISDIR(st.st_mode))
+		base = "/tmp";
 	(void)snprintf(dir, sizeof(dir), "%s/fuzz-mcvmd.XXXXXX", base);
 	if (mkdtemp(dir) == NULL)
 		fz_fail("mkdtemp %s: %s", dir, strerror(errno));
