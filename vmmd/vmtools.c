@@ -456,6 +456,27 @@ status_step(struct vm_call *c, struct imsg *imsg)
 	status_reply(c);
 }
 
+/*
+ * A chain that moves the VM (vm_suspend, vm_resume) goes on only while
+ * the VM is in the state the chain left it in: a stop, a destroy or a
+ * failure meanwhile owns the VM, and an answer the monitor sends after
+ * it must not undo that.  Otherwise the call fails, and 0 is returned.
+ */
+static int
+vm_chain_holds(struct vm_call *c, enum vm_state want)
+{
+	struct vm	*vm = c->vm;
+	char		 msg[VM_MSG_MAX];
+
+	if (vm->state == want)
+		return 1;
+	(void)snprintf(msg, sizeof(msg), "%s is %s now: %s did not finish",
+	    vm->row.id, vm_state_name(vm->state), c->tool == TOOL_VM_SUSPEND ?
+	    "vm_suspend" : "vm_resume");
+	vm_call_fail(c, msg);
+	return 0;
+}
+
 /* vm_suspend (pause): check jobs, freeze them, stop the vCPUs. */
 static void
 suspend_step(struct vm_call *c, struct imsg *imsg)
@@ -467,6 +488,8 @@ suspend_step(struct vm_call *c, struct imsg *imsg)
 	uint32_t	 active, u32;
 	char		 msg[VM_MSG_MAX];
 
+	if (!vm_chain_holds(c, VS_RUNNING))
+		return;
 	m_init(&r, imsg);
 	switch (c->step) {
 	case 0:		/* GUEST_INFO */
@@ -510,6 +533,8 @@ resume_step(struct vm_call *c, struct imsg *imsg)
 	struct timespec	 ts;
 	struct ibuf	*b;
 
+	if (!vm_chain_holds(c, c->step == 0 ? VS_PAUSED : VS_RUNNING))
+		return;
 	switch (c->step) {
 	case 0:		/* CONT */
 		c->step = 1;

@@ -90,6 +90,14 @@ static const struct seed {
 	SEED("resume", PAUSED C_RESUME ANS "\x00" ANS "\x00" ANS "\x00"),
 	SEED("stop", RUN C_STOP ANS "\x00"),
 	SEED("stop-alive", ALIVE C_STOP ANS "\x00" EXITED),
+	/* A pause the monitor confirms after the VM was destroyed (or
+	 * stopped) must not bring the VM back as paused. */
+	SEED("suspend-destroy", ALIVE C_SUSPEND ANS GUEST_INFO ANS "\x00"
+	    C_DESTROY ANS "\x00" EXITED),
+	SEED("suspend-stop", ALIVE C_SUSPEND ANS GUEST_INFO ANS "\x00"
+	    C_STOP_FORCE ANS "\x00" EXITED),
+	SEED("resume-destroy", ALIVE_PAUSED C_RESUME C_DESTROY ANS "\x00"
+	    EXITED),
 	SEED("monitor-dies", ALIVE C_STATUS "\x04\x02" ANS "\x07running"
 	    "\x01" "\x04\x01"),
 	SEED("boot", "\x32" "\x07\x90\x00\x00" "\x01" "1" "\x05" "Linux" "\x01" "6"
