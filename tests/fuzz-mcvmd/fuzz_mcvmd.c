@@ -43,6 +43,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -97,6 +98,7 @@ enum fz_call_state {
 };
 
 static FILE		*out;		/* the real stderr */
+static void	 dir_remove(void);
 static int		 verbose;	/* FUZZ_MCVMD_LOG: mcvmd's log too */
 static char		 dir[PATH_MAX];
 static struct ws_auth	 auth;
@@ -128,6 +130,7 @@ fz_fail(const char *fmt, ...)
 	(void)fprintf(out, "\n");
 	va_end(ap);
 	(void)fflush(out);
+	dir_remove();
 	abort();
 }
 
@@ -1227,18 +1230,28 @@ mkdir_or_fail(const char *path)
 		fz_fail("mkdir %s: %s", path, strerror(errno));
 }
 
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)remove(path);
+	return 0;
+}
+
+/* The directory of state.db and the control socket goes with the run. */
+static void
+dir_remove(void)
+{
+	if (dir[0] == '/')
+		(void)nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	dir[0] = '\0';
+}
+
 static void
 cleanup(void)
 {
-	char	 cmd[PATH_MAX + 16];
-
 	state_close();
 	control_cleanup(&env->conf);
-	if (dir[0] != '\0' && strncmp(dir, "/", 1) == 0) {
-		(void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			(void)fprintf(out, "fuzz-mcvmd: %s left\n", dir);
-	}
+	dir_remove();
 }
 
 int
