@@ -26,25 +26,26 @@
 
 #define RUN	"\x08"
 #define PAUSED	"\x0c"
-#define ALIVE	"\x48"			/* running, QEMU and monitor up */
+#define ALIVE	"\x48"		/* running, QEMU and monitor up */
 #define ALIVE_PAUSED "\x4c"
 #define ANS	"\x07\x01\x00\x00"
-#define ANS_ERR	"\x07\x21\x00\x00"	/* an error for the oldest call */
+#define ANS_ERR	"\x07\x21\x00\x00"	/* the oldest call fails */
 #define VMID	"\x00"			/* vm_id present */
-#define SKIP	"\x01"			/* an optional parameter left out */
+#define SKIP	"\x01"		/* an optional parameter left out */
 
 #define C_STATUS	"\x00\x00" VMID
 #define C_EXEC(cmd, n)	"\x00\x01" VMID "\x02" "\x00" n cmd SKIP SKIP SKIP
 #define C_OUTPUT	"\x00\x02" VMID "\x00"
 #define C_READ		"\x00\x03" VMID "\x00\x05" "a.txt" SKIP SKIP
-#define C_WRITE		"\x00\x06" VMID "\x00\x05" "a.txt" "\x00\x02" SKIP
+#define C_WRITE		"\x00\x06" VMID "\x00\x05" "a.txt" "\x00\x02" \
+			SKIP
 #define C_SUSPEND	"\x00\x07" VMID "\x02" "\x02"	/* pause, force */
 #define C_RESUME	"\x00\x08" VMID
 #define C_STOP		"\x00\x09" VMID SKIP SKIP
 #define C_JSTATUS	"\x00\x04" VMID "\x00"
 #define C_DESTROY	"\x00\x0c" VMID
 #define C_STOP_FORCE	"\x00\x09" VMID "\x02" SKIP
-#define EXITED		"\x04\x01\x04\x02"	/* QEMU, then the monitor */
+#define EXITED		"\x04\x01\x04\x02"	/* QEMU, then monitor */
 
 /* A job status: job 5, completed, every stream at 6 bytes. */
 #define STATUS(state)	"\x05" state "\x00\x01\x01\x00\x00" \
@@ -81,7 +82,8 @@ static const struct seed {
 	SEED("output", RUN C_OUTPUT "\x00\x10\x10" SKIP SKIP ANS
 	    STATUS("\x01") "\x07" "\x06hello\n" "\x00" "\x00" "\x00" "\x00"),
 	SEED("output-base64", RUN C_OUTPUT SKIP "\x02" SKIP ANS
-	    STATUS("\x01") "\x06" "\x08" "aGVsbG8K" "\x00" "\x00" "\x00" "\x00"),
+	    STATUS("\x01") "\x06" "\x08" "aGVsbG8K" "\x00" "\x00" "\x00"
+	    "\x00"),
 	SEED("job-status", RUN C_JSTATUS ANS STATUS("\x02")),
 	SEED("read", RUN C_READ ANS "\x00\x05\x01" "\x05hello"),
 	SEED("read-big", RUN C_READ ANS "\x00\x40\x80\x01" "\x8d"),
@@ -100,7 +102,8 @@ static const struct seed {
 	    EXITED),
 	SEED("monitor-dies", ALIVE C_STATUS "\x04\x02" ANS "\x07running"
 	    "\x01" "\x04\x01"),
-	SEED("boot", "\x32" "\x07\x90\x00\x00" "\x01" "1" "\x05" "Linux" "\x01" "6"
+	SEED("boot", "\x32" "\x07\x90\x00\x00" "\x01" "1" "\x05" "Linux"
+	    "\x01" "6"
 	    ANS "\x00"),
 	/* An error whose text is 255 bytes of two-byte characters. */
 	SEED("error-text", RUN C_STATUS ANS_ERR "\x05\x00" "\xa2"),

@@ -5,9 +5,10 @@
  * sources run here with a real state.db in a directory made once per
  * process; what stands in for the rest:
  *
- *	frontd		a socketpair; the target makes tool calls through
- *			vm_tool() with arguments encoded and decoded by
- *			tools.c, and reads every answer as frontd does;
+ *	frontd		a socketpair; the target makes tool calls
+ *			through vm_tool() with arguments encoded and
+ *			decoded by tools.c, and reads every answer as
+ *			frontd does;
  *	stored, netd	socketpairs; stored's requests are answered as a
  *			well-behaved stored would (a disk delete succeeds,
  *			anything else fails), netd's are read and dropped;
@@ -22,11 +23,12 @@
  * Input: byte 0 picks the channel (bit 0: control, else monitor) and, for
  * the monitor, the VM's state before the first frame (bits 1-2: running,
  * booting, paused; bit 3: the guest is ready; bit 4: network on; bit 5:
- * a creation waits on the boot; bit 6: QEMU and the monitor run).  Then a sequence of operations, each a
- * byte and what it draws: a frame (type, peerid biased to the calls in
- * flight, payload either shaped as the answer its type carries, typed
- * fields, or raw bytes), a tool call, a cancellation, a frontd restart,
- * the exit of QEMU or the monitor, raw bytes, or the end of the channel.
+ * a creation waits on the boot; bit 6: QEMU and the monitor run).  Then
+ * a sequence of operations, each a byte and what it draws: a frame
+ * (type, peerid biased to the calls in flight, payload either shaped as
+ * the answer its type carries, typed fields, or raw bytes), a tool call,
+ * a cancellation, a frontd restart, the exit of QEMU or the monitor, raw
+ * bytes, or the end of the channel.
  *
  * Aborts when mcvmd reaches fatal() or fatalx(), when what it writes to
  * frontd does not decode as frontd decodes it (IMSG_FRONT_TOOL_RESULT: a
@@ -108,8 +110,8 @@ static uint64_t		 rid_serial;
 static int		 mon = -1;	/* the monitor's end */
 static int		 fz_end[PROC_MAX];	/* the children's ends */
 static struct imsgbuf	 front_in, store_in, netd_in, ctl_in;
-static uint8_t		 calls[FZ_CALLS_MAX + 1];	/* by frontd peerid */
-static uint32_t		 ncalls;		/* of this frontd instance */
+static uint8_t		 calls[FZ_CALLS_MAX + 1];	/* by peerid */
+static uint32_t		 ncalls;		/* of this frontd */
 static char		 job_ids[FZ_JOBS][ID_MAX + 1];
 static const uint32_t	 job_guest[FZ_JOBS] = { 1, 2, UINT32_MAX };
 static struct pay	 pay;
@@ -141,7 +143,7 @@ fz_fatal(void)
 	fz_fail("mcvmd reached fatal() (its message is above)");
 }
 
-/* ---- reading the input ---------------------------------------------------- */
+/* ---- reading the input -------------------------------------------------- */
 
 static uint8_t
 in_u8(struct in *in)
@@ -204,7 +206,7 @@ in_val64(struct in *in)
 	}
 }
 
-/* ---- building payloads ---------------------------------------------------- */
+/* ---- building payloads -------------------------------------------------- */
 
 static void
 pay_raw(const void *p, size_t n)
@@ -333,7 +335,7 @@ pay_shape(struct in *in, const char *shape)
 	}
 }
 
-/* ---- the monitor's side ---------------------------------------------------- */
+/* ---- the monitor's side ------------------------------------------------- */
 
 #define STATUS_SHAPE	"uuuuuuuUUUUU"
 
@@ -405,7 +407,7 @@ monitor_drain(void)
 		;
 }
 
-/* ---- frontd's side --------------------------------------------------------- */
+/* ---- frontd's side ------------------------------------------------------ */
 
 static void
 front_check(struct imsg *imsg)
@@ -523,7 +525,7 @@ front_restart(void)
 	ncalls = 0;
 }
 
-/* ---- stored's side --------------------------------------------------------- */
+/* ---- stored's side ------------------------------------------------------ */
 
 /*
  * A request to stored, answered as stored would: a disk delete goes
@@ -580,7 +582,7 @@ pump(void)
 	monitor_drain();
 }
 
-/* ---- tool calls -------------------------------------------------------------- */
+/* ---- tool calls --------------------------------------------------------- */
 
 static const enum tool_id vm_tools[] = {
 	TOOL_VM_STATUS, TOOL_VM_EXEC, TOOL_VM_JOB_OUTPUT, TOOL_VM_READ_FILE,
@@ -702,7 +704,7 @@ tool_call(struct in *in)
 	imsg_discard(b);
 }
 
-/* ---- the VM ---------------------------------------------------------------- */
+/* ---- the VM ------------------------------------------------------------- */
 
 /*
  * The jobs of the VM's boot, the same for every input: what an earlier
@@ -878,9 +880,12 @@ monitor_frame(struct in *in)
 	static uint8_t	 frame[IMSG_HDR_SIZE + FZ_PAYLOAD_MAX];
 	struct vm_call	*c;
 	uint32_t	 type, peerid = 0;
-	uint8_t		 k = in_u8(in), sel = in_u8(in), mode = in_u8(in);
+	uint8_t		 k, sel, mode;
 	unsigned int	 i;
 
+	k = in_u8(in);
+	sel = in_u8(in);
+	mode = in_u8(in);
 	/* The peerid: mostly a call in flight. */
 	c = NULL;
 	if (vm_listed() && vm->ncalls > 0 && sel < 224) {
@@ -1041,7 +1046,7 @@ monitor_run(uint8_t flags, struct in *in)
 	vm_settle();
 }
 
-/* ---- the control socket ---------------------------------------------------- */
+/* ---- the control socket ------------------------------------------------- */
 
 static void
 ctl_check(struct imsg *imsg)
@@ -1173,7 +1178,7 @@ control_run(struct in *in)
 		le32_put(frame + 16, 0);
 		memcpy(frame + IMSG_HDR_SIZE, pay.b, pay.len);
 		len = IMSG_HDR_SIZE + pay.len;
-		if ((k & 0x0c) == 0x0c)		/* a cut or lying frame */
+		if ((k & 0x0c) == 0x0c)	/* a cut or lying frame */
 			le32_put(frame + 4, in_u32(in));
 		for (off = 0; off < len && !eof; off += (size_t)n) {
 			if ((n = write(fd, frame + off, len - off)) == -1) {
@@ -1190,7 +1195,7 @@ control_run(struct in *in)
 	(void)event_loop(EVLOOP_NONBLOCK);
 }
 
-/* ---- set-up ---------------------------------------------------------------- */
+/* ---- set-up ------------------------------------------------------------- */
 
 /* mcvmd's side of a child's channel: it writes there, and never reads. */
 static void
