@@ -7,7 +7,7 @@
  *	byte 0	0x08 a running VM with a ready guest, 0x0c paused,
  *		0x32 booting with network and a creation waiting, 0x48
  *		and 0x4c running and paused with QEMU and the monitor
- *		up, 0x01 the control socket
+ *		up, 0xc2 the template booting, 0x01 the control socket
  *	CALL(t)	a tool call: 0x00, the index of the tool in vm_tools[],
  *		then for each parameter a presence byte (bit 0 set: left
  *		out) and its value
@@ -28,6 +28,7 @@
 #define PAUSED	"\x0c"
 #define ALIVE	"\x48"		/* running, QEMU and monitor up */
 #define ALIVE_PAUSED "\x4c"
+#define TEMPLATE "\xc2"		/* the template, booting, processes up */
 #define ANS	"\x07\x01\x00\x00"
 #define ANS_ERR	"\x07\x21\x00\x00"	/* the oldest call fails */
 #define VMID	"\x00"			/* vm_id present */
@@ -46,6 +47,7 @@
 #define C_DESTROY	"\x00\x0c" VMID
 #define C_STOP_FORCE	"\x00\x09" VMID "\x02" SKIP
 #define EXITED		"\x04\x01\x04\x02"	/* QEMU, then monitor */
+#define HELD		"\x07\xa0\x00\x00" "\x07" "\x00"	/* event HELD */
 
 /* A job status: job 5, completed, every stream at 6 bytes. */
 #define STATUS(state)	"\x05" state "\x00\x01\x01\x00\x00" \
@@ -100,6 +102,8 @@ static const struct seed {
 	    C_STOP_FORCE ANS "\x00" EXITED),
 	SEED("resume-destroy", ALIVE_PAUSED C_RESUME C_DESTROY ANS "\x00"
 	    EXITED),
+	/* The template holds, and its monitor writes the checkpoint. */
+	SEED("template", TEMPLATE HELD ANS "\x00" EXITED),
 	SEED("monitor-dies", ALIVE C_STATUS "\x04\x02" ANS "\x07running"
 	    "\x01" "\x04\x01"),
 	SEED("boot", "\x32" "\x07\x90\x00\x00" "\x01" "1" "\x05" "Linux"

@@ -10,8 +10,9 @@
  *			decoded by tools.c, and reads every answer as
  *			frontd does;
  *	stored, netd	socketpairs; stored's requests are answered as a
- *			well-behaved stored would (a disk delete succeeds,
- *			anything else fails), netd's are read and dropped;
+ *			well-behaved stored would (a disk delete and a
+ *			checkpoint file succeed, a disk fails), netd's are
+ *			read and dropped;
  *	the monitor	a socketpair attached with vm_monitor_attach() to a
  *			VM the target puts in the list; the input is written
  *			to it as imsg frames;
@@ -23,7 +24,8 @@
  * Input: byte 0 picks the channel (bit 0: control, else monitor) and, for
  * the monitor, the VM's state before the first frame (bits 1-2: running,
  * booting, paused; bit 3: the guest is ready; bit 4: network on; bit 5:
- * a creation waits on the boot; bit 6: QEMU and the monitor run).  Then
+ * a creation waits on the boot; bit 6: QEMU and the monitor run; bit 7:
+ * it is the template, which the monitor checkpoints when it holds).  Then
  * a sequence of operations, each a byte and what it draws: a frame
  * (type, peerid biased to the calls in flight, payload either shaped as
  * the answer its type carries, typed fields, or raw bytes), a tool call,
@@ -527,25 +529,50 @@ front_restart(void)
 
 /* ---- stored's side ------------------------------------------------------ */
 
+/* A message of stored's to mcvmd, from pay. */
+static void
+store_send(uint32_t type, uint32_t peerid, int fd)
+{
+	struct imsg	 a;
+
+	memset(&a, 0, sizeof(a));
+	a.hdr.type = type;
+	a.hdr.peerid = peerid;
+	a.hdr.len = IMSG_HDR_SIZE + pay.len;
+	a.hdr.flags = fd != -1 ? IMSGF_HASFD : 0;
+	a.fd = fd;
+	a.data = pay.b;
+	a.datalen = pay.len;
+	vm_store_imsg(&a);
+}
+
 /*
  * A request to stored, answered as stored would: a disk delete goes
- * well; opening or making a disk, or a checkpoint, fails.
+ * well, and so does the template's checkpoint file (/dev/null); opening
+ * or making a disk fails.
  */
 static void
 store_answer(struct imsg *req)
 {
-	struct imsg	 a;
 	const char	*text = "gone";
 	uint32_t	 status = 0;
+	int		 fd;
 
 	switch (req->hdr.type) {
 	case IMSG_STORE_DISK_DELETE:
 		if (req->hdr.peerid == 0)
 			return;
 		break;
+	case IMSG_STORE_CHECKPOINT:
+		if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
+			fz_fail("/dev/null: %s", strerror(errno));
+		pay.len = 0;
+		pay_u32(STORE_FD_CHECKPOINT);
+		store_send(IMSG_STORE_FD, req->hdr.peerid, fd);
+		text = "checkpoint file";
+		break;
 	case IMSG_STORE_DISK_OPEN:
 	case IMSG_STORE_DISK_CREATE:
-	case IMSG_STORE_CHECKPOINT:
 		status = ENOSPC;
 		text = "no space left on the disk";
 		break;
@@ -557,14 +584,7 @@ store_answer(struct imsg *req)
 	pay_u32(0);
 	pay_u64(0);
 	pay_tagged(MF_STR, text, strlen(text) + 1);
-	memset(&a, 0, sizeof(a));
-	a.hdr.type = IMSG_STORE_RESULT;
-	a.hdr.peerid = req->hdr.peerid;
-	a.hdr.len = IMSG_HDR_SIZE + pay.len;
-	a.fd = -1;
-	a.data = pay.b;
-	a.datalen = pay.len;
-	vm_store_imsg(&a);
+	store_send(IMSG_STORE_RESULT, req->hdr.peerid, -1);
 }
 
 static void
@@ -739,8 +759,12 @@ jobs_make(void)
 static void
 vm_make(void)
 {
-	size_t	 i;
+	static char	 last[ID_MAX + 1];
+	size_t		 i;
 
+	/* A template is freed with its row (it should have none). */
+	if (last[0] != '\0' && state_vm_delete(last) == -1)
+		fz_fail("state_vm_delete");
 	if ((vm = calloc(1, sizeof(*vm))) == NULL)
 		fz_fail("calloc");
 	vm_serial++;
@@ -765,6 +789,7 @@ vm_make(void)
 		vm->net_fds[i] = -1;
 	if (state_vm_insert(&vm->row) == -1)
 		fz_fail("state_vm_insert");
+	(void)snprintf(last, sizeof(last), "%s", vm->row.id);
 	TAILQ_INSERT_TAIL(&vms, vm, entry);
 	jobs_make();
 }
@@ -980,6 +1005,7 @@ monitor_run(uint8_t flags, struct in *in)
 	(void)snprintf(vm->row.state, sizeof(vm->row.state), "%s",
 	    vm_state_name(vm->state));
 	vm->ready = vm->state != VS_BOOTING && ((flags >> 3) & 1);
+	vm->tpl = (flags & 0x80) != 0;
 	vm->qemu_pid = (flags & 0x40) ? FZ_QEMU_PID : 0;
 	vm->vmm_pid = (flags & 0x40) ? FZ_VMM_PID : 0;
 	if (vm->state == VS_BOOTING && (flags & 0x20) &&
