@@ -1326,12 +1326,21 @@ vm_template_held(struct vm *vm)
 	vm_store_checkpoint(vm, vm->row.id, 1);
 }
 
-/* The monitor wrote the template's checkpoint, or could not. */
+/*
+ * The monitor wrote the template's checkpoint, or could not.  A template
+ * that failed meanwhile (and is being destroyed) stays so: the answer
+ * came too late.
+ */
 void
 vm_checkpointed(struct vm *vm, int ok)
 {
 	if (!vm->tpl)
 		fatalx("%s: checkpoint of a VM that is no template", __func__);
+	if (vm->state != VS_BOOTING) {
+		log_warnx("%s: checkpoint answered after the template was %s",
+		    vm->row.id, vm_state_name(vm->state));
+		return;
+	}
 	if (!ok) {
 		vm_fail(vm, "the checkpoint could not be written");
 		return;

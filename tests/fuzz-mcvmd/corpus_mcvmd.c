@@ -104,6 +104,10 @@ static const struct seed {
 	    EXITED),
 	/* The template holds, and its monitor writes the checkpoint. */
 	SEED("template", TEMPLATE HELD ANS "\x00" EXITED),
+	/* It fails (a HELLO of another protocol) while the checkpoint is
+	 * written: the late answer must not make it a template again. */
+	SEED("template-fail", TEMPLATE HELD "\x07\xb0\x00\x00" "\x3f" ANS
+	    "\x00" EXITED),
 	SEED("monitor-dies", ALIVE C_STATUS "\x04\x02" ANS "\x07running"
 	    "\x01" "\x04\x01"),
 	SEED("boot", "\x32" "\x07\x90\x00\x00" "\x01" "1" "\x05" "Linux"
