@@ -5,8 +5,9 @@
  * limits each job's cgroup gets so that no job can starve the agent.
  *
  * The agent stays in the root cgroup.  The job subtree as a whole has the
- * CPU weight of one of its tasks (the cpu controller), and memory.max: the guest's memory less a reserve for the agent and the
- * kernel.  Each job gets pids.max and the same memory.max, with
+ * CPU weight of one of its tasks (the cpu controller), and memory.max:
+ * the guest's memory less a reserve for the agent and the kernel.  Each
+ * job gets pids.max and the same memory.max, with
  * memory.oom.group, so that running out ends the whole job at once.
  * Defaults are built in; the kernel command line may set them
  * (mcvm.job_pids_max=N, mcvm.job_memory_max_mib=N).
