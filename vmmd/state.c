@@ -20,7 +20,6 @@
 #define STATE_DB		"state.db"
 #define STATE_BUSY_TIMEOUT_MS	5000
 #define STATE_RECEIPTS_MAX	4096	/* kept per workspace */
-#define STATE_JOBS_MAX		1024	/* job rows kept per VM */
 
 static sqlite3	*db;
 

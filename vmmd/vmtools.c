@@ -814,10 +814,14 @@ job_find(uint64_t peerid, struct vm *vm, const struct tool_args *args,
 	if (id == NULL || !valid_id(id, "job-"))
 		fatalx("frontd: %s without a valid job_id", args->tool->name);
 	if ((rc = state_job_lookup(id, vm->row.id, guest_job)) != 1) {
-		(void)snprintf(msg, sizeof(msg), rc == 0 ? "no job %s on %s "
-		    "(a VM remembers its newest 1024 jobs of this boot): see "
-		    "vm_status for its jobs" : "state database error", id,
-		    vm->row.id);
+		if (rc == 0)
+			(void)snprintf(msg, sizeof(msg), "no job %s on %s (a "
+			    "VM remembers its newest %d jobs of this boot): "
+			    "see vm_status for its jobs", id, vm->row.id,
+			    STATE_JOBS_MAX);
+		else
+			(void)snprintf(msg, sizeof(msg), "state database "
+			    "error");
 		vm_reply(peerid, rc == 0 ? TOOL_NOT_FOUND : TOOL_ERROR, msg);
 		return -1;
 	}
