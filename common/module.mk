@@ -1,9 +1,11 @@
 LIBMCVM := $(OBJ)/libmcvm.a
 
-# Other modules may append to LIBMCVM_SRCS.
+# libmcvm: the code every host program shares.  Only this file lists it.
 LIBMCVM_SRCS := common/log.c common/imsg.c common/msg.c common/proto.c \
 	common/proc.c common/privdrop.c common/sandbox.c common/validate.c \
-	common/config.c common/hash.c common/rdfile.c
+	common/config.c common/hash.c common/rdfile.c common/agent.c \
+	common/utf8.c common/b64.c common/tools.c common/vmm_relay.c \
+	common/netslot.c
 
 $(GEN)/parse.c: common/parse.y
 	@mkdir -p $(@D)

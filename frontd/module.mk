@@ -7,8 +7,6 @@ mcvm-frontd_PKGS := libevent libevent_openssl jansson libseccomp \
 	libcap-ng libcrypto libssl
 MANPAGES += man/mcvm-frontd.8
 
-LIBMCVM_SRCS += common/tools.c
-
 # Unit tests reach the parser, the argument conversion and the session
 # table directly.
 UNIT_EXTRA_SRCS += frontd/catalog.c frontd/session.c frontd/httpparse.c \

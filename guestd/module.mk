@@ -23,10 +23,8 @@ $(BUILD)/mcvm-guestd: $(patsubst %.c,$(GUESTD_OBJ)/%.o,$(GUESTD_SRCS))
 # Its own objects' header dependencies (the host's are read elsewhere).
 -include $(shell find $(GUESTD_OBJ) -name '*.d' -type f 2>/dev/null)
 
-LIBMCVM_SRCS += common/agent.c common/utf8.c common/b64.c
 UNIT_EXTRA_SRCS += guestd/outbuf.c guestd/wsfile.c guestd/netcfg.c \
 	guestd/gtext.c
-MCVM_CFLAGS += -Iguestd
 
 # The image: kernel, initramfs, root filesystem and their manifest.
 IMAGE_DIR := $(BUILD)/image

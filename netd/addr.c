@@ -15,70 +15,13 @@
 #include "config.h"
 #include "netd.h"
 
-static uint32_t
-cidr_v4(const struct cidr *c)
-{
-	return (uint32_t)c->addr[0] << 24 | (uint32_t)c->addr[1] << 16 |
-	    (uint32_t)c->addr[2] << 8 | c->addr[3];
-}
-
-/* The slots a pool holds, at most NETD_SLOTS_MAX; all of them without one. */
-uint32_t
-netd_nslots(const struct mcvm_config *conf)
-{
-	unsigned int	 bits;
-
-	if (!conf->pool_set || conf->pool.family != AF_INET)
-		return NETD_SLOTS_MAX;
-	if (conf->pool.prefixlen > NETD_SLOT_PREFIX)
-		return 0;
-	bits = NETD_SLOT_PREFIX - conf->pool.prefixlen;
-	if (bits >= 31 || (1U << bits) > NETD_SLOTS_MAX)
-		return NETD_SLOTS_MAX;
-	return 1U << bits;
-}
-
-/* Slot n owns pool + 4n: network, gateway (+1), guest (+2), broadcast. */
-int
-netd_slot_addr(const struct cidr *pool, uint32_t slot,
-    struct netd_slot_addr *a)
-{
-	unsigned int	 bits;
-
-	if (pool->family != AF_INET || pool->prefixlen > NETD_SLOT_PREFIX ||
-	    slot >= NETD_SLOTS_MAX)
-		return -1;
-	bits = NETD_SLOT_PREFIX - pool->prefixlen;
-	if (bits < 31 && slot >= (1U << bits))
-		return -1;
-	a->net = cidr_v4(pool) + (slot << NETD_SLOT_BITS);
-	a->gateway = a->net + 1;
-	a->guest = a->net + 2;
-	return 0;
-}
-
-void
-netd_ip_text(uint32_t ip, char *buf, size_t len)
-{
-	(void)snprintf(buf, len, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 0xff,
-	    (ip >> 8) & 0xff, ip & 0xff);
-}
-
-/* QEMU's locally administered prefix, then "m" and the slot. */
-void
-netd_mac(uint32_t slot, char *buf, size_t len)
-{
-	(void)snprintf(buf, len, "52:54:00:6d:%02x:%02x",
-	    (slot >> 8) & 0xff, slot & 0xff);
-}
-
 void
 netd_ifname(uint32_t slot, int kind, char *buf, size_t len)
 {
 	(void)snprintf(buf, len, NETD_IFPREFIX "%u%c", slot, kind);
 }
 
-/* Decimal digits without a leading zero, below NETD_SLOTS_MAX. */
+/* Decimal digits without a leading zero, below SLOTS_MAX. */
 static int
 slot_parse(const char *s, size_t n, uint32_t *slot)
 {
@@ -92,7 +35,7 @@ slot_parse(const char *s, size_t n, uint32_t *slot)
 			return -1;
 		v = v * 10 + (uint32_t)(s[i] - '0');
 	}
-	if (v >= NETD_SLOTS_MAX)
+	if (v >= SLOTS_MAX)
 		return -1;
 	*slot = v;
 	return 0;
@@ -140,44 +83,6 @@ netd_cidr_overlap(uint32_t a, unsigned int alen, uint32_t b,
 	uint32_t	 m = prefix_mask(alen < blen ? alen : blen);
 
 	return (a & m) == (b & m);
-}
-
-static int
-port_parse(const char *s, uint16_t *port)
-{
-	unsigned long	 v;
-	char		*ep;
-
-	if (!isdigit((unsigned char)s[0]) || s[0] == '0')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &ep, 10);
-	if (errno != 0 || *ep != '\0' || v < 1 || v > NETD_PORT_MAX)
-		return -1;
-	*port = (uint16_t)v;
-	return 0;
-}
-
-int
-fwd_spec_parse(const char *s, struct fwd_spec *f)
-{
-	char		 buf[NETD_FWD_SPEC_MAX], *colon;
-
-	if (strlen(s) >= sizeof(buf))
-		return -1;
-	memcpy(buf, s, strlen(s) + 1);
-	if ((colon = strchr(buf, ':')) == NULL) {
-		f->host = 0;
-		return port_parse(buf, &f->guest);
-	}
-	*colon++ = '\0';
-	if (port_parse(colon, &f->guest) == -1)
-		return -1;
-	if (strcmp(buf, "auto") == 0) {
-		f->host = 0;
-		return 0;
-	}
-	return port_parse(buf, &f->host);
 }
 
 void

@@ -347,7 +347,7 @@ netd_host_link_setup(uint32_t slot, const char *vmid, uint32_t gateway,
 		(void)snprintf(err, errlen, "%s is missing", name);
 		return -1;
 	}
-	if ((rc = addr_add(host_sk, idx, gateway, NETD_SLOT_PREFIX)) < 0 ||
+	if ((rc = addr_add(host_sk, idx, gateway, SLOT_PREFIX)) < 0 ||
 	    (rc = link_up(host_sk, name, vmid)) < 0) {
 		(void)snprintf(err, errlen, "%s: %s", name, nl_geterror(rc));
 		return -1;

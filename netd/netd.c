@@ -66,7 +66,7 @@ struct vmnet {
 
 static struct mcvm_config	 conf;
 static struct imsgev		 iev_parent;
-static struct vmnet		 vms[NETD_SLOTS_MAX];
+static struct vmnet		 vms[SLOTS_MAX];
 static int			 fwd_ready;
 
 /*
@@ -134,7 +134,7 @@ static void
 netd_setup(struct imsg *imsg)
 {
 	struct mreader		 r;
-	struct netd_slot_addr	 a;
+	struct slot_addr	 a;
 	struct netd_rules	 rules;
 	static char		 text[NETD_RULES_MAX];
 	const char		*id;
@@ -153,15 +153,15 @@ netd_setup(struct imsg *imsg)
 	    m_get_u32(&r, &nfwd) == -1 || nfwd > NETD_FWD_MAX)
 		fatalx("bad IMSG_NET_SETUP");
 	for (i = 0; i < nfwd; i++) {
-		if (m_get_u32(&r, &v) == -1 || v > NETD_PORT_MAX)
+		if (m_get_u32(&r, &v) == -1 || v > PORT_MAX)
 			fatalx("bad IMSG_NET_SETUP host port");
 		hostp[i] = (uint16_t)v;
-		if (m_get_u32(&r, &v) == -1 || v == 0 || v > NETD_PORT_MAX)
+		if (m_get_u32(&r, &v) == -1 || v == 0 || v > PORT_MAX)
 			fatalx("bad IMSG_NET_SETUP guest port");
 		guestp[i] = (uint16_t)v;
 	}
 	if (m_end(&r) == -1 || !valid_id(id, "vm-") ||
-	    slot >= netd_nslots(&conf) || network > 1)
+	    slot >= slot_count(&conf) || network > 1)
 		fatalx("bad IMSG_NET_SETUP");
 	if (imsg->fd != -1)
 		fatalx("IMSG_NET_SETUP with an fd");
@@ -194,13 +194,13 @@ netd_setup(struct imsg *imsg)
 	}
 
 	/* Whatever this VM or this slot had goes first. */
-	for (i = 0; i < NETD_SLOTS_MAX; i++)
+	for (i = 0; i < SLOTS_MAX; i++)
 		if (vms[i].active && strcmp(vms[i].id, id) == 0)
 			netd_teardown_slot(i);
 	netd_teardown_slot(slot);
 
 	memset(&a, 0, sizeof(a));
-	if (network && netd_slot_addr(&conf.pool, slot, &a) == -1)
+	if (network && slot_addr(&conf.pool, slot, &a) == -1)
 		fatalx("slot %u outside the pool", slot);
 	if ((e = -netd_vm_netns(slot, network, &nsfd, &tapfd, err,
 	    sizeof(err))) != 0)
@@ -243,14 +243,14 @@ netd_setup(struct imsg *imsg)
 	(void)snprintf(vms[slot].id, sizeof(vms[slot].id), "%s", id);
 	guest[0] = gw[0] = res[0] = mac[0] = '\0';
 	if (network) {
-		netd_ip_text(a.guest, guest, sizeof(guest));
+		ip4_text(a.guest, guest, sizeof(guest));
 		(void)snprintf(guest + strlen(guest),
-		    sizeof(guest) - strlen(guest), "/%d", NETD_SLOT_PREFIX);
-		netd_ip_text(a.gateway, gw, sizeof(gw));
+		    sizeof(guest) - strlen(guest), "/%d", SLOT_PREFIX);
+		ip4_text(a.gateway, gw, sizeof(gw));
 		if (conf.resolver_set && conf.resolver.family == AF_INET)
 			(void)inet_ntop(AF_INET, conf.resolver.addr, res,
 			    sizeof(res));
-		netd_mac(slot, mac, sizeof(mac));
+		slot_mac(slot, mac, sizeof(mac));
 	}
 	imsgev_send_fd(&iev_parent, IMSG_NET_FD, imsg->hdr.peerid,
 	    NET_FD_NETNS, nsfd);
@@ -312,7 +312,7 @@ netd_teardown(struct imsg *imsg)
 	m_init(&r, imsg);
 	if (m_get_str(&r, &id, ID_MAX + 1) == -1 ||
 	    m_get_u32(&r, &slot) == -1 || m_end(&r) == -1 ||
-	    !valid_id(id, "vm-") || slot >= netd_nslots(&conf) ||
+	    !valid_id(id, "vm-") || slot >= slot_count(&conf) ||
 	    imsg->fd != -1)
 		fatalx("bad IMSG_NET_TEARDOWN");
 	memset(&af, 0, sizeof(af));
@@ -334,7 +334,7 @@ netd_teardown(struct imsg *imsg)
 
 struct list_state {
 	uint32_t	 id;
-	uint8_t		 seen[NETD_SLOTS_MAX];
+	uint8_t		 seen[SLOTS_MAX];
 };
 
 static void
@@ -342,7 +342,7 @@ list_entry(struct list_state *ls, uint32_t slot, const char *vmid)
 {
 	struct ibuf	*b;
 
-	if (slot >= NETD_SLOTS_MAX || ls->seen[slot])
+	if (slot >= SLOTS_MAX || ls->seen[slot])
 		return;
 	ls->seen[slot] = 1;
 	if ((b = imsg_create(&iev_parent.ibuf, IMSG_NET_ENTRY, ls->id, 0,
@@ -360,7 +360,7 @@ list_link_cb(uint32_t slot, const char *alias, void *arg)
 	struct list_state	*ls = arg;
 
 	/* A link of ours whose owner is unknown cannot be reported. */
-	if (!valid_id(alias, "vm-") || slot >= netd_nslots(&conf)) {
+	if (!valid_id(alias, "vm-") || slot >= slot_count(&conf)) {
 		log_warnx("slot %u: leftover link without a VM id, deleted",
 		    slot);
 		(void)netd_host_link_delete(slot);
@@ -392,7 +392,7 @@ netd_list(struct imsg *imsg)
 		fatalx("bad IMSG_NET_LIST");
 	memset(&ls, 0, sizeof(ls));
 	ls.id = imsg->hdr.peerid;
-	for (i = 0; i < NETD_SLOTS_MAX; i++)
+	for (i = 0; i < SLOTS_MAX; i++)
 		if (vms[i].active)
 			list_entry(&ls, i, vms[i].id);
 	(void)netd_host_links_list(list_link_cb, &ls);

@@ -9,16 +9,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "netslot.h"
+
 struct cidr;
 struct mcvm_config;
 
-#define NETD_SLOTS_MAX		1024	/* VM slots, whatever the pool */
-#define NETD_SLOT_BITS		2	/* one /30 per slot */
-#define NETD_SLOT_PREFIX	30
 #define NETD_FWD_MAX		16	/* port forwards per VM */
 #define NETD_AUTO_PORT_FIRST	40000	/* auto host ports */
 #define NETD_AUTO_PORT_LAST	40999
-#define NETD_PORT_MAX		65535
 #define NETD_IFPREFIX		"mcvm"	/* every link netd makes */
 #define NETD_TABLE_PREFIX	"mcvm_"	/* every nftables table netd makes */
 #define NETD_IFNAME_MAX		16	/* IFNAMSIZ */
@@ -26,7 +24,6 @@ struct mcvm_config;
 #define NETD_ADDR_MAX		20	/* "255.255.255.255/32" */
 #define NETD_MAC_MAX		18
 #define NETD_RULES_MAX		16384	/* one table's text */
-#define NETD_FWD_SPEC_MAX	16	/* "65535:65535" */
 
 /* Link kinds: the host end of the veth, its VM end, the tap, the bridge. */
 #define NETD_IF_HOST		'h'
@@ -34,34 +31,15 @@ struct mcvm_config;
 #define NETD_IF_TAP		't'
 #define NETD_IF_BRIDGE		'b'
 
-/* A slot's /30, host byte order. */
-struct netd_slot_addr {
-	uint32_t	 net;
-	uint32_t	 gateway;	/* the host end of the veth */
-	uint32_t	 guest;
-};
-
-uint32_t netd_nslots(const struct mcvm_config *);
-int	 netd_slot_addr(const struct cidr *, uint32_t,
-	    struct netd_slot_addr *);
-void	 netd_ip_text(uint32_t, char *, size_t);
-void	 netd_mac(uint32_t, char *, size_t);
 void	 netd_ifname(uint32_t, int, char *, size_t);
 int	 netd_ifname_slot(const char *, int, uint32_t *);
 void	 netd_table_name(uint32_t, char *, size_t);
 int	 netd_table_slot(const char *, uint32_t *);
 int	 netd_cidr_overlap(uint32_t, unsigned int, uint32_t, unsigned int);
 
-/* "2222:22", "auto:22", "22" (host port chosen, as "auto:22"). */
-struct fwd_spec {
-	uint16_t	 host;		/* 0: auto */
-	uint16_t	 guest;
-};
-int	 fwd_spec_parse(const char *, struct fwd_spec *);
-
 /* Host ports netd holds; auto ports come round-robin from their range. */
 struct port_alloc {
-	uint8_t		 used[(NETD_PORT_MAX + 1) / 8];
+	uint8_t		 used[(PORT_MAX + 1) / 8];
 	uint16_t	 next;
 };
 void	 port_alloc_init(struct port_alloc *);
@@ -74,7 +52,7 @@ int	 port_alloc_next(struct port_alloc *, uint16_t *);
 struct netd_rules {
 	uint32_t		 slot;
 	const char		*uplink;
-	struct netd_slot_addr	 addr;
+	struct slot_addr	 addr;
 	const struct cidr	*pool;
 	const struct cidr	*resolver;	/* NULL: no DNS */
 	const struct cidr	*blocked;	/* the config's, any family */

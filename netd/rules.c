@@ -83,7 +83,7 @@ netd_rules_text(const struct netd_rules *r, char *buf, size_t len)
 		return -1;
 	netd_table_name(r->slot, table, sizeof(table));
 	netd_ifname(r->slot, NETD_IF_HOST, host, sizeof(host));
-	netd_ip_text(r->addr.guest, guest, sizeof(guest));
+	ip4_text(r->addr.guest, guest, sizeof(guest));
 	dns = r->resolver != NULL && r->resolver->family == AF_INET &&
 	    inet_ntop(AF_INET, r->resolver->addr, res, sizeof(res)) != NULL;
 

@@ -7,7 +7,7 @@ unit-tests_PKGS := criterion $(HOST_PKGS)
 unit-tests_LDLIBS :=
 UNIT_SUITES += unit
 
-$(OBJ)/tests/unit/%.o: EXTRA_CFLAGS := -Ivmmd -Inetd -Istored -Ifrontd
+$(OBJ)/tests/unit/%.o: EXTRA_CFLAGS := -Imcvmd -Ivmm -Inetd -Istored -Ifrontd -Iguestd
 
 # Test drivers that play mcvmd start their daemon with tests/lib/daemon.c.
 $(OBJ)/tests/netd/%.o $(OBJ)/tests/stored/%.o: EXTRA_CFLAGS := -Itests/lib

@@ -22,36 +22,36 @@ cidr(const char *s)
 Test(netd, slot_addresses)
 {
 	struct cidr		 pool = cidr("10.231.0.0/24");
-	struct netd_slot_addr	 a;
+	struct slot_addr	 a;
 	char			 ip[NETD_ADDR_MAX];
 
-	cr_assert_eq(netd_slot_addr(&pool, 0, &a), 0);
-	netd_ip_text(a.gateway, ip, sizeof(ip));
+	cr_assert_eq(slot_addr(&pool, 0, &a), 0);
+	ip4_text(a.gateway, ip, sizeof(ip));
 	cr_assert_str_eq(ip, "10.231.0.1");
-	netd_ip_text(a.guest, ip, sizeof(ip));
+	ip4_text(a.guest, ip, sizeof(ip));
 	cr_assert_str_eq(ip, "10.231.0.2");
-	cr_assert_eq(netd_slot_addr(&pool, 5, &a), 0);
-	netd_ip_text(a.guest, ip, sizeof(ip));
+	cr_assert_eq(slot_addr(&pool, 5, &a), 0);
+	ip4_text(a.guest, ip, sizeof(ip));
 	cr_assert_str_eq(ip, "10.231.0.22");
-	cr_assert_eq(netd_slot_addr(&pool, 63, &a), 0);
-	netd_ip_text(a.gateway, ip, sizeof(ip));
+	cr_assert_eq(slot_addr(&pool, 63, &a), 0);
+	ip4_text(a.gateway, ip, sizeof(ip));
 	cr_assert_str_eq(ip, "10.231.0.253");
-	cr_assert_eq(netd_slot_addr(&pool, 64, &a), -1);
+	cr_assert_eq(slot_addr(&pool, 64, &a), -1);
 }
 
 Test(netd, slots_never_overlap)
 {
 	struct cidr		 pool = cidr("10.231.0.0/22");
-	struct netd_slot_addr	 a, b;
+	struct slot_addr	 a, b;
 	uint32_t		 i;
 
 	for (i = 0; i + 1 < 256; i++) {
-		cr_assert_eq(netd_slot_addr(&pool, i, &a), 0);
-		cr_assert_eq(netd_slot_addr(&pool, i + 1, &b), 0);
+		cr_assert_eq(slot_addr(&pool, i, &a), 0);
+		cr_assert_eq(slot_addr(&pool, i + 1, &b), 0);
 		cr_assert_eq(b.net - a.net, 4u);
 		cr_assert(!netd_cidr_overlap(a.net, 30, b.net, 30));
 	}
-	cr_assert_eq(netd_slot_addr(&pool, 256, &a), -1);
+	cr_assert_eq(slot_addr(&pool, 256, &a), -1);
 }
 
 Test(netd, nslots)
@@ -61,11 +61,11 @@ Test(netd, nslots)
 	config_defaults(&conf);
 	conf.pool = cidr("10.0.0.0/24");
 	conf.pool_set = 1;
-	cr_assert_eq(netd_nslots(&conf), 64u);
+	cr_assert_eq(slot_count(&conf), 64u);
 	conf.pool = cidr("10.0.0.0/16");
-	cr_assert_eq(netd_nslots(&conf), (uint32_t)NETD_SLOTS_MAX);
+	cr_assert_eq(slot_count(&conf), (uint32_t)SLOTS_MAX);
 	conf.pool_set = 0;
-	cr_assert_eq(netd_nslots(&conf), (uint32_t)NETD_SLOTS_MAX);
+	cr_assert_eq(slot_count(&conf), (uint32_t)SLOTS_MAX);
 }
 
 Test(netd, names_and_mac)
@@ -89,7 +89,7 @@ Test(netd, names_and_mac)
 	cr_assert_eq(slot, 7u);
 	cr_assert_eq(netd_table_slot("mcvm_x", &slot), -1);
 	cr_assert_eq(netd_table_slot("filter", &slot), -1);
-	netd_mac(0x1a2, buf, sizeof(buf));
+	slot_mac(0x1a2, buf, sizeof(buf));
 	cr_assert_str_eq(buf, "52:54:00:6d:01:a2");
 }
 
@@ -132,7 +132,7 @@ Test(netd, forward_specs)
 Test(netd, auto_ports_never_collide)
 {
 	static struct port_alloc pa;
-	static uint8_t		 seen[NETD_PORT_MAX + 1];
+	static uint8_t		 seen[PORT_MAX + 1];
 	unsigned int		 n = NETD_AUTO_PORT_LAST -
 				    NETD_AUTO_PORT_FIRST + 1, i;
 	uint16_t		 p;
@@ -183,7 +183,7 @@ Test(netd, rule_text)
 	memset(&r, 0, sizeof(r));
 	r.slot = 3;
 	r.uplink = "eth0";
-	cr_assert_eq(netd_slot_addr(&pool, 3, &r.addr), 0);
+	cr_assert_eq(slot_addr(&pool, 3, &r.addr), 0);
 	r.pool = &pool;
 	r.resolver = &res;
 	r.blocked = blocked;
@@ -221,7 +221,7 @@ Test(netd, rule_text_without_resolver)
 	memset(&r, 0, sizeof(r));
 	r.slot = 0;
 	r.uplink = "eth0";
-	cr_assert_eq(netd_slot_addr(&pool, 0, &r.addr), 0);
+	cr_assert_eq(slot_addr(&pool, 0, &r.addr), 0);
 	cr_assert_eq(netd_rules_text(&r, buf, sizeof(buf)), 0);
 	cr_assert_null(strstr(buf, "dport 53 accept"));
 	cr_assert_not_null(strstr(buf, "udp dport 53 drop"));

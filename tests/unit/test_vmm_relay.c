@@ -12,7 +12,7 @@
 #include "imsg.h"
 #include "msg.h"
 #include "proto.h"
-#include "vmm.h"
+#include "vmm_relay.h"
 
 static uint8_t	 fa[AGENT_FRAME_MAX], fb[AGENT_FRAME_MAX];
 

@@ -1,5 +1,5 @@
 /*
- * mcvm-vmm's seccomp policy (vmmd/vmm_sandbox.c), loaded in a forked
+ * mcvm-vmm's seccomp policy (vmm/vmm_sandbox.c), loaded in a forked
  * child: what the monitor must never do kills it with SIGSYS, and what
  * its loop does survives.
  */

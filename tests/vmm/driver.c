@@ -32,6 +32,7 @@
 #include "proto.h"
 #include "utf8.h"
 #include "vmm.h"
+#include "vmm_relay.h"
 
 #define QEMU_BIN		"qemu-system-x86_64"
 #define GUEST_MEM_MIB		"1024"

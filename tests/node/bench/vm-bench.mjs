@@ -150,7 +150,7 @@ console.log(`a vm_list, which reaches no guest (${EXECS} runs): p50 ` +
 // of that, the anonymous memory, which is this VM's alone (the rest is
 // QEMU's binary and libraries in the page cache, shared by every VM).
 await new Promise((r) => setTimeout(r, 5000));
-const TB_MIB = 64;	// vmmd/qemu.h QEMU_TCG_TB_MIB: the translation cache
+const TB_MIB = 64;	// mcvmd/qemu.h QEMU_TCG_TB_MIB: the translation cache
 function rssKiB(pid, skipGuest) {
 	const r = { total: 0, anon: 0, guest: 0, tb: 0, files: 0, pss: 0 };
 	let size = 0, name = '', guest = false;

@@ -14,7 +14,7 @@
 #include "msg.h"
 #include "proto.h"
 #include "utf8.h"
-#include "vmm.h"
+#include "vmm_relay.h"
 
 #define NSEC_PER_SEC	1000000000U
 

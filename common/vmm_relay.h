@@ -1,15 +1,10 @@
 /*
- * mcvm-vmm, the VM monitor: one per VM, as the VM's own uid, chrooted to
- * the empty directory, no capabilities, seccomp.  It is the only process
- * that reads bytes from QEMU (QMP, qmp.h) or from the guest (the agent
- * protocol, agent_proto.h), and it relays typed results to mcvmd.
- *
- * The conversions between mcvmd's imsg fields (proto.h, IMSG_VMM_*) and
- * agent messages live in vmm_relay.c, shared with the tests; mcvmd may
- * use the reply readers too.
+ * The codec of the monitor's agent messages: IMSG_VMM_* fields (proto.h
+ * gives their order) to and from agent messages (agent_proto.h), one to
+ * one.  The monitor and mcvmd both call it; so do the tests.
  */
-#ifndef MCVM_VMM_H
-#define MCVM_VMM_H
+#ifndef MCVM_VMM_RELAY_H
+#define MCVM_VMM_RELAY_H
 
 #include <stdint.h>
 
@@ -17,15 +12,6 @@
 #include "imsg.h"
 #include "msg.h"
 
-/* The fds mcvmd gives the monitor, beside its imsg socket on fd 3. */
-#define VMM_QMP_FILENO		4	/* to QEMU's QMP monitor */
-#define VMM_AGENT_FILENO	5	/* connected to the agent chardev */
-
-#define VMM_REQ_MAX		32	/* in flight, then VMM_ERR_BUSY */
-#define VMM_REQ_TIMEOUT_MS	30000	/* -> VMM_ERR_TIMEOUT */
-#define VMM_HELLO_RETRY_MS	100	/* while the guest boots */
-#define VMM_READ_MAX		(16 * 1024)	/* bytes per read(2) */
-#define VMM_AGENT_WQ_MAX	(4 * AGENT_FRAME_MAX)	/* unsent bytes */
 #define VMM_ERRTEXT_IN_MAX	1024	/* error text bytes looked at */
 
 /*
@@ -59,8 +45,5 @@ int	 vmm_status_get(struct mreader *, struct agent_job_status *);
 void	 vmm_error_put(struct ibuf *, uint32_t, uint32_t, const char *);
 void	 vmm_error_text(const char *, char *, size_t);
 int	 vmm_error_valid(uint32_t);
-
-/* The seccomp policy (vmm_sandbox.c). */
-void	 vmm_sandbox(int);
 
 #endif

@@ -38,6 +38,7 @@
 #include "qmp.h"
 #include "validate.h"
 #include "vmm.h"
+#include "vmm_relay.h"
 
 #define VMM_USAGE	"mcvm-vmm [-dhSv] [-D macro=value] [-f file] " \
 			"[-m hold | restore] -i vm-id -u uid -g gid"

@@ -30,7 +30,7 @@
 #include "cgroup.h"
 #include "hash.h"
 #include "jail.h"
-#include "netd.h"
+#include "netslot.h"
 #include "log.h"
 #include "msg.h"
 #include "qemu.h"
@@ -1553,8 +1553,8 @@ vm_slot_alloc(uint32_t *slot)
 	uint32_t	 s;
 
 	/* A slot is a uid and, in netd, a network: the fewer bounds. */
-	if (n > netd_nslots(&env->conf))
-		n = netd_nslots(&env->conf);
+	if (n > slot_count(&env->conf))
+		n = slot_count(&env->conf);
 	struct vm	*vm;
 	int		 used;
 

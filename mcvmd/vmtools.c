@@ -19,7 +19,7 @@
 #include "msg.h"
 #include "utf8.h"
 #include "vm.h"
-#include "vmm.h"
+#include "vmm_relay.h"
 
 #define VM_MSG_MAX		512
 #define VM_FILE_B64_MAX		B64_ENCODED_LEN(TOOL_FILE_MAX)
