@@ -138,6 +138,27 @@ struct tool_param {
 	const char		*doc;		/* one line for the schema */
 };
 
+/*
+ * What a tool acts on.  mcvmd's dispatcher resolves it, with its owner,
+ * before the tool runs: a foreign object answers as a missing one.
+ */
+enum tool_target {
+	TT_NONE = 0,		/* the workspace itself */
+	TT_VM,			/* vm_id: a VM in any state */
+	TT_VM_RUNNING,		/* vm_id: a running VM (its monitor up) */
+	TT_VM_AGENT,		/* vm_id: running, its guest agent answered */
+	TT_JOB,			/* vm_id and job_id: a job of a running VM */
+	TT_IMAGE,		/* name: an image of the workspace's store */
+	TT_SNAPSHOT,		/* vm_id or name, and tag */
+};
+
+/* What a tool's result carries beside its JSON object. */
+enum tool_result {
+	TR_JSON = 0,		/* structured content only */
+	TR_IMAGE,		/* an image content block (PNG) */
+	TR_TEXT,		/* a text content block */
+};
+
 struct tool_desc {
 	enum tool_id		 id;
 	const char		*name;
@@ -145,6 +166,9 @@ struct tool_desc {
 	uint32_t		 flags;
 	const struct tool_param	*params;
 	size_t			 nparams;
+	enum tool_target	 target;
+	enum tool_result	 result;
+	size_t			 budget;	/* result bytes at most */
 };
 
 struct tool_value {
