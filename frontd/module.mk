@@ -12,5 +12,3 @@ MANPAGES += man/mcvm-frontd.8
 UNIT_EXTRA_SRCS += frontd/catalog.c frontd/session.c frontd/httpparse.c \
 	frontd/peer.c frontd/authcache.c
 
-CHECK_SUITES += mcp conformance
-BENCH_SUITES += http

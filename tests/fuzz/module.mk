@@ -56,5 +56,3 @@ fuzz-mcvmd_PKGS = $(mcvmd_PKGS)
 fuzz-mcvmd_CFLAGS := -Dmain=mcvmd_main -Imcvmd -I$(GEN)
 fuzz-mcvmd-corpus_SRCS := tests/fuzz/corpus_mcvmd.c
 fuzz-mcvmd-corpus_KIND := corpus
-
-CHECK_SUITES += fuzz-front fuzz-mcp fuzz-mcvmd fuzz-qmp fuzz-smoke
