@@ -12,4 +12,3 @@ MANPAGES += man/mcvm-frontd.8
 # table directly.
 UNIT_EXTRA_SRCS += frontd/catalog.c frontd/session.c frontd/httpparse.c \
 	frontd/peer.c frontd/authcache.c frontd/http.c frontd/payload.c
-

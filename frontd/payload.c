@@ -205,7 +205,8 @@ payload_pump(struct payload *p)
 		}
 		if (p->done == p->size) {
 			if (n > 0) {
-				payload_fail(p, "the result went on past its end");
+				payload_fail(p,
+				    "the result went on past its end");
 				return;
 			}
 			http_stream_write(p->conn, p->tail, p->taillen);

@@ -23,7 +23,9 @@ endif
 # The lists as README quotes them, wrapped at 72 columns.
 SUITES_WRAP := { l = sprintf("%-11s", $$1 " " $$2); \
 	for (i = 3; i <= NF; i++) { \
-		if (length(l) + length($$i) >= 72) { print l; l = "           " } \
+		if (length(l) + length($$i) >= 72) { \
+			print l; l = "           " \
+		} \
 		l = l " " $$i \
 	} print l }
 suites:

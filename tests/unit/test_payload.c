@@ -525,7 +525,7 @@ random_bytes(size_t len)
 
 Test(payload, memfd_streams_exactly, .init = setup, .fini = teardown)
 {
-	size_t		 len = 3 * PAYLOAD_CHUNK + 2;	/* not a multiple of 3 */
+	size_t		 len = 3 * PAYLOAD_CHUNK + 2;	/* not 3 * n */
 	uint8_t		*data = random_bytes(len);
 	char		 err[PAYLOAD_ERR_MAX];
 	int		 port = listen_loopback(), fd, is_pipe;
