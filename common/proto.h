@@ -58,6 +58,11 @@
 	X(IMSG_FRONT_PROGRESS,	205)	/* u64 progress, u64 total	\
 					   (0 unknown), str message:	\
 					   a step of call peerid */	\
+	X(IMSG_FRONT_TOOL_RESULT_FD, 206) /* u32 tool status, str json,	\
+					   u32 enum tool_result, str	\
+					   mime type, u64 size; the fd	\
+					   travels with it: see		\
+					   msg_payload.h */		\
 									\
 	/* mcvm-netd <-> mcvmd; peerid is the request id */		\
 	X(IMSG_NET_PREFLIGHT,	300)	/* (none) */			\

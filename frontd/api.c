@@ -4,9 +4,11 @@
  * status and {"error": {"code": "...", "message": "..."}}.  The arguments
  * go through the same conversion and checks as MCP's tools/call.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "frontd.h"
 #include "log.h"
@@ -119,4 +121,70 @@ api_op_done(struct fop *op, uint32_t status, const char *json)
 		req_reply_error(fr, 422, "tool_error", json);
 		break;
 	}
+}
+
+/*
+ * A result that came by descriptor: the tool's result object with a
+ * "content" array holding the image block, as MCP's, its data the
+ * descriptor's bytes in base64, written as they are read (payload.c).
+ */
+void
+api_op_done_fd(struct fop *op, const struct msg_front_tool_result_fd *m,
+    int fd)
+{
+	struct freq	*fr = op->req;
+	json_t		*obj = NULL;
+	char		*otext = NULL, *head = NULL, *tail = NULL;
+	char		 err[PAYLOAD_ERR_MAX + 64];
+	int		 is_pipe, hn = -1, tn = -1;
+
+	if (m->kind != op->tool->result || m->kind != TR_IMAGE) {
+		(void)snprintf(err, sizeof(err), "internal error: %s returned "
+		    "a result of another kind", op->tool->name);
+		goto fail;
+	}
+	if (payload_check(fd, m->size, op->tool->budget, &is_pipe, err,
+	    sizeof(err)) == -1)
+		goto fail;
+	if ((obj = json_loads(m->json, JSON_REJECT_DUPLICATES, NULL)) ==
+	    NULL || !json_is_object(obj)) {
+		(void)snprintf(err, sizeof(err), "internal error: the service "
+		    "produced an invalid result");
+		goto fail;
+	}
+	json_object_del(obj, "content");
+	if ((otext = json_dumps(obj, JSON_COMPACT)) == NULL ||
+	    (hn = asprintf(&head, "{\"content\":[{\"type\":\"image\","
+	    "\"mimeType\":\"%s\",\"data\":\"", m->mime)) == -1) {
+		(void)snprintf(err, sizeof(err), "internal error: the result "
+		    "could not be encoded");
+		goto fail;
+	}
+	/* The tail closes the block and goes on with the object's members. */
+	if (strcmp(otext, "{}") == 0)
+		otext[0] = '\0';
+	else
+		otext[0] = ',';
+	if ((tn = asprintf(&tail, "\"}]%s%s", otext, otext[0] == '\0' ?
+	    "}" : "")) == -1) {
+		(void)snprintf(err, sizeof(err), "internal error: the result "
+		    "could not be encoded");
+		goto fail;
+	}
+	req_op_unlink_free(op);
+	http_stream_start(fr->conn, 200, "application/json");
+	if (req_stream_fd(fr, fd, is_pipe, m->size, head, (size_t)hn, tail,
+	    (size_t)tn) == -1)
+		http_abort(fr->conn);
+	goto done;
+fail:
+	close(fd);
+	api_op_done(op, TOOL_ERROR, err);
+done:
+	json_decref(obj);
+	free(otext);
+	if (hn != -1)
+		free(head);
+	if (tn != -1)
+		free(tail);
 }

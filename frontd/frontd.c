@@ -118,6 +118,18 @@ frontd_tool_result(struct imsg *imsg)
 	req_tool_result(imsg->hdr.peerid, status, json);
 }
 
+/* A result whose bytes come by descriptor; a bad one is mcvmd's bug. */
+static void
+frontd_tool_result_fd(struct imsg *imsg)
+{
+	struct msg_front_tool_result_fd	 m;
+	int				 fd = imsg_get_fd(imsg);
+
+	if (fd == -1 || msg_front_tool_result_fd_get(imsg, &m) == -1)
+		fatalx("%s: malformed message from mcvmd", __func__);
+	req_tool_result_fd(imsg->hdr.peerid, &m, fd);
+}
+
 static void
 frontd_progress(struct imsg *imsg)
 {
@@ -157,6 +169,9 @@ frontd_dispatch(int fd, short event, void *arg)
 			break;
 		case IMSG_FRONT_PROGRESS:
 			frontd_progress(&imsg);
+			break;
+		case IMSG_FRONT_TOOL_RESULT_FD:
+			frontd_tool_result_fd(&imsg);
 			break;
 		case IMSG_VERBOSE:
 			m_init(&r, &imsg);

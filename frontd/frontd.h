@@ -12,6 +12,8 @@
 
 #include "config.h"
 #include "http.h"
+#include "msg_payload.h"
+#include "payload.h"
 #include "peer.h"
 #include "proc.h"
 #include "proto.h"
@@ -100,6 +102,7 @@ struct freq {
 	unsigned int		 progress_n;	/* events sent */
 	uint64_t		 progress_last;	/* last value sent */
 	unsigned int		 progress_secs;	/* heartbeat clock */
+	struct payload		*payload;	/* a result being streamed */
 };
 
 struct frontd {
@@ -127,6 +130,10 @@ void	 req_http_error(struct http_conn *, const char *, int, const char *,
 void	 req_auth_result(uint32_t, uint32_t, const char *);
 void	 req_tool_result(uint32_t, uint32_t, const char *);
 void	 req_progress(uint32_t, uint64_t, uint64_t, const char *);
+void	 req_tool_result_fd(uint32_t, const struct msg_front_tool_result_fd *,
+	    int);
+int	 req_stream_fd(struct freq *, int, int, uint64_t, const char *,
+	    size_t, const char *, size_t);
 void	 req_reply_json(struct freq *, int, json_t *);
 void	 req_reply_error(struct freq *, int, const char *, const char *);
 void	 req_reply_text(struct freq *, int, const char *, const char *,
@@ -145,11 +152,15 @@ int	 bearer_parse(const char *, const char **, size_t *);
 /* api.c */
 void	 api_call(struct freq *);
 void	 api_op_done(struct fop *, uint32_t, const char *);
+void	 api_op_done_fd(struct fop *, const struct msg_front_tool_result_fd *,
+	    int);
 
 /* mcp.c */
 void	 mcp_post(struct freq *);
 void	 mcp_delete(struct freq *);
 void	 mcp_op_done(struct fop *, uint32_t, const char *);
+void	 mcp_op_done_fd(struct fop *, const struct msg_front_tool_result_fd *,
+	    int);
 void	 mcp_op_progress(struct fop *, uint64_t, uint64_t, const char *);
 void	 mcp_cancel_request(struct freq *);
 json_t	*mcp_error(json_t *, int, const char *);

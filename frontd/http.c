@@ -79,6 +79,8 @@ struct http_conn {
 	struct evbuffer		*hdrs;		/* extra reply headers */
 	void			(*abort)(void *);
 	void			*abort_arg;
+	void			(*drain)(void *);	/* a stream's */
+	void			*drain_arg;
 	char			 peer[HTTP_PEER_MAX];
 	char			 peek[HTTP_PEEK_MAX];
 };
@@ -440,6 +442,37 @@ http_set_abort(struct http_conn *c, void (*abort)(void *), void *arg)
 	c->abort_arg = arg;
 }
 
+/*
+ * While a stream is sent, drain is called each time all that was written
+ * has gone to the client, so that a producer writes its next piece only
+ * then and holds one piece at a time.
+ */
+void
+http_set_drain(struct http_conn *c, void (*drain)(void *), void *arg)
+{
+	c->drain = drain;
+	c->drain_arg = arg;
+}
+
+/* Bytes written to the connection and not yet sent. */
+size_t
+http_pending(const struct http_conn *c)
+{
+	return evbuffer_get_length(bufferevent_get_output(c->bev));
+}
+
+/*
+ * Closes the connection now, whatever is still unsent: a stream that
+ * cannot be completed ends without its last chunk, so that the client
+ * sees a broken answer, never a short one that looks whole.  The abort
+ * callback runs.
+ */
+void
+http_abort(struct http_conn *c)
+{
+	conn_free(c);
+}
+
 void
 http_set_close(struct http_conn *c)
 {
@@ -550,6 +583,7 @@ http_stream_end(struct http_conn *c)
 {
 	if (c->state != CS_STREAM)
 		return;
+	c->drain = NULL;
 	evbuffer_add(bufferevent_get_output(c->bev), "0\r\n\r\n", 5);
 	conn_done(c);
 }
@@ -735,6 +769,11 @@ conn_write(struct bufferevent *bev, void *arg)
 {
 	struct http_conn	*c = arg;
 
+	if (c->state == CS_STREAM && c->drain != NULL &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
+		c->drain(c->drain_arg);
+		return;
+	}
 	if (c->state == CS_CLOSING &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
 		conn_linger(c);

@@ -9,9 +9,11 @@
  * and responses alone get 202.  GET is refused with 405: there is no
  * server-initiated stream, since mcvm sends no requests to clients.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "frontd.h"
 #include "log.h"
@@ -516,6 +518,86 @@ mcp_op_done(struct fop *op, uint32_t status, const char *json)
 	req_op_unlink_free(op);
 	if (fr->waiting == 0)
 		mcp_send(fr);
+}
+
+/*
+ * A result that came by descriptor: an image content block whose data is
+ * the descriptor's bytes in base64, then the JSON part as text and as
+ * structuredContent, written as it is read (payload.c).  What can be
+ * checked first fails the call with an isError result; a batch cannot
+ * hold it.  Over SSE it is the stream's last event.
+ */
+void
+mcp_op_done_fd(struct fop *op, const struct msg_front_tool_result_fd *m,
+    int fd)
+{
+	struct freq	*fr = op->req;
+	json_t		*obj = NULL, *text = NULL;
+	char		*id = NULL, *jtext = NULL, *otext = NULL;
+	char		*head = NULL, *tail = NULL;
+	char		 err[PAYLOAD_ERR_MAX + 64];
+	int		 is_pipe, hn = -1, tn = -1;
+
+	if (m->kind != op->tool->result || m->kind != TR_IMAGE) {
+		(void)snprintf(err, sizeof(err), "internal error: %s returned "
+		    "a result of another kind", op->tool->name);
+		goto fail;
+	}
+	if (fr->batch) {
+		(void)snprintf(err, sizeof(err), "%s returns an image, which "
+		    "cannot be part of a batch: call it alone",
+		    op->tool->name);
+		goto fail;
+	}
+	if (payload_check(fd, m->size, op->tool->budget, &is_pipe, err,
+	    sizeof(err)) == -1)
+		goto fail;
+	if ((obj = json_loads(m->json, JSON_REJECT_DUPLICATES, NULL)) ==
+	    NULL || !json_is_object(obj)) {
+		(void)snprintf(err, sizeof(err), "internal error: the service "
+		    "produced an invalid result");
+		goto fail;
+	}
+	if ((text = json_string(m->json)) == NULL ||
+	    (id = json_dumps(op->rpc_id, JSON_COMPACT | JSON_ENCODE_ANY)) ==
+	    NULL || (jtext = json_dumps(text, JSON_COMPACT |
+	    JSON_ENCODE_ANY)) == NULL || (otext = json_dumps(obj,
+	    JSON_COMPACT)) == NULL ||
+	    (hn = asprintf(&head, "%s{\"jsonrpc\":\"2.0\",\"id\":%s,"
+	    "\"result\":{\"content\":[{\"type\":\"image\",\"mimeType\":"
+	    "\"%s\",\"data\":\"", fr->sse ? "event: message\ndata: " : "",
+	    id, m->mime)) == -1 ||
+	    (tn = asprintf(&tail, "\"},{\"type\":\"text\",\"text\":%s}],"
+	    "\"structuredContent\":%s,\"isError\":false}}%s", jtext, otext,
+	    fr->sse ? "\n\n" : "")) == -1) {
+		(void)snprintf(err, sizeof(err), "internal error: the result "
+		    "could not be encoded");
+		goto fail;
+	}
+	req_op_unlink_free(op);
+	if (!fr->sse) {
+		if (fr->session[0] != '\0')
+			http_add_header(fr->conn, "Mcp-Session-Id",
+			    fr->session);
+		http_stream_start(fr->conn, 200, "application/json");
+	}
+	if (req_stream_fd(fr, fd, is_pipe, m->size, head, (size_t)hn, tail,
+	    (size_t)tn) == -1)
+		http_abort(fr->conn);
+	goto done;
+fail:
+	close(fd);
+	mcp_op_done(op, TOOL_ERROR, err);
+done:
+	json_decref(obj);
+	json_decref(text);
+	free(id);
+	free(jtext);
+	free(otext);
+	if (hn != -1)
+		free(head);
+	if (tn != -1)
+		free(tail);
 }
 
 /*

@@ -2,7 +2,8 @@
 PROGS += mcvm-frontd
 mcvm-frontd_SRCS := frontd/frontd.c frontd/http.c frontd/httpparse.c \
 	frontd/request.c frontd/mcp.c frontd/api.c frontd/session.c \
-	frontd/catalog.c frontd/sandbox.c frontd/peer.c frontd/authcache.c
+	frontd/catalog.c frontd/sandbox.c frontd/peer.c frontd/authcache.c \
+	frontd/payload.c
 mcvm-frontd_PKGS := libevent libevent_openssl jansson libseccomp \
 	libcap-ng libcrypto libssl
 MANPAGES += man/mcvm-frontd.8
@@ -10,7 +11,4 @@ MANPAGES += man/mcvm-frontd.8
 # Unit tests reach the parser, the argument conversion and the session
 # table directly.
 UNIT_EXTRA_SRCS += frontd/catalog.c frontd/session.c frontd/httpparse.c \
-	frontd/peer.c frontd/authcache.c
-
-CHECK_SUITES += mcp conformance
-BENCH_SUITES += http
+	frontd/peer.c frontd/authcache.c frontd/http.c frontd/payload.c

@@ -17,6 +17,7 @@
  */
 #include <ctype.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -146,6 +147,7 @@ req_free(struct freq *fr)
 	}
 	if (fr->progress_ev != NULL)
 		event_free(fr->progress_ev);
+	payload_cancel(fr->payload);
 	json_decref(fr->body);
 	json_decref(fr->replies);
 	explicit_bzero(fr->hash, sizeof(fr->hash));
@@ -729,6 +731,70 @@ req_tool_result(uint32_t peerid, uint32_t status, const char *json)
 		mcp_op_done(op, status, json);
 	else
 		api_op_done(op, status, json);
+}
+
+/*
+ * A result whose bytes come by descriptor (msg_payload.h); fd is ours.
+ * The route writes the answer from it (mcp_op_done_fd, api_op_done_fd).
+ */
+void
+req_tool_result_fd(uint32_t peerid, const struct msg_front_tool_result_fd *m,
+    int fd)
+{
+	struct fop	*op;
+
+	if ((op = pending_take(peerid)) == NULL) {
+		log_warnx("%s: answer for unknown request %u", __func__,
+		    peerid);
+		close(fd);
+		return;
+	}
+	if (op->req == NULL || op->cancelled || op->tool == NULL) {
+		req_op_unlink(op);
+		req_op_free(op);
+		close(fd);
+		return;
+	}
+	if (op->req->route == ROUTE_MCP)
+		mcp_op_done_fd(op, m, fd);
+	else
+		api_op_done_fd(op, m, fd);
+}
+
+/* The whole result was written, or it failed after its answer began. */
+static void
+req_stream_done(void *arg, const char *err)
+{
+	struct freq	*fr = arg;
+
+	fr->payload = NULL;
+	if (fr->conn == NULL) {
+		req_finish(fr);
+		return;
+	}
+	if (err != NULL) {
+		/* The answer is cut short: the connection goes, and fr. */
+		http_abort(fr->conn);
+		return;
+	}
+	http_set_abort(fr->conn, NULL, NULL);
+	http_stream_end(fr->conn);
+	req_finish(fr);
+}
+
+/*
+ * Streams the answer of fr from fd, checked by payload_check, into the
+ * stream already started: head, the bytes in base64, tail.  Takes fd.
+ * Returns -1 if it could not start; the caller then cuts the answer.
+ */
+int
+req_stream_fd(struct freq *fr, int fd, int is_pipe, uint64_t size,
+    const char *head, size_t headlen, const char *tail, size_t taillen)
+{
+	fr->payload = payload_stream(fenv->base, fr->conn, fd, is_pipe, size,
+	    head, headlen, tail, taillen, PAYLOAD_PIPE_MS, req_stream_done,
+	    fr);
+	return fr->payload == NULL ? -1 : 0;
 }
 
 /* mcvmd reports a step of a pending call; the call stays pending. */

@@ -1,2 +1,1 @@
 MANPAGES := $(wildcard man/*.[1-9])
-CHECK_SUITES += manlint

@@ -2,13 +2,10 @@
 PROGS += mcvmd
 mcvmd_SRCS := mcvmd/mcvmd.c mcvmd/control.c mcvmd/state.c mcvmd/schema.c \
 	mcvmd/qemu.c mcvmd/jail.c mcvmd/cgroup.c mcvmd/vm.c mcvmd/vmtools.c \
-	mcvmd/front.c
+	mcvmd/front.c mcvmd/payload.c
 mcvmd_PKGS := libevent sqlite3 libcap-ng libseccomp libcrypto jansson
 
 UNIT_EXTRA_SRCS += mcvmd/schema.c mcvmd/qemu.c mcvmd/cgroup.c mcvmd/state.c
-CHECK_SUITES += daemons
-E2E_SUITES += vms startup hostile
-BENCH_SUITES += vms
 
 # The built image as a config fragment, included by etc/mcvm.dev.conf.
 IMAGE_TARGETS += $(BUILD)/image/mcvm-image.conf

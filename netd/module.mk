@@ -10,5 +10,3 @@ UNIT_EXTRA_SRCS += netd/sandbox.c netd/addr.c netd/rules.c
 TESTPROGS += netd-driver
 netd-driver_SRCS := tests/netd/driver.c tests/lib/daemon.c
 netd-driver_PKGS := libevent
-CHECK_SUITES += netd
-BENCH_SUITES += netd

@@ -10,4 +10,3 @@ UNIT_EXTRA_SRCS += stored/sandbox.c stored/catalog.c stored/disk.c \
 TESTPROGS += stored-driver
 stored-driver_SRCS := tests/stored/driver.c tests/lib/daemon.c
 stored-driver_PKGS := libevent libcrypto
-CHECK_SUITES += stored

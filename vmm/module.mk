@@ -9,4 +9,3 @@ TESTPROGS += vmm-driver
 vmm-driver_SRCS := tests/vmm/driver.c
 vmm-driver_PKGS := libevent
 $(OBJ)/tests/vmm/%.o: EXTRA_CFLAGS := -Ivmm
-CHECK_SUITES += vmm

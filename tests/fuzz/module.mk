@@ -1,40 +1,58 @@
-# libFuzzer target for the agent protocol decoder (host side), with its
-# seed corpus generator.  Built with clang whatever CC is.
-FUZZ_CC ?= clang
-FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror \
-	-Icommon -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=undefined
-FUZZ_AGENT_SRCS := tests/fuzz/fuzz_agent.c common/agent.c common/utf8.c \
+# The libFuzzer targets and their seed corpus generators, each built by
+# fuzz_rule (GNUmakefile) with clang whatever CC is: NAME_SRCS its
+# sources, NAME_PKGS its pkg-config packages, NAME_CFLAGS its extra flags,
+# NAME_KIND "corpus" for a plain program that writes seeds.  Seeds kept as
+# files are in seeds-NAME/; tests/suites/fuzz-* run the targets.
+
+# The agent protocol's decoder (host side) and the guest agent's request
+# handling, linked from guestd's own sources (tests/fuzz/run.sh).
+FUZZ_TARGETS += fuzz-agent fuzz-agent-corpus fuzz-guestd fuzz-guestd-corpus
+fuzz-agent_SRCS := tests/fuzz/fuzz_agent.c common/agent.c common/utf8.c \
 	common/b64.c
-
-$(BUILD)/fuzz/fuzz-agent: $(FUZZ_AGENT_SRCS) common/agent_proto.h \
-    common/utf8.h common/b64.h
-	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_AGENT_SRCS)
-
-$(BUILD)/fuzz/fuzz-agent-corpus: tests/fuzz/corpus.c common/agent.c \
-    common/agent_proto.h
-	@mkdir -p $(@D)
-	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Icommon \
-	    -o $@ tests/fuzz/corpus.c common/agent.c
-
-# The guest agent's request handling, linked from guestd's own sources.
-FUZZ_GUESTD_SRCS := tests/fuzz/fuzz_guestd.c guestd/channel.c \
+fuzz-agent-corpus_SRCS := tests/fuzz/corpus.c common/agent.c
+fuzz-agent-corpus_KIND := corpus
+fuzz-guestd_SRCS := tests/fuzz/fuzz_guestd.c guestd/channel.c \
 	guestd/jobs.c guestd/outbuf.c guestd/wsfile.c guestd/gtext.c \
 	guestd/netcfg.c common/agent.c common/rdfile.c
+fuzz-guestd_CFLAGS := -Iguestd
+fuzz-guestd-corpus_SRCS := tests/fuzz/corpus_guestd.c common/agent.c
+fuzz-guestd-corpus_KIND := corpus
 
-$(BUILD)/fuzz/fuzz-guestd: $(FUZZ_GUESTD_SRCS) common/agent_proto.h \
-    guestd/guestd.h guestd/outbuf.h guestd/wsfile.h guestd/netcfg.h
-	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Wno-unused-parameter -Iguestd -o $@ \
-	    $(FUZZ_GUESTD_SRCS)
+# The VM monitor's QMP decoder, seeded with the lines QEMU 7.2 writes.
+FUZZ_TARGETS += fuzz-qmp
+fuzz-qmp_SRCS := tests/fuzz/fuzz_qmp.c vmm/qmp.c
+fuzz-qmp_PKGS := jansson
+fuzz-qmp_CFLAGS := -Ivmm
 
-$(BUILD)/fuzz/fuzz-guestd-corpus: tests/fuzz/corpus_guestd.c common/agent.c \
-    common/agent_proto.h
-	@mkdir -p $(@D)
-	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Icommon \
-	    -o $@ tests/fuzz/corpus_guestd.c common/agent.c
+# mcvm-frontd's decoders of untrusted bytes (HTTP heads, JSON tool
+# arguments) and mcvmd's decoder of frontd's tool calls.
+FUZZ_TARGETS += fuzz-front
+fuzz-front_SRCS := tests/fuzz/fuzz_front.c frontd/httpparse.c \
+	frontd/catalog.c common/tools.c common/validate.c common/msg.c \
+	common/imsg.c common/b64.c common/log.c common/utf8.c
+fuzz-front_PKGS := jansson libevent openssl
+fuzz-front_CFLAGS := -Ifrontd
 
-FUZZ_PROGS += $(BUILD)/fuzz/fuzz-agent $(BUILD)/fuzz/fuzz-agent-corpus \
-	$(BUILD)/fuzz/fuzz-guestd $(BUILD)/fuzz/fuzz-guestd-corpus
-CHECK_SUITES += fuzz-smoke
+# frontd's request path: an HTTP request through request.c, mcp.c and
+# api.c to its answer, with http.c's connection and mcvmd's side played
+# by the target.  Every frontd source but main, the connection and the
+# sandbox.
+FUZZ_TARGETS += fuzz-mcp
+fuzz-mcp_SRCS = tests/fuzz/fuzz_mcp.c \
+	$(filter-out frontd/frontd.c frontd/http.c frontd/sandbox.c, \
+	    $(mcvm-frontd_SRCS)) \
+	common/tools.c common/validate.c common/msg.c common/imsg.c \
+	common/b64.c common/log.c common/hash.c common/utf8.c common/config.c
+fuzz-mcp_PKGS := jansson libevent libcrypto
+fuzz-mcp_CFLAGS := -Ifrontd
+
+# mcvmd's readers of a VM monitor's messages and of control-socket
+# requests, linked from mcvmd's own sources (its main() renamed away) and
+# all of libmcvm's, with a real state.db.
+FUZZ_TARGETS += fuzz-mcvmd fuzz-mcvmd-corpus
+fuzz-mcvmd_SRCS = tests/fuzz/fuzz_mcvmd.c $(mcvmd_SRCS) $(LIBMCVM_SRCS) \
+	$(GEN)/parse.c
+fuzz-mcvmd_PKGS = $(mcvmd_PKGS)
+fuzz-mcvmd_CFLAGS := -Dmain=mcvmd_main -Imcvmd -I$(GEN)
+fuzz-mcvmd-corpus_SRCS := tests/fuzz/corpus_mcvmd.c
+fuzz-mcvmd-corpus_KIND := corpus

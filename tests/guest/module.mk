@@ -1,5 +1,3 @@
 # The guest boot test driver (host side, same codec as the agent).
 TESTPROGS += guest-driver
 guest-driver_SRCS := tests/guest/driver.c tests/guest/agentc.c
-CHECK_SUITES += guest
-BENCH_SUITES += guest

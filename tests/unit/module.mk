@@ -5,7 +5,6 @@ unit-tests_SRCS = $(sort $(wildcard tests/unit/*.c) $(UNIT_EXTRA_SRCS) \
 	$(wildcard frontd/sandbox.c))
 unit-tests_PKGS := criterion $(HOST_PKGS)
 unit-tests_LDLIBS :=
-UNIT_SUITES += unit
 
 $(OBJ)/tests/unit/%.o: EXTRA_CFLAGS := -Imcvmd -Ivmm -Inetd -Istored -Ifrontd -Iguestd
 

@@ -101,15 +101,75 @@ Test(config, good_file)
 	cr_assert_eq(conf.images[0].kernel_sha256[0], 'a');
 }
 
-Test(config, shipped_examples_parse)
+static char	 image_dir[] = "/tmp/mcvm-image-XXXXXX";
+
+/* Removes the made-up image's directory, whether the test passed or not. */
+static void
+image_dir_remove(void)
 {
+	char	 path[PATH_MAX];
+
+	if (strchr(image_dir, 'X') != NULL)
+		return;
+	(void)snprintf(path, sizeof(path), "%s/manifest", image_dir);
+	(void)unlink(path);
+	(void)snprintf(path, sizeof(path), "%s/mcvm-image.conf", image_dir);
+	(void)unlink(path);
+	(void)rmdir(image_dir);
+}
+
+/*
+ * The shipped configurations parse.  The development one includes the
+ * image block etc/image-conf.sh writes from a built image's manifest;
+ * here the script writes it from a manifest of made-up digests, so the
+ * test needs no built image and checks the script's output too.
+ */
+Test(config, shipped_examples_parse, .fini = image_dir_remove)
+{
+	static const char	*sums[] = {
+		"1a7ac0c40b10b98353b6f85fa9a0d4f2"
+		    "703287979567e19629d35ad2d777d124",
+		"4a4e2debfe77757a99b34563f2533ab7"
+		    "cfd62e2a28787c940c781a97795ed0e8",
+		"ff6445fd42ad0356fd4a161db764529f"
+		    "210ab04c3c3bca2a8c429450058fca98"
+	};
+	char		 path[PATH_MAX], cmd[PATH_MAX * 2], def[PATH_MAX + 16];
+	FILE		*fp;
+
 	config_defaults(&conf);
 	cr_assert_eq(config_parse("etc/mcvm.conf", &conf), 0, "%s",
 	    config_lasterror());
+
+	cr_assert_not_null(mkdtemp(image_dir));
+	(void)snprintf(path, sizeof(path), "%s/manifest", image_dir);
+	cr_assert_not_null(fp = fopen(path, "w"));
+	fprintf(fp, "%s  vmlinuz\n%s  initrd.img\n%s  rootfs.ext4\n",
+	    sums[0], sums[1], sums[2]);
+	cr_assert_eq(fclose(fp), 0);
+	(void)snprintf(path, sizeof(path), "%s/mcvm-image.conf", image_dir);
+	(void)snprintf(cmd, sizeof(cmd), "etc/image-conf.sh %s debian > %s",
+	    image_dir, path);
+	cr_assert_eq(system(cmd), 0, "%s failed", cmd);
+
 	config_clear_macros();
+	(void)snprintf(def, sizeof(def), "images=%s", path);
+	cr_assert_eq(config_define(def), 0);
 	config_defaults(&conf);
 	cr_assert_eq(config_parse("etc/mcvm.dev.conf", &conf), 0, "%s",
 	    config_lasterror());
+	config_clear_macros();
+	cr_assert_str_eq(conf.statedir, "/tmp/mcvm-dev/state");
+	cr_assert_str_eq(conf.listen[0].text, "127.0.0.1:8090");
+	cr_assert_eq(conf.nimages, 1);
+	cr_assert_str_eq(conf.images[0].name, "debian");
+	(void)snprintf(path, sizeof(path), "%s/vmlinuz", image_dir);
+	cr_assert_str_eq(conf.images[0].kernel, path);
+	cr_assert_str_eq(conf.images[0].kernel_sha256, sums[0]);
+	cr_assert_str_eq(conf.images[0].initrd_sha256, sums[1]);
+	(void)snprintf(path, sizeof(path), "%s/rootfs.ext4", image_dir);
+	cr_assert_str_eq(conf.images[0].disk, path);
+	cr_assert_str_eq(conf.images[0].disk_sha256, sums[2]);
 }
 
 Test(config, empty_file_gets_defaults)

@@ -136,6 +136,32 @@ http_set_abort(struct http_conn *c, void (*fn)(void *), void *arg)
 	c->abort_arg = arg;
 }
 
+/* Results by descriptor (payload.c): an answer cut short is an answer. */
+void
+http_set_drain(struct http_conn *c, void (*fn)(void *), void *arg)
+{
+}
+
+size_t
+http_pending(const struct http_conn *c)
+{
+	return 0;
+}
+
+void
+http_abort(struct http_conn *c)
+{
+	void	(*fn)(void *) = c->abort;
+
+	if (c->replies != 0)
+		abort();
+	c->streaming = 0;
+	c->replies++;
+	c->abort = NULL;
+	if (fn != NULL)
+		fn(c->abort_arg);
+}
+
 void
 http_set_close(struct http_conn *c)
 {

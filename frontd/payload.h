@@ -1,0 +1,30 @@
+/*
+ * Streaming a result that came by descriptor (msg_payload.h) to an HTTP
+ * client, base64-encoded as it is read, one bounded piece at a time.
+ */
+#ifndef MCVM_FRONTD_PAYLOAD_H
+#define MCVM_FRONTD_PAYLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "http.h"
+
+#define PAYLOAD_CHUNK		(48 * 1024)	/* bytes read at a time */
+#define PAYLOAD_PIPE_MS		(30 * 1000)	/* a pipe's whole result */
+#define PAYLOAD_ERR_MAX		160
+
+struct payload;
+
+/* err is NULL when the whole result was written, else why not. */
+typedef void	(*payload_done_cb)(void *, const char *err);
+
+int	 payload_check(int, uint64_t, size_t, int *, char *, size_t);
+struct payload *payload_stream(struct event_base *, struct http_conn *,
+	    int, int, uint64_t, const char *, size_t, const char *, size_t,
+	    unsigned int, payload_done_cb, void *);
+void	 payload_cancel(struct payload *);
+
+#endif
