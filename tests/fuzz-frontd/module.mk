@@ -26,8 +26,8 @@ CHECK_SUITES += fuzz-front
 FUZZ_MCP_SRCS := tests/fuzz-frontd/fuzz_mcp.c frontd/request.c \
 	frontd/mcp.c frontd/api.c frontd/session.c frontd/catalog.c \
 	frontd/peer.c frontd/authcache.c frontd/httpparse.c common/tools.c \
-	common/validate.c common/msg.c common/imsg.c common/b64.c \
-	common/log.c common/hash.c common/utf8.c common/config.c
+	common/validate.c common/msg.c common/msg_front.c common/imsg.c \
+	common/b64.c common/log.c common/hash.c common/utf8.c common/config.c
 FUZZ_MCP_PKGS := jansson libevent libcrypto
 
 $(BUILD)/fuzz/fuzz-mcp: $(FUZZ_MCP_SRCS) frontd/frontd.h frontd/http.h \
