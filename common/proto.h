@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#define MCVM_PROTO_VERSION	1
+#define MCVM_PROTO_VERSION	2
 
 /* The fd on which every child finds its socket to mcvmd. */
 #define PROC_PARENT_SOCK_FILENO	3

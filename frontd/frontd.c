@@ -26,8 +26,8 @@
 #include "frontd.h"
 #include "hash.h"
 #include "log.h"
-#include "msg.h"
 #include "msg_front.h"
+#include "msg_proc.h"
 #include "privdrop.h"
 
 #define FRONTD_USAGE	"mcvm-frontd [-dhnSv] [-D macro=value] [-f file]"
@@ -128,11 +128,10 @@ frontd_progress(struct imsg *imsg)
 static void
 frontd_dispatch(int fd, short event, void *arg)
 {
-	struct imsgev	*iev = arg;
-	struct imsg	 imsg;
-	struct mreader	 r;
-	uint32_t	 level;
-	int		 n;
+	struct imsgev		*iev = arg;
+	struct imsg		 imsg;
+	struct msg_verbose	 verbose;
+	int			 n;
 
 	if (imsgev_read(iev, event) == -1)
 		fatalx("lost mcvmd");
@@ -152,10 +151,9 @@ frontd_dispatch(int fd, short event, void *arg)
 			frontd_progress(&imsg);
 			break;
 		case IMSG_VERBOSE:
-			m_init(&r, &imsg);
-			if (m_get_u32(&r, &level) == -1 || m_end(&r) == -1)
+			if (msg_verbose_get(&imsg, &verbose) == -1)
 				fatalx("%s: malformed verbose", __func__);
-			log_setverbose((int)level);
+			log_setverbose((int)verbose.level);
 			break;
 		default:
 			fatalx("%s: unexpected %s from mcvmd", __func__,

@@ -8,7 +8,9 @@ FUZZ_MCVMD_SRCS := tests/fuzz-mcvmd/fuzz_mcvmd.c mcvmd/mcvmd.c \
 	mcvmd/front.c common/netslot.c common/log.c common/imsg.c common/msg.c \
 	common/proto.c common/proc.c common/privdrop.c common/sandbox.c \
 	common/validate.c common/config.c common/hash.c common/rdfile.c \
-	common/tools.c common/utf8.c common/b64.c common/agent.c
+	common/tools.c common/utf8.c common/b64.c common/agent.c \
+	common/msg_proc.c common/msg_ctl.c common/msg_front.c \
+	common/msg_net.c common/msg_store.c common/msg_vmm.c
 FUZZ_MCVMD_PKGS := libevent sqlite3 libcap-ng libseccomp libcrypto jansson
 
 $(BUILD)/fuzz/fuzz-mcvmd: $(FUZZ_MCVMD_SRCS) $(GEN)/parse.c mcvmd/mcvmd.h \

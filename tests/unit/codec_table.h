@@ -45,6 +45,7 @@ get_##name(struct imsg *imsg, void *m)					\
 const char	*codec_str(size_t);
 const void	*codec_bytes(size_t);
 
+extern const struct codec	 codec_peers[];
 extern const struct codec	 codec_front[];
 extern const struct codec	 codec_vmm[];
 extern const struct codec	*const codec_tables[];
