@@ -17,6 +17,9 @@
 #include "config.h"
 #include "log.h"
 #include "msg.h"
+#include "msg_net.h"
+#include "msg_proc.h"
+#include "msg_store.h"
 #include "proc.h"
 #include "proto.h"
 
@@ -319,18 +322,27 @@ proc_child_dispatch(struct imsgev *iev, short event,
 	}
 }
 
-/* Sends fd with a u32 role as a message of type; the message owns fd. */
+/* Sends fd as IMSG_NET_FD or IMSG_STORE_FD of role; the message owns fd. */
 void
 imsgev_send_fd(struct imsgev *iev, uint32_t type, uint32_t peerid,
     uint32_t role, int fd)
 {
-	struct ibuf	*b;
+	struct msg_net_fd	 nf;
+	struct msg_store_fd	 sf;
+	struct ibuf		*b;
 
 	if ((b = imsg_create(&iev->ibuf, type, peerid, 0, 8)) == NULL) {
 		close(fd);
 		fatal("%s", __func__);
 	}
-	m_add_u32(b, role);
+	if (type == IMSG_NET_FD) {
+		nf.role = role;
+		msg_net_fd_put(b, &nf);
+	} else if (type == IMSG_STORE_FD) {
+		sf.role = role;
+		msg_store_fd_put(b, &sf);
+	} else
+		fatalx("%s: %s carries no fd", __func__, imsg_type_name(type));
 	imsg_set_fd(b, fd);
 	if (imsgev_close(iev, b) == -1)
 		fatal("%s", __func__);
@@ -354,11 +366,12 @@ proc_child_check_socket(void)
 void
 proc_child_hello(struct imsgev *iev)
 {
-	struct ibuf	*b;
+	struct msg_hello	 m = { MCVM_PROTO_VERSION };
+	struct ibuf		*b;
 
 	if ((b = imsg_create(&iev->ibuf, IMSG_HELLO, 0, getpid(), 8)) == NULL)
 		fatal("%s", __func__);
-	m_add_u32(b, MCVM_PROTO_VERSION);
+	msg_hello_put(b, &m);
 	if (imsgev_close(iev, b) == -1)
 		fatal("%s", __func__);
 }

@@ -23,7 +23,7 @@
 #include "config.h"
 #include "hash.h"
 #include "imsg.h"
-#include "msg.h"
+#include "msg_ctl.h"
 #include "proto.h"
 #include "validate.h"
 
@@ -31,9 +31,7 @@
 #define TOKEN_PREFIX		"mcvm_"
 #define TOKEN_STR_MAX		(sizeof(TOKEN_PREFIX) + 2 * TOKEN_BYTES)
 #define CTL_REPLY_TIMEOUT_MS	30000
-#define CTL_TEXT_MAX		1024
 #define CTL_CAPS_LISTED		8	/* more are summed up, not listed */
-#define CTL_NOTE_MAX		4096	/* one status note */
 
 struct ctl_cmd {
 	const char	*name;
@@ -150,20 +148,24 @@ ctl_bad_reply(void)
 static int
 ctl_result(struct imsg *imsg, int quiet)
 {
-	struct mreader	 r;
-	const char	*text;
+	struct msg_ctl_ok	 ok;
+	struct msg_ctl_fail	 fail;
 
-	m_init(&r, imsg);
-	if (m_get_str(&r, &text, CTL_TEXT_MAX) == -1 || m_end(&r) == -1)
-		ctl_bad_reply();
 	switch (imsg->hdr.type) {
 	case IMSG_CTL_OK:
+		if (msg_ctl_ok_get(imsg, &ok) == -1)
+			ctl_bad_reply();
+		if (!quiet && *ok.message != '\0')
+			printf("%s\n", ok.message);
+		return 0;
 	case IMSG_CTL_END:
-		if (!quiet && *text != '\0')
-			printf("%s\n", text);
+		if (msg_ctl_end_get(imsg) == -1)
+			ctl_bad_reply();
 		return 0;
 	case IMSG_CTL_FAIL:
-		errx(1, "%s", text);
+		if (msg_ctl_fail_get(imsg, &fail) == -1)
+			ctl_bad_reply();
+		errx(1, "%s", fail.message);
 	default:
 		errx(1, "unexpected reply %s", imsg_type_name(imsg->hdr.type));
 	}
@@ -218,13 +220,11 @@ print_note(const char *topic, const char *text)
 static int
 cmd_status(int argc, char **argv)
 {
-	struct imsg	 imsg;
-	struct mreader	 r;
-	const char	*title, *state;
-	uint64_t	 capeff, capprm;
-	uint32_t	 pid, uid, seccomp, nnp, restarts;
-	char		 caps[512], ubuf[16];
-	int		 down = 0, notes = 0;
+	struct imsg			 imsg;
+	struct msg_ctl_status_note	 note;
+	struct msg_ctl_status_proc	 p;
+	char				 caps[512], ubuf[16];
+	int				 down = 0, notes = 0;
 
 	if (argc != 1)
 		cmd_usage(argv[0]);
@@ -235,14 +235,11 @@ cmd_status(int argc, char **argv)
 	for (;;) {
 		ctl_recv(&imsg);
 		if (imsg.hdr.type == IMSG_CTL_STATUS_NOTE) {
-			m_init(&r, &imsg);
-			if (m_get_str(&r, &title, 32) == -1 ||
-			    m_get_str(&r, &state, CTL_NOTE_MAX) == -1 ||
-			    m_end(&r) == -1)
+			if (msg_ctl_status_note_get(&imsg, &note) == -1)
 				ctl_bad_reply();
 			if (!notes++)
 				printf("\n");
-			print_note(title, state);
+			print_note(note.topic, note.text);
 			imsg_free(&imsg);
 			continue;
 		}
@@ -251,26 +248,18 @@ cmd_status(int argc, char **argv)
 			imsg_free(&imsg);
 			break;
 		}
-		m_init(&r, &imsg);
-		if (m_get_str(&r, &title, 32) == -1 ||
-		    m_get_u32(&r, &pid) == -1 || m_get_u32(&r, &uid) == -1 ||
-		    m_get_u64(&r, &capeff) == -1 ||
-		    m_get_u64(&r, &capprm) == -1 ||
-		    m_get_u32(&r, &seccomp) == -1 ||
-		    m_get_u32(&r, &nnp) == -1 ||
-		    m_get_u32(&r, &restarts) == -1 ||
-		    m_get_str(&r, &state, 32) == -1 || m_end(&r) == -1)
+		if (msg_ctl_status_proc_get(&imsg, &p) == -1)
 			ctl_bad_reply();
-		caps_string(capeff | capprm, caps, sizeof(caps));
-		if (pid == 0)
+		caps_string(p.capeff | p.capprm, caps, sizeof(caps));
+		if (p.pid == 0)
 			(void)snprintf(ubuf, sizeof(ubuf), "-");
 		else
-			(void)snprintf(ubuf, sizeof(ubuf), "%u", uid);
-		printf("%-8s %-8s %-8u %-8s %-4u %-9s %-9u %s\n", title,
-		    state, pid, ubuf, nnp, seccomp == 2 ? "filter" :
-		    seccomp == 1 ? "strict" : "off", restarts,
-		    pid == 0 ? "-" : caps);
-		if (strcmp(state, "running") != 0)
+			(void)snprintf(ubuf, sizeof(ubuf), "%u", p.uid);
+		printf("%-8s %-8s %-8u %-8s %-4u %-9s %-9u %s\n", p.title,
+		    p.state, p.pid, ubuf, p.nonewprivs, p.seccomp == 2 ?
+		    "filter" : p.seccomp == 1 ? "strict" : "off", p.restarts,
+		    p.pid == 0 ? "-" : caps);
+		if (strcmp(p.state, "running") != 0)
 			down = 1;
 		imsg_free(&imsg);
 	}
@@ -331,15 +320,17 @@ token_issue(int argc, char **argv, int rotate)
 		{ "allow-network",	no_argument,	   NULL, 'n' },
 		{ NULL,			0,		   NULL, 0 }
 	};
-	const char	*ws = NULL, *out = NULL;
-	uint8_t		 raw[TOKEN_BYTES], hash[TOKEN_HASH_LEN];
-	char		 token[TOKEN_STR_MAX + 1];
-	struct imsg	 imsg;
-	struct ibuf	*b;
-	uint64_t	 ttl = 0;
-	uint32_t	 flags = 0;
-	size_t		 len;
-	int		 ch, fd;
+	struct msg_ctl_token_issue	 m;
+	const char			*ws = NULL, *out = NULL;
+	uint8_t				 raw[TOKEN_BYTES];
+	uint8_t				 hash[TOKEN_HASH_LEN];
+	char				 token[TOKEN_STR_MAX + 1];
+	struct imsg			 imsg;
+	struct ibuf			*b;
+	uint64_t			 ttl = 0;
+	uint32_t			 flags = 0;
+	size_t				 len;
+	int				 ch, fd;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -397,14 +388,13 @@ token_issue(int argc, char **argv, int rotate)
 	}
 	fd = -1;
 
-	b = imsg_create(&ibuf, IMSG_CTL_TOKEN_ISSUE, 0, 0, 128);
-	if (b != NULL) {
-		m_add_str(b, ws);
-		m_add_bytes(b, hash, sizeof(hash));
-		m_add_u64(b, ttl);
-		m_add_u32(b, flags);
-		m_add_u32(b, rotate ? 1 : 0);
-	}
+	m.workspace = ws;
+	memcpy(m.hash, hash, sizeof(m.hash));
+	m.ttl = ttl;
+	m.flags = flags;
+	m.rotate = rotate ? 1 : 0;
+	if ((b = imsg_create(&ibuf, IMSG_CTL_TOKEN_ISSUE, 0, 0, 128)) != NULL)
+		msg_ctl_token_issue_put(b, &m);
 	ctl_send(b);
 	ctl_recv(&imsg);
 	if (imsg.hdr.type == IMSG_CTL_FAIL)
@@ -437,16 +427,18 @@ cmd_rotate(int argc, char **argv)
 static int
 cmd_revoke(int argc, char **argv)
 {
-	struct imsg	 imsg;
-	struct ibuf	*b;
+	struct msg_ctl_ws_revoke	 m;
+	struct imsg			 imsg;
+	struct ibuf			*b;
 
 	if (argc != 2)
 		cmd_usage(argv[0]);
 	if (!valid_workspace_name(argv[1]))
 		errx(2, "invalid workspace name %s", argv[1]);
 	ctl_connect();
+	m.workspace = argv[1];
 	if ((b = imsg_create(&ibuf, IMSG_CTL_WS_REVOKE, 0, 0, 80)) != NULL)
-		m_add_str(b, argv[1]);
+		msg_ctl_ws_revoke_put(b, &m);
 	ctl_send(b);
 	ctl_recv(&imsg);
 	(void)ctl_result(&imsg, 0);
@@ -468,12 +460,9 @@ fmt_time(int64_t t, char *buf, size_t len)
 static int
 cmd_list(int argc, char **argv)
 {
-	struct imsg	 imsg;
-	struct mreader	 r;
-	const char	*name;
-	uint64_t	 created, revoked, expiry;
-	uint32_t	 flags, tokens;
-	char		 c[32], x[32];
+	struct imsg		 imsg;
+	struct msg_ctl_ws_entry	 e;
+	char			 c[32], x[32];
 
 	if (argc != 1)
 		cmd_usage(argv[0]);
@@ -488,20 +477,14 @@ cmd_list(int argc, char **argv)
 			imsg_free(&imsg);
 			return 0;
 		}
-		m_init(&r, &imsg);
-		if (m_get_str(&r, &name, WS_NAME_MAX) == -1 ||
-		    m_get_u32(&r, &flags) == -1 ||
-		    m_get_u64(&r, &created) == -1 ||
-		    m_get_u64(&r, &revoked) == -1 ||
-		    m_get_u32(&r, &tokens) == -1 ||
-		    m_get_u64(&r, &expiry) == -1 || m_end(&r) == -1)
+		if (msg_ctl_ws_entry_get(&imsg, &e) == -1)
 			ctl_bad_reply();
-		fmt_time((int64_t)created, c, sizeof(c));
-		fmt_time((int64_t)expiry, x, sizeof(x));
-		printf("%-24s %-8s %-8s %-6u %-20s %s\n", name,
-		    revoked ? "revoked" : "live",
-		    (flags & WS_ALLOW_NETWORK) ? "allowed" : "off", tokens, c,
-		    x);
+		fmt_time((int64_t)e.created, c, sizeof(c));
+		fmt_time((int64_t)e.next_expiry, x, sizeof(x));
+		printf("%-24s %-8s %-8s %-6u %-20s %s\n", e.workspace,
+		    e.revoked ? "revoked" : "live",
+		    (e.flags & WS_ALLOW_NETWORK) ? "allowed" : "off",
+		    e.live_tokens, c, x);
 		imsg_free(&imsg);
 	}
 }

@@ -26,7 +26,8 @@
 #include "frontd.h"
 #include "hash.h"
 #include "log.h"
-#include "msg.h"
+#include "msg_front.h"
+#include "msg_proc.h"
 #include "privdrop.h"
 
 #define FRONTD_USAGE	"mcvm-frontd [-dhnSv] [-D macro=value] [-f file]"
@@ -50,12 +51,14 @@ front_peerid(void)
 void
 front_send_auth(struct fop *op)
 {
-	struct ibuf	*b;
+	struct msg_front_auth	 m;
+	struct ibuf		*b;
 
+	memcpy(m.hash, op->req->hash, sizeof(m.hash));
 	if ((b = imsg_create(&fenv->iev.ibuf, IMSG_FRONT_AUTH, op->peerid, 0,
 	    TOKEN_HASH_LEN + 8)) == NULL)
 		fatal("%s", __func__);
-	m_add_bytes(b, op->req->hash, sizeof(op->req->hash));
+	msg_front_auth_put(b, &m);
 	if (imsgev_close(&fenv->iev, b) == -1)
 		fatal("%s", __func__);
 }
@@ -64,14 +67,16 @@ front_send_auth(struct fop *op)
 int
 front_send_tool(struct fop *op, const struct tool_args *args)
 {
-	struct ibuf	*b;
+	struct msg_front_tool		 m;
+	struct ibuf			*b;
 
+	memcpy(m.hash, op->req->hash, sizeof(m.hash));
+	m.tool = op->tool->id;
+	m.args = *args;
 	if ((b = imsg_create(&fenv->iev.ibuf, IMSG_FRONT_TOOL, op->peerid, 0,
 	    1024)) == NULL)
 		fatal("%s", __func__);
-	m_add_bytes(b, op->req->hash, sizeof(op->req->hash));
-	m_add_u32(b, op->tool->id);
-	tool_args_encode(b, args);
+	msg_front_tool_put(b, &m);
 	if (b->err != 0) {
 		free(b->buf);
 		free(b);
@@ -93,29 +98,21 @@ front_send_cancel(uint32_t peerid)
 static void
 frontd_auth_result(struct imsg *imsg)
 {
-	struct mreader	 r;
-	uint32_t	 status;
-	const char	*ws;
+	struct msg_front_auth_result	 m;
 
-	m_init(&r, imsg);
-	if (m_get_u32(&r, &status) == -1 ||
-	    m_get_str(&r, &ws, TOOL_WS_NAME_MAX) == -1 || m_end(&r) == -1)
+	if (msg_front_auth_result_get(imsg, &m) == -1)
 		fatalx("%s: malformed message from mcvmd", __func__);
-	req_auth_result(imsg->hdr.peerid, status, ws);
+	req_auth_result(imsg->hdr.peerid, m.status, m.workspace);
 }
 
 static void
 frontd_tool_result(struct imsg *imsg)
 {
-	struct mreader	 r;
-	uint32_t	 status;
-	const char	*json;
+	struct msg_front_tool_result	 m;
 
-	m_init(&r, imsg);
-	if (m_get_u32(&r, &status) == -1 ||
-	    m_get_str(&r, &json, TOOL_RESULT_MAX) == -1 || m_end(&r) == -1)
+	if (msg_front_tool_result_get(imsg, &m) == -1)
 		fatalx("%s: malformed message from mcvmd", __func__);
-	req_tool_result(imsg->hdr.peerid, status, json);
+	req_tool_result(imsg->hdr.peerid, m.status, m.json);
 }
 
 /* A result whose bytes come by descriptor; a bad one is mcvmd's bug. */
@@ -133,25 +130,20 @@ frontd_tool_result_fd(struct imsg *imsg)
 static void
 frontd_progress(struct imsg *imsg)
 {
-	struct mreader	 r;
-	uint64_t	 value, total;
-	const char	*msg;
+	struct msg_front_progress	 m;
 
-	m_init(&r, imsg);
-	if (m_get_u64(&r, &value) == -1 || m_get_u64(&r, &total) == -1 ||
-	    m_get_str(&r, &msg, TOOL_PROGRESS_MAX) == -1 || m_end(&r) == -1)
+	if (msg_front_progress_get(imsg, &m) == -1)
 		fatalx("%s: malformed message from mcvmd", __func__);
-	req_progress(imsg->hdr.peerid, value, total, msg);
+	req_progress(imsg->hdr.peerid, m.progress, m.total, m.message);
 }
 
 static void
 frontd_dispatch(int fd, short event, void *arg)
 {
-	struct imsgev	*iev = arg;
-	struct imsg	 imsg;
-	struct mreader	 r;
-	uint32_t	 level;
-	int		 n;
+	struct imsgev		*iev = arg;
+	struct imsg		 imsg;
+	struct msg_verbose	 verbose;
+	int			 n;
 
 	if (imsgev_read(iev, event) == -1)
 		fatalx("lost mcvmd");
@@ -174,10 +166,9 @@ frontd_dispatch(int fd, short event, void *arg)
 			frontd_tool_result_fd(&imsg);
 			break;
 		case IMSG_VERBOSE:
-			m_init(&r, &imsg);
-			if (m_get_u32(&r, &level) == -1 || m_end(&r) == -1)
+			if (msg_verbose_get(&imsg, &verbose) == -1)
 				fatalx("%s: malformed verbose", __func__);
-			log_setverbose((int)level);
+			log_setverbose((int)verbose.level);
 			break;
 		default:
 			fatalx("%s: unexpected %s from mcvmd", __func__,

@@ -12,7 +12,7 @@
 
 #include "config.h"
 #include "http.h"
-#include "msg_payload.h"
+#include "msg_front.h"
 #include "payload.h"
 #include "peer.h"
 #include "proc.h"

@@ -1,5 +1,5 @@
 /*
- * Streaming a result that came by descriptor (msg_payload.h) to an HTTP
+ * Streaming a result that came by descriptor (msg_front.h) to an HTTP
  * client, base64-encoded as it is read, one bounded piece at a time.
  */
 #ifndef MCVM_FRONTD_PAYLOAD_H

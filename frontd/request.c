@@ -734,7 +734,7 @@ req_tool_result(uint32_t peerid, uint32_t status, const char *json)
 }
 
 /*
- * A result whose bytes come by descriptor (msg_payload.h); fd is ours.
+ * A result whose bytes come by descriptor (msg_front.h); fd is ours.
  * The route writes the answer from it (mcp_op_done_fd, api_op_done_fd).
  */
 void

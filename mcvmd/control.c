@@ -19,7 +19,7 @@
 #include "hash.h"
 #include "log.h"
 #include "mcvmd.h"
-#include "msg.h"
+#include "msg_ctl.h"
 #include "vm.h"
 
 #define CONTROL_BACKLOG		8
@@ -159,16 +159,25 @@ control_peer_allowed(int fd, const struct ucred *cred)
 	return 0;
 }
 
+/* IMSG_CTL_OK or CTL_FAIL with text, or CTL_END (text unused). */
 static void
 control_reply(struct ctl_conn *c, uint32_t type, uint32_t peerid,
     const char *text)
 {
-	struct ibuf	*b;
+	struct msg_ctl_ok	 ok;
+	struct msg_ctl_fail	 fail;
+	struct ibuf		*b;
 
 	if ((b = imsg_create(&c->iev.ibuf, type, peerid, 0,
 	    strlen(text) + 8)) == NULL)
 		goto fail;
-	m_add_str(b, text);
+	if (type == IMSG_CTL_OK) {
+		ok.message = text;
+		msg_ctl_ok_put(b, &ok);
+	} else if (type == IMSG_CTL_FAIL) {
+		fail.message = text;
+		msg_ctl_fail_put(b, &fail);
+	}
 	if (imsgev_close(&c->iev, b) == 0)
 		return;
 fail:
@@ -266,12 +275,13 @@ static void
 control_status_proc(struct ctl_conn *c, uint32_t peerid, const char *title,
     pid_t pid, unsigned int restarts, const char *state)
 {
-	char		 path[64], text[4096], val[128];
-	struct ibuf	*b;
-	uint64_t	 capeff = 0, capprm = 0;
-	uint32_t	 uid = UINT32_MAX, seccomp = 0, nnp = 0;
-	ssize_t		 n = -1;
-	int		 fd;
+	struct msg_ctl_status_proc	 m;
+	char				 path[64], text[4096], val[128];
+	struct ibuf			*b;
+	uint64_t			 capeff = 0, capprm = 0;
+	uint32_t			 uid = UINT32_MAX, seccomp = 0, nnp = 0;
+	ssize_t				 n = -1;
+	int				 fd;
 
 	if (pid > 0) {
 		(void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
@@ -302,15 +312,16 @@ control_status_proc(struct ctl_conn *c, uint32_t peerid, const char *title,
 		c->closing = 1;
 		return;
 	}
-	m_add_str(b, title);
-	m_add_u32(b, (uint32_t)pid);
-	m_add_u32(b, uid);
-	m_add_u64(b, capeff);
-	m_add_u64(b, capprm);
-	m_add_u32(b, seccomp);
-	m_add_u32(b, nnp);
-	m_add_u32(b, restarts);
-	m_add_str(b, state);
+	m.title = title;
+	m.pid = (uint32_t)pid;
+	m.uid = uid;
+	m.capeff = capeff;
+	m.capprm = capprm;
+	m.seccomp = seccomp;
+	m.nonewprivs = nnp;
+	m.restarts = restarts;
+	m.state = state;
+	msg_ctl_status_proc_put(b, &m);
 	if (imsgev_close(&c->iev, b) == -1)
 		c->closing = 1;
 }
@@ -340,16 +351,18 @@ control_status(struct ctl_conn *c, uint32_t peerid)
 static void
 control_status_note(const char *topic, const char *text, void *arg)
 {
-	struct ctl_conn	*c = arg;
-	struct ibuf	*b;
+	struct msg_ctl_status_note	 m;
+	struct ctl_conn			*c = arg;
+	struct ibuf			*b;
 
+	m.topic = topic;
+	m.text = text;
 	if ((b = imsg_create(&c->iev.ibuf, IMSG_CTL_STATUS_NOTE, 0, 0,
 	    strlen(topic) + strlen(text) + 16)) == NULL) {
 		c->closing = 1;
 		return;
 	}
-	m_add_str(b, topic);
-	m_add_str(b, text);
+	msg_ctl_status_note_put(b, &m);
 	if (imsgev_close(&c->iev, b) == -1)
 		c->closing = 1;
 }
@@ -357,18 +370,20 @@ control_status_note(const char *topic, const char *text, void *arg)
 static int
 control_ws_entry(const struct ws_entry *e, void *arg)
 {
-	struct ctl_conn	*c = arg;
-	struct ibuf	*b;
+	struct msg_ctl_ws_entry	 m;
+	struct ctl_conn		*c = arg;
+	struct ibuf		*b;
 
+	m.workspace = e->name;
+	m.flags = e->flags;
+	m.created = (uint64_t)e->created;
+	m.revoked = (uint64_t)e->revoked;
+	m.live_tokens = e->live_tokens;
+	m.next_expiry = (uint64_t)e->next_expiry;
 	if ((b = imsg_create(&c->iev.ibuf, IMSG_CTL_WS_ENTRY, 0, 0,
 	    128)) == NULL)
 		return -1;
-	m_add_str(b, e->name);
-	m_add_u32(b, e->flags);
-	m_add_u64(b, (uint64_t)e->created);
-	m_add_u64(b, (uint64_t)e->revoked);
-	m_add_u32(b, e->live_tokens);
-	m_add_u64(b, (uint64_t)e->next_expiry);
+	msg_ctl_ws_entry_put(b, &m);
 	return imsgev_close(&c->iev, b);
 }
 
@@ -376,41 +391,36 @@ control_ws_entry(const struct ws_entry *e, void *arg)
 static int
 control_request(struct ctl_conn *c, struct imsg *imsg)
 {
-	struct mreader	 r;
-	const char	*ws;
-	uint8_t		 hash[TOKEN_HASH_LEN];
-	uint64_t	 ttl;
-	uint32_t	 flags, rotate, id = imsg->hdr.peerid;
-	char		 msg[CONTROL_MSG_MAX];
-	int		 rc;
+	struct msg_ctl_token_issue	 ti;
+	struct msg_ctl_ws_revoke	 wr;
+	const char			*ws;
+	uint32_t			 id = imsg->hdr.peerid;
+	char				 msg[CONTROL_MSG_MAX];
+	int				 rc;
 
-	m_init(&r, imsg);
 	switch (imsg->hdr.type) {
 	case IMSG_CTL_STATUS:
-		if (m_end(&r) == -1)
+		if (msg_ctl_status_get(imsg) == -1)
 			return -1;
 		control_status(c, id);
 		return 0;
 	case IMSG_CTL_TOKEN_ISSUE:
-		if (m_get_str(&r, &ws, WS_NAME_MAX) == -1 ||
-		    m_get_bytes_exact(&r, hash, sizeof(hash)) == -1 ||
-		    m_get_u64(&r, &ttl) == -1 ||
-		    m_get_u32(&r, &flags) == -1 ||
-		    m_get_u32(&r, &rotate) == -1 || m_end(&r) == -1)
+		if (msg_ctl_token_issue_get(imsg, &ti) == -1)
 			return -1;
+		ws = ti.workspace;
 		if (!valid_workspace_name(ws)) {
 			control_reply(c, IMSG_CTL_FAIL, id,
 			    "invalid workspace name");
 			return 0;
 		}
-		if (ttl > TOKEN_TTL_MAX || (flags & ~WS_ALLOW_NETWORK) != 0 ||
-		    rotate > 1) {
+		if (ti.ttl > TOKEN_TTL_MAX ||
+		    (ti.flags & ~WS_ALLOW_NETWORK) != 0 || ti.rotate > 1) {
 			control_reply(c, IMSG_CTL_FAIL, id,
 			    "invalid ttl or flags");
 			return 0;
 		}
-		rc = state_token_issue(ws, hash, ttl, flags, (int)rotate,
-		    c->uid, msg, sizeof(msg));
+		rc = state_token_issue(ws, ti.hash, ti.ttl, ti.flags,
+		    (int)ti.rotate, c->uid, msg, sizeof(msg));
 		if (rc == 0)
 			log_info("control: uid %u: %s", (unsigned int)c->uid,
 			    msg);
@@ -418,8 +428,9 @@ control_request(struct ctl_conn *c, struct imsg *imsg)
 		    rc == -1 ? "state database error" : msg);
 		return 0;
 	case IMSG_CTL_WS_REVOKE:
-		if (m_get_str(&r, &ws, WS_NAME_MAX) == -1 || m_end(&r) == -1)
+		if (msg_ctl_ws_revoke_get(imsg, &wr) == -1)
 			return -1;
+		ws = wr.workspace;
 		if (!valid_workspace_name(ws)) {
 			control_reply(c, IMSG_CTL_FAIL, id,
 			    "invalid workspace name");
@@ -433,7 +444,7 @@ control_request(struct ctl_conn *c, struct imsg *imsg)
 		    rc == -1 ? "state database error" : msg);
 		return 0;
 	case IMSG_CTL_WS_LIST:
-		if (m_end(&r) == -1)
+		if (msg_ctl_ws_list_get(imsg) == -1)
 			return -1;
 		if (state_ws_list(control_ws_entry, c) == -1)
 			control_reply(c, IMSG_CTL_FAIL, id,

@@ -26,7 +26,7 @@
 
 #include "log.h"
 #include "mcvmd.h"
-#include "msg.h"
+#include "msg_proc.h"
 #include "vm.h"
 
 #define MCVMD_USAGE	"mcvmd [-dhnSv] [-D macro=value] [-f file]"
@@ -344,15 +344,13 @@ child_exited(struct child *c, int status)
 static void
 child_hello(struct child *c, struct imsg *imsg)
 {
-	struct mreader	 r;
-	uint32_t	 version;
+	struct msg_hello	 m;
 
-	m_init(&r, imsg);
-	if (m_get_u32(&r, &version) == -1 || m_end(&r) == -1)
+	if (msg_hello_get(imsg, &m) == -1)
 		fatalx("%s: malformed IMSG_HELLO", c->desc->title);
-	if (version != MCVM_PROTO_VERSION)
+	if (m.version != MCVM_PROTO_VERSION)
 		fatalx("%s speaks protocol %u, mcvmd %u: mixed installation",
-		    c->desc->title, version, MCVM_PROTO_VERSION);
+		    c->desc->title, m.version, MCVM_PROTO_VERSION);
 	if (c->state != CHILD_STARTING)
 		fatalx("%s: second IMSG_HELLO", c->desc->title);
 	c->state = CHILD_RUNNING;

@@ -46,6 +46,7 @@
 #include "config.h"
 #include "log.h"
 #include "msg.h"
+#include "msg_net.h"
 #include "netd.h"
 #include "links.h"
 #include "forward.h"
@@ -103,18 +104,16 @@ netd_chroot_prepare(const char *empty)
 static void
 send_text_result(uint32_t id, uint32_t status, const char *text)
 {
-	struct ibuf	*b;
+	struct msg_net_result	 m;
+	struct ibuf		*b;
 
+	memset(&m, 0, sizeof(m));
+	m.status = status;
+	m.text = text;
 	if ((b = imsg_create(&iev_parent.ibuf, IMSG_NET_RESULT, id, 0,
 	    64 + strlen(text))) == NULL)
 		fatal("%s", __func__);
-	m_add_u32(b, status);
-	m_add_str(b, "");
-	m_add_str(b, "");
-	m_add_str(b, "");
-	m_add_str(b, "");
-	m_add_u32(b, 0);
-	m_add_str(b, text);
+	msg_net_result_put(b, &m);
 	if (imsgev_close(&iev_parent, b) == -1)
 		fatal("%s", __func__);
 }
@@ -133,7 +132,8 @@ netd_teardown_slot(uint32_t slot)
 static void
 netd_setup(struct imsg *imsg)
 {
-	struct mreader		 r;
+	struct msg_net_setup	 m;
+	struct msg_net_result	 res_m;
 	struct slot_addr	 a;
 	struct netd_rules	 rules;
 	static char		 text[NETD_RULES_MAX];
@@ -141,28 +141,22 @@ netd_setup(struct imsg *imsg)
 	char			 err[NETD_TEXT_MAX], guest[NETD_ADDR_MAX];
 	char			 gw[NETD_ADDR_MAX], res[NETD_ADDR_MAX];
 	char			 mac[NETD_MAC_MAX];
-	uint32_t		 slot, network, nfwd, i, j, v;
+	uint32_t		 slot, network, nfwd, i, j;
 	uint16_t		 hostp[NETD_FWD_MAX], guestp[NETD_FWD_MAX];
 	uint16_t		 chosen[NETD_FWD_MAX];
 	struct ibuf		*b;
 	int			 nsfd = -1, tapfd = -1, e = 0;
 
-	m_init(&r, imsg);
-	if (m_get_str(&r, &id, ID_MAX + 1) == -1 ||
-	    m_get_u32(&r, &slot) == -1 || m_get_u32(&r, &network) == -1 ||
-	    m_get_u32(&r, &nfwd) == -1 || nfwd > NETD_FWD_MAX)
+	if (msg_net_setup_get(imsg, &m) == -1 || m.slot >= slot_count(&conf))
 		fatalx("bad IMSG_NET_SETUP");
+	id = m.vm_id;
+	slot = m.slot;
+	network = m.network;
+	nfwd = m.nforwards;
 	for (i = 0; i < nfwd; i++) {
-		if (m_get_u32(&r, &v) == -1 || v > PORT_MAX)
-			fatalx("bad IMSG_NET_SETUP host port");
-		hostp[i] = (uint16_t)v;
-		if (m_get_u32(&r, &v) == -1 || v == 0 || v > PORT_MAX)
-			fatalx("bad IMSG_NET_SETUP guest port");
-		guestp[i] = (uint16_t)v;
+		hostp[i] = (uint16_t)m.fwd[i].host;
+		guestp[i] = (uint16_t)m.fwd[i].guest;
 	}
-	if (m_end(&r) == -1 || !valid_id(id, "vm-") ||
-	    slot >= slot_count(&conf) || network > 1)
-		fatalx("bad IMSG_NET_SETUP");
 	if (imsg->fd != -1)
 		fatalx("IMSG_NET_SETUP with an fd");
 
@@ -260,17 +254,18 @@ netd_setup(struct imsg *imsg)
 	if ((b = imsg_create(&iev_parent.ibuf, IMSG_NET_RESULT,
 	    imsg->hdr.peerid, 0, 256)) == NULL)
 		fatal("%s", __func__);
-	m_add_u32(b, 0);
-	m_add_str(b, guest);
-	m_add_str(b, gw);
-	m_add_str(b, res);
-	m_add_str(b, mac);
-	m_add_u32(b, nfwd);
+	memset(&res_m, 0, sizeof(res_m));
+	res_m.address = guest;
+	res_m.gateway = gw;
+	res_m.resolver = res;
+	res_m.mac = mac;
+	res_m.nforwards = nfwd;
 	for (i = 0; i < nfwd; i++) {
-		m_add_u32(b, chosen[i]);
-		m_add_u32(b, guestp[i]);
+		res_m.fwd[i].host = chosen[i];
+		res_m.fwd[i].guest = guestp[i];
 	}
-	m_add_str(b, network ? "network on" : "network off");
+	res_m.text = network ? "network on" : "network off";
+	msg_net_result_put(b, &res_m);
 	if (imsgev_close(&iev_parent, b) == -1)
 		fatal("%s", __func__);
 	log_debug("%s: slot %u, network %s", id, slot, network ? "on" : "off");
@@ -303,18 +298,17 @@ alias_find_cb(uint32_t slot, const char *alias, void *arg)
 static void
 netd_teardown(struct imsg *imsg)
 {
-	struct mreader		 r;
+	struct msg_net_teardown	 m;
 	struct alias_find	 af;
 	const char		*id;
 	char			 text[NETD_TEXT_MAX];
 	uint32_t		 slot;
 
-	m_init(&r, imsg);
-	if (m_get_str(&r, &id, ID_MAX + 1) == -1 ||
-	    m_get_u32(&r, &slot) == -1 || m_end(&r) == -1 ||
-	    !valid_id(id, "vm-") || slot >= slot_count(&conf) ||
-	    imsg->fd != -1)
+	if (msg_net_teardown_get(imsg, &m) == -1 ||
+	    m.slot >= slot_count(&conf) || imsg->fd != -1)
 		fatalx("bad IMSG_NET_TEARDOWN");
+	id = m.vm_id;
+	slot = m.slot;
 	memset(&af, 0, sizeof(af));
 	af.slot = slot;
 	if (vms[slot].active)
@@ -340,16 +334,18 @@ struct list_state {
 static void
 list_entry(struct list_state *ls, uint32_t slot, const char *vmid)
 {
-	struct ibuf	*b;
+	struct msg_net_entry	 m;
+	struct ibuf		*b;
 
 	if (slot >= SLOTS_MAX || ls->seen[slot])
 		return;
 	ls->seen[slot] = 1;
+	m.vm_id = vmid;
+	m.slot = slot;
 	if ((b = imsg_create(&iev_parent.ibuf, IMSG_NET_ENTRY, ls->id, 0,
 	    64)) == NULL)
 		fatal("%s", __func__);
-	m_add_str(b, vmid);
-	m_add_u32(b, slot);
+	msg_net_entry_put(b, &m);
 	if (imsgev_close(&iev_parent, b) == -1)
 		fatal("%s", __func__);
 }
@@ -388,7 +384,7 @@ netd_list(struct imsg *imsg)
 	static struct list_state ls;
 	uint32_t		 i;
 
-	if (imsg->hdr.len != IMSG_HDR_SIZE || imsg->fd != -1)
+	if (msg_net_list_get(imsg) == -1 || imsg->fd != -1)
 		fatalx("bad IMSG_NET_LIST");
 	memset(&ls, 0, sizeof(ls));
 	ls.id = imsg->hdr.peerid;
@@ -403,13 +399,14 @@ netd_list(struct imsg *imsg)
 static void
 netd_preflight(struct imsg *imsg)
 {
-	struct ibuf	*b;
-	static char	 text[NETD_TEXT_MAX * 4];
-	char		 pool[INET6_ADDRSTRLEN + 4];
-	size_t		 off;
-	int		 n = 0, fw, ov;
+	struct msg_net_preflight_result	 m;
+	struct ibuf			*b;
+	static char			 text[NET_PREFLIGHT_TEXT_MAX + 1];
+	char				 pool[INET6_ADDRSTRLEN + 4];
+	size_t				 off;
+	int				 n = 0, fw, ov;
 
-	if (imsg->hdr.len != IMSG_HDR_SIZE || imsg->fd != -1)
+	if (msg_net_preflight_get(imsg) == -1 || imsg->fd != -1)
 		fatalx("bad IMSG_NET_PREFLIGHT");
 	text[0] = '\0';
 #define ADD(...) do {							\
@@ -446,8 +443,9 @@ netd_preflight(struct imsg *imsg)
 	if ((b = imsg_create(&iev_parent.ibuf, IMSG_NET_PREFLIGHT_RESULT,
 	    imsg->hdr.peerid, 0, 16 + strlen(text))) == NULL)
 		fatal("%s", __func__);
-	m_add_u32(b, (uint32_t)n);
-	m_add_str(b, text);
+	m.problems = (uint32_t)n;
+	m.text = text;
+	msg_net_preflight_result_put(b, &m);
 	if (imsgev_close(&iev_parent, b) == -1)
 		fatal("%s", __func__);
 }

@@ -9,12 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "msg_net.h"
 #include "netslot.h"
 
 struct cidr;
 struct mcvm_config;
 
-#define NETD_FWD_MAX		16	/* port forwards per VM */
+#define NETD_FWD_MAX		NET_FWD_MAX	/* port forwards per VM */
 #define NETD_AUTO_PORT_FIRST	40000	/* auto host ports */
 #define NETD_AUTO_PORT_LAST	40999
 #define NETD_IFPREFIX		"mcvm"	/* every link netd makes */

@@ -62,6 +62,8 @@
 #include "disk.h"
 #include "log.h"
 #include "msg.h"
+#include "msg_proc.h"
+#include "msg_store.h"
 #include "privdrop.h"
 #include "proc.h"
 #include "proto.h"
@@ -99,16 +101,18 @@ textf(char *buf, size_t len, const char *fmt, ...)
 static void
 stored_send_status(struct catalog_image *img)
 {
-	struct ibuf	*b;
+	struct msg_store_image_status	 m;
+	struct ibuf			*b;
 
+	m.image = img->conf->name;
+	m.ok = img->state == CAT_OK;
+	m.disk_bytes = img->disk_bytes;
+	m.text = img->text;
 	b = imsg_create(&iev_parent.ibuf, IMSG_STORE_IMAGE_STATUS, 0, 0,
 	    64 + sizeof(img->text));
 	if (b == NULL)
 		fatal("%s", __func__);
-	m_add_str(b, img->conf->name);
-	m_add_u32(b, img->state == CAT_OK);
-	m_add_u64(b, img->disk_bytes);
-	m_add_str(b, img->text);
+	msg_store_image_status_put(b, &m);
 	if (imsgev_close(&iev_parent, b) == -1)
 		fatal("%s", __func__);
 }
@@ -132,15 +136,17 @@ static void
 stored_result(uint32_t id, int status, enum disk_format fmt, uint64_t bytes,
     const char *text)
 {
-	struct ibuf	*b;
+	struct msg_store_result	 m;
+	struct ibuf		*b;
 
+	m.status = (uint32_t)status;
+	m.format = fmt;
+	m.disk_bytes = bytes;
+	m.text = text;
 	if ((b = imsg_create(&iev_parent.ibuf, IMSG_STORE_RESULT, id, 0,
 	    64 + strlen(text))) == NULL)
 		fatal("%s", __func__);
-	m_add_u32(b, (uint32_t)status);
-	m_add_u32(b, fmt);
-	m_add_u64(b, bytes);
-	m_add_str(b, text);
+	msg_store_result_put(b, &m);
 	if (imsgev_close(&iev_parent, b) == -1)
 		fatal("%s", __func__);
 	if (status != 0)
@@ -336,13 +342,15 @@ stored_disk_delete(uint32_t id, const char *vm)
 static int
 stored_list_one(const char *vm, void *arg)
 {
-	uint32_t	*id = arg;
-	struct ibuf	*b;
+	struct msg_store_disk_entry	 m;
+	uint32_t			*id = arg;
+	struct ibuf			*b;
 
+	m.vm_id = vm;
 	if ((b = imsg_create(&iev_parent.ibuf, IMSG_STORE_DISK_ENTRY, *id, 0,
 	    32)) == NULL)
 		fatal("%s", __func__);
-	m_add_str(b, vm);
+	msg_store_disk_entry_put(b, &m);
 	if (imsgev_close(&iev_parent, b) == -1)
 		fatal("%s", __func__);
 	return 0;
@@ -369,10 +377,12 @@ stored_disk_list(uint32_t id)
 static void
 stored_preflight(uint32_t id)
 {
-	struct ibuf	*b;
-	char		 why[DISK_TEXT_MAX], text[STORED_TEXT_MAX];
-	size_t		 i;
-	int		 reflink = -1, r;
+	struct msg_store_preflight_result	 m;
+	struct ibuf				*b;
+	char					 why[DISK_TEXT_MAX];
+	char					 text[STORED_TEXT_MAX];
+	size_t					 i;
+	int					 reflink = -1, r;
 
 	textf(text, sizeof(text), "vm disks: qcow2 overlays: no "
 	    "catalog disk to clone");
@@ -395,87 +405,70 @@ stored_preflight(uint32_t id)
 	if ((b = imsg_create(&iev_parent.ibuf, IMSG_STORE_PREFLIGHT_RESULT,
 	    id, 0, 64 + strlen(text))) == NULL)
 		fatal("%s", __func__);
-	m_add_u32(b, reflink == 1);
-	m_add_str(b, text);
+	m.reflink = reflink == 1;
+	m.text = text;
+	msg_store_preflight_result_put(b, &m);
 	if (imsgev_close(&iev_parent, b) == -1)
 		fatal("%s", __func__);
 }
 
-/* A vm id and, where the request has one, an image name; else fatal. */
-static void
-stored_get_names(struct imsg *imsg, const char **vm, const char **image)
+/* Anything malformed from mcvmd means it is broken. */
+static void __attribute__((noreturn))
+stored_bad(struct imsg *imsg)
 {
-	struct mreader	 r;
-
-	m_init(&r, imsg);
-	if (m_get_str(&r, vm, ID_MAX) == -1 ||
-	    (image != NULL && m_get_str(&r, image, OBJ_NAME_MAX) == -1) ||
-	    m_end(&r) == -1)
-		fatalx("malformed %s from mcvmd",
-		    imsg_type_name(imsg->hdr.type));
-	if (!valid_id(*vm, VM_ID_PREFIX))
-		fatalx("invalid vm id in %s from mcvmd",
-		    imsg_type_name(imsg->hdr.type));
-	if (image != NULL && !valid_object_name(*image))
-		fatalx("invalid image name in %s from mcvmd",
-		    imsg_type_name(imsg->hdr.type));
-}
-
-static void
-stored_get_none(struct imsg *imsg)
-{
-	struct mreader	 r;
-
-	m_init(&r, imsg);
-	if (m_end(&r) == -1)
-		fatalx("malformed %s from mcvmd",
-		    imsg_type_name(imsg->hdr.type));
+	fatalx("malformed %s from mcvmd", imsg_type_name(imsg->hdr.type));
 }
 
 static void
 stored_imsg(struct imsg *imsg)
 {
-	struct mreader	 r;
-	const char	*vm, *image;
-	uint32_t	 id = imsg->hdr.peerid, level, write;
+	union {
+		struct msg_verbose		 verbose;
+		struct msg_store_disk_create	 create;
+		struct msg_store_disk_open	 open;
+		struct msg_store_disk_delete	 delete;
+		struct msg_store_checkpoint	 checkpoint;
+	} m;
+	uint32_t	 id = imsg->hdr.peerid;
 
 	if (imsg->fd != -1)
 		fatalx("unexpected fd with %s from mcvmd",
 		    imsg_type_name(imsg->hdr.type));
 	switch (imsg->hdr.type) {
 	case IMSG_VERBOSE:
-		m_init(&r, imsg);
-		if (m_get_u32(&r, &level) == -1 || m_end(&r) == -1)
-			fatalx("malformed IMSG_VERBOSE from mcvmd");
-		log_setverbose((int)level);
+		if (msg_verbose_get(imsg, &m.verbose) == -1)
+			stored_bad(imsg);
+		log_setverbose((int)m.verbose.level);
 		break;
 	case IMSG_STORE_PREFLIGHT:
-		stored_get_none(imsg);
+		if (msg_store_preflight_get(imsg) == -1)
+			stored_bad(imsg);
 		stored_preflight(id);
 		break;
 	case IMSG_STORE_DISK_CREATE:
-		stored_get_names(imsg, &vm, &image);
-		stored_disk_create(id, vm, image);
+		if (msg_store_disk_create_get(imsg, &m.create) == -1)
+			stored_bad(imsg);
+		stored_disk_create(id, m.create.vm_id, m.create.image);
 		break;
 	case IMSG_STORE_DISK_OPEN:
-		stored_get_names(imsg, &vm, &image);
-		stored_disk_open(id, vm, image);
+		if (msg_store_disk_open_get(imsg, &m.open) == -1)
+			stored_bad(imsg);
+		stored_disk_open(id, m.open.vm_id, m.open.image);
 		break;
 	case IMSG_STORE_DISK_DELETE:
-		stored_get_names(imsg, &vm, NULL);
-		stored_disk_delete(id, vm);
+		if (msg_store_disk_delete_get(imsg, &m.delete) == -1)
+			stored_bad(imsg);
+		stored_disk_delete(id, m.delete.vm_id);
 		break;
 	case IMSG_STORE_DISK_LIST:
-		stored_get_none(imsg);
+		if (msg_store_disk_list_get(imsg) == -1)
+			stored_bad(imsg);
 		stored_disk_list(id);
 		break;
 	case IMSG_STORE_CHECKPOINT:
-		m_init(&r, imsg);
-		if (m_get_str(&r, &vm, ID_MAX) == -1 ||
-		    m_get_u32(&r, &write) == -1 || m_end(&r) == -1 ||
-		    !valid_id(vm, VM_ID_PREFIX) || write > 1)
-			fatalx("malformed IMSG_STORE_CHECKPOINT from mcvmd");
-		stored_checkpoint(id, vm, write);
+		if (msg_store_checkpoint_get(imsg, &m.checkpoint) == -1)
+			stored_bad(imsg);
+		stored_checkpoint(id, m.checkpoint.vm_id, m.checkpoint.write);
 		break;
 	default:
 		fatalx("unexpected %s from mcvmd",

@@ -32,6 +32,7 @@
 #include "imsg.h"
 #include "log.h"
 #include "msg.h"
+#include "msg_front.h"
 #include "tools.h"
 
 #define FUZZ_BODY_LIMIT		(64 * 1024)
@@ -213,29 +214,29 @@ front_send_auth(struct fop *op)
 int
 front_send_tool(struct fop *op, const struct tool_args *args)
 {
-	struct tool_args	 back;
-	struct mreader		 r;
-	struct ibuf		*b;
-	uint8_t			 hash[TOKEN_HASH_LEN];
-	uint32_t		 id;
-	char			 err[TOOL_ERR_MAX];
+	static struct msg_front_tool	 m, back;
+	struct imsg			 imsg;
+	struct ibuf			*b;
 
+	memcpy(m.hash, op->req->hash, sizeof(m.hash));
+	m.tool = op->tool->id;
+	m.args = *args;
 	if ((b = imsg_create(NULL, IMSG_FRONT_TOOL, op->peerid, 0,
 	    1024)) == NULL)
 		abort();
-	m_add_bytes(b, op->req->hash, sizeof(op->req->hash));
-	m_add_u32(b, op->tool->id);
-	tool_args_encode(b, args);
+	msg_front_tool_put(b, &m);
 	if (b->err != 0) {
 		imsg_discard(b);
 		return -1;
 	}
-	m_init_buf(&r, b->buf + IMSG_HDR_SIZE, b->size - IMSG_HDR_SIZE);
-	if (m_get_bytes_exact(&r, hash, sizeof(hash)) == -1 ||
-	    m_get_u32(&r, &id) == -1 || id != op->tool->id ||
-	    tool_args_decode(&r, op->tool, &back, err, sizeof(err)) == -1) {
-		fprintf(stderr, "mcvmd would refuse %s: %s\n", op->tool->name,
-		    err);
+	memset(&imsg, 0, sizeof(imsg));
+	imsg.hdr.type = IMSG_FRONT_TOOL;
+	imsg.fd = -1;
+	imsg.data = b->buf + IMSG_HDR_SIZE;
+	imsg.datalen = b->size - IMSG_HDR_SIZE;
+	if (msg_front_tool_get(&imsg, &back) == -1 ||
+	    back.tool != op->tool->id) {
+		fprintf(stderr, "mcvmd would refuse %s\n", op->tool->name);
 		abort();
 	}
 	imsg_discard(b);

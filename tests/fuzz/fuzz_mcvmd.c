@@ -62,6 +62,9 @@
 #include "log.h"
 #include "mcvmd.h"
 #include "msg.h"
+#include "msg_ctl.h"
+#include "msg_front.h"
+#include "msg_store.h"
 #include "tools.h"
 #include "utf8.h"
 #include "vm.h"
@@ -76,9 +79,6 @@
 #define FZ_QEMU_PID		((pid_t)0x7ffffff0)
 #define FZ_VMM_PID		((pid_t)0x7ffffff1)
 /* What mcvmctl reads (ctl/mcvmctl.c). */
-#define CTL_TEXT_MAX		1024
-#define CTL_NOTE_MAX		4096
-#define CTL_TITLE_MAX		32
 
 int	LLVMFuzzerInitialize(int *, char ***);
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
@@ -414,22 +414,19 @@ monitor_drain(void)
 static void
 front_check(struct imsg *imsg)
 {
-	struct mreader	 r;
-	const char	*text;
-	uint64_t	 done, total;
-	uint32_t	 st, id = imsg->hdr.peerid;
-	json_t		*j;
+	struct msg_front_tool_result	 res;
+	struct msg_front_progress	 prog;
+	const char			*text;
+	uint32_t			 st, id = imsg->hdr.peerid;
+	json_t				*j;
 
-	m_init(&r, imsg);
 	switch (imsg->hdr.type) {
 	case IMSG_FRONT_TOOL_RESULT:
-		if (m_get_u32(&r, &st) == -1 ||
-		    m_get_str(&r, &text, TOOL_RESULT_MAX) == -1 ||
-		    m_end(&r) == -1)
+		if (msg_front_tool_result_get(imsg, &res) == -1)
 			fz_fail("a tool result frontd cannot read (%zu bytes)",
 			    imsg->datalen);
-		if (st > TOOL_UNAVAILABLE)
-			fz_fail("tool status %u", st);
+		st = res.status;
+		text = res.json;
 		if (!valid_utf8(text, strlen(text)))
 			fz_fail("a tool result that is not UTF-8: %.200s",
 			    text);
@@ -451,10 +448,7 @@ front_check(struct imsg *imsg)
 			    st, text);
 		break;
 	case IMSG_FRONT_PROGRESS:
-		if (m_get_u64(&r, &done) == -1 ||
-		    m_get_u64(&r, &total) == -1 ||
-		    m_get_str(&r, &text, TOOL_PROGRESS_MAX) == -1 ||
-		    m_end(&r) == -1)
+		if (msg_front_progress_get(imsg, &prog) == -1)
 			fz_fail("a progress message frontd cannot read");
 		if (id == 0 || id > ncalls || calls[id] != FC_OUT)
 			fz_fail("progress of call %u, which is not waiting",
@@ -529,21 +523,24 @@ front_restart(void)
 
 /* ---- stored's side ------------------------------------------------------ */
 
-/* A message of stored's to mcvmd, from pay. */
+/* A message of stored's to mcvmd, written with its codec. */
 static void
-store_send(uint32_t type, uint32_t peerid, int fd)
+store_reply(struct ibuf *b, uint32_t type, uint32_t peerid, int fd)
 {
 	struct imsg	 a;
 
+	if (b->err)
+		fz_fail("a %s not encoded", imsg_type_name(type));
 	memset(&a, 0, sizeof(a));
 	a.hdr.type = type;
 	a.hdr.peerid = peerid;
-	a.hdr.len = IMSG_HDR_SIZE + pay.len;
+	a.hdr.len = (uint32_t)b->size;
 	a.hdr.flags = fd != -1 ? IMSGF_HASFD : 0;
 	a.fd = fd;
-	a.data = pay.b;
-	a.datalen = pay.len;
+	a.data = b->buf + IMSG_HDR_SIZE;
+	a.datalen = b->size - IMSG_HDR_SIZE;
 	vm_store_imsg(&a);
+	imsg_discard(b);
 }
 
 /*
@@ -554,9 +551,12 @@ store_send(uint32_t type, uint32_t peerid, int fd)
 static void
 store_answer(struct imsg *req)
 {
-	const char	*text = "gone";
-	uint32_t	 status = 0;
-	int		 fd;
+	struct msg_store_result	 res;
+	struct msg_store_fd	 sfd;
+	struct ibuf		*b;
+	const char		*text = "gone";
+	uint32_t		 status = 0;
+	int			 fd;
 
 	switch (req->hdr.type) {
 	case IMSG_STORE_DISK_DELETE:
@@ -566,9 +566,11 @@ store_answer(struct imsg *req)
 	case IMSG_STORE_CHECKPOINT:
 		if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
 			fz_fail("/dev/null: %s", strerror(errno));
-		pay.len = 0;
-		pay_u32(STORE_FD_CHECKPOINT);
-		store_send(IMSG_STORE_FD, req->hdr.peerid, fd);
+		sfd.role = STORE_FD_CHECKPOINT;
+		if ((b = imsg_create(NULL, IMSG_STORE_FD, 0, 0, 16)) == NULL)
+			fz_fail("imsg_create");
+		msg_store_fd_put(b, &sfd);
+		store_reply(b, IMSG_STORE_FD, req->hdr.peerid, fd);
 		text = "checkpoint file";
 		break;
 	case IMSG_STORE_DISK_OPEN:
@@ -579,12 +581,14 @@ store_answer(struct imsg *req)
 	default:
 		return;
 	}
-	pay.len = 0;
-	pay_u32(status);
-	pay_u32(0);
-	pay_u64(0);
-	pay_tagged(MF_STR, text, strlen(text) + 1);
-	store_send(IMSG_STORE_RESULT, req->hdr.peerid, -1);
+	memset(&res, 0, sizeof(res));
+	res.status = status;
+	res.format = DISK_RAW;
+	res.text = text;
+	if ((b = imsg_create(NULL, IMSG_STORE_RESULT, 0, 0, 64)) == NULL)
+		fz_fail("imsg_create");
+	msg_store_result_put(b, &res);
+	store_reply(b, IMSG_STORE_RESULT, req->hdr.peerid, -1);
 }
 
 static void
@@ -1077,44 +1081,39 @@ monitor_run(uint8_t flags, struct in *in)
 static void
 ctl_check(struct imsg *imsg)
 {
-	struct mreader	 r;
-	const char	*s;
-	uint64_t	 u64;
-	uint32_t	 u32;
-	int		 i, ok = 1;
+	union {
+		struct msg_ctl_ok		 ok;
+		struct msg_ctl_fail		 fail;
+		struct msg_ctl_status_proc	 proc;
+		struct msg_ctl_status_note	 note;
+		struct msg_ctl_ws_entry		 entry;
+	} m;
+	int	 rc;
 
-	m_init(&r, imsg);
 	switch (imsg->hdr.type) {
 	case IMSG_CTL_OK:
+		rc = msg_ctl_ok_get(imsg, &m.ok);
+		break;
 	case IMSG_CTL_FAIL:
+		rc = msg_ctl_fail_get(imsg, &m.fail);
+		break;
 	case IMSG_CTL_END:
-		ok = m_get_str(&r, &s, CTL_TEXT_MAX) == 0;
+		rc = msg_ctl_end_get(imsg);
 		break;
 	case IMSG_CTL_STATUS_PROC:
-		ok = m_get_str(&r, &s, CTL_TITLE_MAX) == 0;
-		for (i = 0; i < 2 && ok; i++)
-			ok = m_get_u32(&r, &u32) == 0;
-		for (i = 0; i < 2 && ok; i++)
-			ok = m_get_u64(&r, &u64) == 0;
-		for (i = 0; i < 3 && ok; i++)
-			ok = m_get_u32(&r, &u32) == 0;
-		ok = ok && m_get_str(&r, &s, CTL_TITLE_MAX) == 0;
+		rc = msg_ctl_status_proc_get(imsg, &m.proc);
 		break;
 	case IMSG_CTL_STATUS_NOTE:
-		ok = m_get_str(&r, &s, CTL_TITLE_MAX) == 0 &&
-		    m_get_str(&r, &s, CTL_NOTE_MAX) == 0;
+		rc = msg_ctl_status_note_get(imsg, &m.note);
 		break;
 	case IMSG_CTL_WS_ENTRY:
-		ok = m_get_str(&r, &s, WS_NAME_MAX) == 0 &&
-		    m_get_u32(&r, &u32) == 0 && m_get_u64(&r, &u64) == 0 &&
-		    m_get_u64(&r, &u64) == 0 && m_get_u32(&r, &u32) == 0 &&
-		    m_get_u64(&r, &u64) == 0;
+		rc = msg_ctl_ws_entry_get(imsg, &m.entry);
 		break;
 	default:
 		fz_fail("the control client was sent %s",
 		    imsg_type_name(imsg->hdr.type));
 	}
-	if (!ok || m_end(&r) == -1)
+	if (rc == -1)
 		fz_fail("a malformed %s to the control client",
 		    imsg_type_name(imsg->hdr.type));
 }

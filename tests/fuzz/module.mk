@@ -41,8 +41,9 @@ FUZZ_TARGETS += fuzz-mcp
 fuzz-mcp_SRCS = tests/fuzz/fuzz_mcp.c \
 	$(filter-out frontd/frontd.c frontd/http.c frontd/sandbox.c, \
 	    $(mcvm-frontd_SRCS)) \
-	common/tools.c common/validate.c common/msg.c common/imsg.c \
-	common/b64.c common/log.c common/hash.c common/utf8.c common/config.c
+	common/tools.c common/validate.c common/msg.c common/msg_front.c \
+	common/imsg.c common/b64.c common/log.c common/hash.c common/utf8.c \
+	common/config.c
 fuzz-mcp_PKGS := jansson libevent libcrypto
 fuzz-mcp_CFLAGS := -Ifrontd
 

@@ -26,7 +26,7 @@
 #include "http.h"
 #include "imsg.h"
 #include "msg.h"
-#include "msg_payload.h"
+#include "msg_front.h"
 #include "payload.h"
 #include "proto.h"
 #include "tools.h"

@@ -1,0 +1,187 @@
+/* The control socket's messages: see msg_ctl.h and msg_vmm.h. */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "msg.h"
+#include "msg_ctl.h"
+#include "proto.h"
+#include "validate.h"
+
+static int
+get_text(struct imsg *imsg, uint32_t type, const char **s)
+{
+	struct mreader	 r;
+
+	*s = NULL;
+	if (m_open(&r, imsg, type) == -1 ||
+	    m_get_str(&r, s, CTL_TEXT_MAX) == -1)
+		return -1;
+	return m_end(&r);
+}
+
+void
+msg_ctl_ok_put(struct ibuf *b, const struct msg_ctl_ok *m)
+{
+	m_add_str(b, m->message);
+}
+
+int
+msg_ctl_ok_get(struct imsg *imsg, struct msg_ctl_ok *m)
+{
+	return get_text(imsg, IMSG_CTL_OK, &m->message);
+}
+
+void
+msg_ctl_fail_put(struct ibuf *b, const struct msg_ctl_fail *m)
+{
+	m_add_str(b, m->message);
+}
+
+int
+msg_ctl_fail_get(struct imsg *imsg, struct msg_ctl_fail *m)
+{
+	return get_text(imsg, IMSG_CTL_FAIL, &m->message);
+}
+
+int
+msg_ctl_end_get(struct imsg *imsg)
+{
+	return m_empty(imsg, IMSG_CTL_END);
+}
+
+int
+msg_ctl_status_get(struct imsg *imsg)
+{
+	return m_empty(imsg, IMSG_CTL_STATUS);
+}
+
+void
+msg_ctl_status_proc_put(struct ibuf *b, const struct msg_ctl_status_proc *m)
+{
+	m_add_str(b, m->title);
+	m_add_u32(b, m->pid);
+	m_add_u32(b, m->uid);
+	m_add_u64(b, m->capeff);
+	m_add_u64(b, m->capprm);
+	m_add_u32(b, m->seccomp);
+	m_add_u32(b, m->nonewprivs);
+	m_add_u32(b, m->restarts);
+	m_add_str(b, m->state);
+}
+
+int
+msg_ctl_status_proc_get(struct imsg *imsg, struct msg_ctl_status_proc *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_CTL_STATUS_PROC) == -1 ||
+	    m_get_str(&r, &m->title, CTL_TITLE_MAX) == -1 ||
+	    m_get_u32(&r, &m->pid) == -1 || m_get_u32(&r, &m->uid) == -1 ||
+	    m_get_u64(&r, &m->capeff) == -1 ||
+	    m_get_u64(&r, &m->capprm) == -1 ||
+	    m_get_u32(&r, &m->seccomp) == -1 ||
+	    m_get_u32(&r, &m->nonewprivs) == -1 ||
+	    m_get_u32(&r, &m->restarts) == -1 ||
+	    m_get_str(&r, &m->state, CTL_TITLE_MAX) == -1)
+		return -1;
+	return m_end(&r);
+}
+
+void
+msg_ctl_status_note_put(struct ibuf *b, const struct msg_ctl_status_note *m)
+{
+	m_add_str(b, m->topic);
+	m_add_str(b, m->text);
+}
+
+int
+msg_ctl_status_note_get(struct imsg *imsg, struct msg_ctl_status_note *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_CTL_STATUS_NOTE) == -1 ||
+	    m_get_str(&r, &m->topic, CTL_TITLE_MAX) == -1 ||
+	    m_get_str(&r, &m->text, CTL_NOTE_MAX) == -1)
+		return -1;
+	return m_end(&r);
+}
+
+void
+msg_ctl_token_issue_put(struct ibuf *b, const struct msg_ctl_token_issue *m)
+{
+	m_add_str(b, m->workspace);
+	m_add_bytes(b, m->hash, sizeof(m->hash));
+	m_add_u64(b, m->ttl);
+	m_add_u32(b, m->flags);
+	m_add_u32(b, m->rotate);
+}
+
+int
+msg_ctl_token_issue_get(struct imsg *imsg, struct msg_ctl_token_issue *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_CTL_TOKEN_ISSUE) == -1 ||
+	    m_get_str(&r, &m->workspace, WS_NAME_MAX) == -1 ||
+	    m_get_bytes_exact(&r, m->hash, sizeof(m->hash)) == -1 ||
+	    m_get_u64(&r, &m->ttl) == -1 || m_get_u32(&r, &m->flags) == -1 ||
+	    m_get_u32(&r, &m->rotate) == -1)
+		return -1;
+	return m_end(&r);
+}
+
+void
+msg_ctl_ws_revoke_put(struct ibuf *b, const struct msg_ctl_ws_revoke *m)
+{
+	m_add_str(b, m->workspace);
+}
+
+int
+msg_ctl_ws_revoke_get(struct imsg *imsg, struct msg_ctl_ws_revoke *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_CTL_WS_REVOKE) == -1 ||
+	    m_get_str(&r, &m->workspace, WS_NAME_MAX) == -1)
+		return -1;
+	return m_end(&r);
+}
+
+int
+msg_ctl_ws_list_get(struct imsg *imsg)
+{
+	return m_empty(imsg, IMSG_CTL_WS_LIST);
+}
+
+void
+msg_ctl_ws_entry_put(struct ibuf *b, const struct msg_ctl_ws_entry *m)
+{
+	m_add_str(b, m->workspace);
+	m_add_u32(b, m->flags);
+	m_add_u64(b, m->created);
+	m_add_u64(b, m->revoked);
+	m_add_u32(b, m->live_tokens);
+	m_add_u64(b, m->next_expiry);
+}
+
+int
+msg_ctl_ws_entry_get(struct imsg *imsg, struct msg_ctl_ws_entry *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_CTL_WS_ENTRY) == -1 ||
+	    m_get_str(&r, &m->workspace, WS_NAME_MAX) == -1 ||
+	    m_get_u32(&r, &m->flags) == -1 ||
+	    m_get_u64(&r, &m->created) == -1 ||
+	    m_get_u64(&r, &m->revoked) == -1 ||
+	    m_get_u32(&r, &m->live_tokens) == -1 ||
+	    m_get_u64(&r, &m->next_expiry) == -1)
+		return -1;
+	return m_end(&r);
+}

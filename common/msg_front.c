@@ -1,0 +1,210 @@
+/* frontd's messages: see msg_front.h and, for the rules, msg_vmm.h. */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "msg.h"
+#include "msg_front.h"
+#include "proto.h"
+#include "tools.h"
+
+static int
+bad(void)
+{
+	errno = EBADMSG;
+	return -1;
+}
+
+void
+msg_front_auth_put(struct ibuf *b, const struct msg_front_auth *m)
+{
+	m_add_bytes(b, m->hash, sizeof(m->hash));
+}
+
+int
+msg_front_auth_get(struct imsg *imsg, struct msg_front_auth *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_FRONT_AUTH) == -1 ||
+	    m_get_bytes_exact(&r, m->hash, sizeof(m->hash)) == -1)
+		return -1;
+	return m_end(&r);
+}
+
+void
+msg_front_auth_result_put(struct ibuf *b,
+    const struct msg_front_auth_result *m)
+{
+	m_add_u32(b, m->status);
+	m_add_str(b, m->workspace);
+}
+
+int
+msg_front_auth_result_get(struct imsg *imsg,
+    struct msg_front_auth_result *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_FRONT_AUTH_RESULT) == -1 ||
+	    m_get_u32(&r, &m->status) == -1 ||
+	    m_get_str(&r, &m->workspace, TOOL_WS_NAME_MAX) == -1)
+		return -1;
+	if (m->status > AUTH_UNAVAILABLE)
+		return bad();
+	return m_end(&r);
+}
+
+void
+msg_front_tool_put(struct ibuf *b, const struct msg_front_tool *m)
+{
+	m_add_bytes(b, m->hash, sizeof(m->hash));
+	m_add_u32(b, m->tool);
+	if (m->args.tool == NULL) {
+		b->err = EINVAL;
+		return;
+	}
+	tool_args_encode(b, &m->args);
+}
+
+int
+msg_front_tool_get(struct imsg *imsg, struct msg_front_tool *m)
+{
+	struct mreader		 r;
+	const struct tool_desc	*t;
+	char			 err[TOOL_ERR_MAX];
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_FRONT_TOOL) == -1 ||
+	    m_get_bytes_exact(&r, m->hash, sizeof(m->hash)) == -1 ||
+	    m_get_u32(&r, &m->tool) == -1)
+		return -1;
+	if ((t = tool_by_id(m->tool)) == NULL)
+		return bad();
+	/* Up to the end of the message. */
+	if (tool_args_decode(&r, t, &m->args, err, sizeof(err)) == -1)
+		return bad();
+	return 0;
+}
+
+void
+msg_front_tool_result_put(struct ibuf *b,
+    const struct msg_front_tool_result *m)
+{
+	m_add_u32(b, m->status);
+	m_add_str(b, m->json);
+}
+
+int
+msg_front_tool_result_get(struct imsg *imsg,
+    struct msg_front_tool_result *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_FRONT_TOOL_RESULT) == -1 ||
+	    m_get_u32(&r, &m->status) == -1 ||
+	    m_get_str(&r, &m->json, TOOL_RESULT_MAX) == -1)
+		return -1;
+	if (m->status > TOOL_UNAVAILABLE)
+		return bad();
+	return m_end(&r);
+}
+
+int
+msg_front_cancel_get(struct imsg *imsg)
+{
+	return m_empty(imsg, IMSG_FRONT_CANCEL);
+}
+
+void
+msg_front_progress_put(struct ibuf *b, const struct msg_front_progress *m)
+{
+	m_add_u64(b, m->progress);
+	m_add_u64(b, m->total);
+	m_add_str(b, m->message);
+}
+
+int
+msg_front_progress_get(struct imsg *imsg, struct msg_front_progress *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_FRONT_PROGRESS) == -1 ||
+	    m_get_u64(&r, &m->progress) == -1 ||
+	    m_get_u64(&r, &m->total) == -1 ||
+	    m_get_str(&r, &m->message, TOOL_PROGRESS_MAX) == -1)
+		return -1;
+	return m_end(&r);
+}
+
+/* A token of RFC 6838's restricted names, lower case. */
+static int
+mime_token(const char *s, size_t n)
+{
+	size_t	 i;
+
+	if (n == 0 || n > 127)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= '0' && s[i] <= '9') ||
+		    (i > 0 && strchr("!#$&-^_.+", s[i]) != NULL)))
+			return 0;
+	return 1;
+}
+
+/*
+ * "type/subtype" in lower case, without parameters, of at most
+ * PAYLOAD_MIME_MAX bytes; an image's type is image/.
+ */
+int
+payload_mime_valid(const char *mime, uint32_t kind)
+{
+	const char	*slash;
+	size_t		 len = strlen(mime);
+
+	if (len > PAYLOAD_MIME_MAX || (slash = strchr(mime, '/')) == NULL)
+		return 0;
+	if (!mime_token(mime, (size_t)(slash - mime)) ||
+	    !mime_token(slash + 1, len - (size_t)(slash - mime) - 1))
+		return 0;
+	if (kind == TR_IMAGE)
+		return strncmp(mime, "image/", 6) == 0;
+	return kind == TR_TEXT;
+}
+
+void
+msg_front_tool_result_fd_put(struct ibuf *b,
+    const struct msg_front_tool_result_fd *m)
+{
+	m_add_u32(b, m->status);
+	m_add_str(b, m->json != NULL ? m->json : "");
+	m_add_u32(b, m->kind);
+	m_add_str(b, m->mime != NULL ? m->mime : "");
+	m_add_u64(b, m->size);
+}
+
+int
+msg_front_tool_result_fd_get(struct imsg *imsg,
+    struct msg_front_tool_result_fd *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_FRONT_TOOL_RESULT_FD) == -1 ||
+	    m_get_u32(&r, &m->status) == -1 ||
+	    m_get_str(&r, &m->json, TOOL_RESULT_MAX) == -1 ||
+	    m_get_u32(&r, &m->kind) == -1 ||
+	    m_get_str(&r, &m->mime, PAYLOAD_MIME_MAX) == -1 ||
+	    m_get_u64(&r, &m->size) == -1 || m_end(&r) == -1)
+		return bad();
+	if (m->status != TOOL_OK || (m->kind != TR_IMAGE &&
+	    m->kind != TR_TEXT) || !payload_mime_valid(m->mime, m->kind) ||
+	    m->size == 0)
+		return bad();
+	return 0;
+}

@@ -1,0 +1,104 @@
+/*
+ * The codecs of frontd's messages (IMSG_FRONT_*), called by frontd and
+ * mcvmd; the rules are msg_vmm.h's.  A call is the imsg's peerid.
+ */
+#ifndef MCVM_MSG_FRONT_H
+#define MCVM_MSG_FRONT_H
+
+#include <stdint.h>
+
+#include "imsg.h"
+#include "proto.h"
+#include "tools.h"
+
+/* IMSG_FRONT_AUTH -> AUTH_RESULT */
+struct msg_front_auth {
+	uint8_t		 hash[TOKEN_HASH_LEN];	/* the token's */
+};
+
+struct msg_front_auth_result {
+	uint32_t	 status;	/* enum auth_status */
+	const char	*workspace;	/* TOOL_WS_NAME_MAX; "" unless OK */
+};
+
+/*
+ * IMSG_FRONT_TOOL -> TOOL_RESULT, PROGRESS before it.  The getter finds
+ * the tool by id and reads its arguments with tool_args_decode(), which
+ * checks them as frontd did; args.tool is the tool.  The putter writes
+ * args as args.tool's, under the id in tool.
+ */
+struct msg_front_tool {
+	uint8_t		 hash[TOKEN_HASH_LEN];
+	uint32_t	 tool;		/* enum tool_id */
+	struct tool_args args;
+};
+
+struct msg_front_tool_result {
+	uint32_t	 status;	/* enum tool_status */
+	const char	*json;		/* TOOL_RESULT_MAX */
+};
+
+/* IMSG_FRONT_PROGRESS: a step of the call */
+struct msg_front_progress {
+	uint64_t	 progress;
+	uint64_t	 total;		/* 0 unknown */
+	const char	*message;	/* TOOL_PROGRESS_MAX */
+};
+
+void	 msg_front_auth_put(struct ibuf *, const struct msg_front_auth *);
+int	 msg_front_auth_get(struct imsg *, struct msg_front_auth *);
+void	 msg_front_auth_result_put(struct ibuf *,
+	    const struct msg_front_auth_result *);
+int	 msg_front_auth_result_get(struct imsg *,
+	    struct msg_front_auth_result *);
+void	 msg_front_tool_put(struct ibuf *, const struct msg_front_tool *);
+int	 msg_front_tool_get(struct imsg *, struct msg_front_tool *);
+void	 msg_front_tool_result_put(struct ibuf *,
+	    const struct msg_front_tool_result *);
+int	 msg_front_tool_result_get(struct imsg *,
+	    struct msg_front_tool_result *);
+int	 msg_front_cancel_get(struct imsg *);
+void	 msg_front_progress_put(struct ibuf *,
+	    const struct msg_front_progress *);
+int	 msg_front_progress_get(struct imsg *, struct msg_front_progress *);
+
+
+/*
+ * Large results by descriptor.  A tool's result that is too large for
+ * one message (a screenshot, an image's data) travels as a file
+ * descriptor beside a small header, IMSG_FRONT_TOOL_RESULT_FD: from its
+ * producer (a VM monitor, stored) through mcvmd, which passes the
+ * descriptor on without reading it, to frontd, which streams it to the
+ * client in bounded chunks.
+ *
+ * The descriptor is a memfd or regular file holding exactly size bytes
+ * from offset 0, or the read end of a pipe that yields size bytes and
+ * then end-of-file.  frontd checks both, and the tool's budget.
+ *
+ * The codec follows the rules of the other msg_*.h: the getter returns 0,
+ * or -1 with errno EBADMSG when the imsg is of another type, a field is
+ * missing or out of its bound, or bytes are left over; strings point into
+ * the imsg.  The fd is not a field: the sender sets it with imsg_set_fd(),
+ * the receiver takes it with imsg_get_fd().
+ */
+#define PAYLOAD_MIME_MAX	63	/* bytes of a media type */
+
+/* IMSG_FRONT_TOOL_RESULT_FD: peerid is frontd's call */
+struct msg_front_tool_result_fd {
+	uint32_t	 status;	/* enum tool_status: TOOL_OK */
+	const char	*json;		/* the result's structured part: a
+					   JSON object, TOOL_RESULT_MAX */
+	uint32_t	 kind;		/* enum tool_result: TR_IMAGE or
+					   TR_TEXT */
+	const char	*mime;		/* type/subtype, PAYLOAD_MIME_MAX;
+					   image/... for TR_IMAGE */
+	uint64_t	 size;		/* the descriptor's bytes, 1 or more */
+};
+
+void	 msg_front_tool_result_fd_put(struct ibuf *,
+	    const struct msg_front_tool_result_fd *);
+int	 msg_front_tool_result_fd_get(struct imsg *,
+	    struct msg_front_tool_result_fd *);
+int	 payload_mime_valid(const char *, uint32_t);
+
+#endif

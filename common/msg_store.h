@@ -1,0 +1,108 @@
+/*
+ * The codecs of stored's messages (IMSG_STORE_*), called by mcvmd and
+ * mcvm-stored; the rules are msg_vmm.h's.  peerid is the request id.
+ */
+#ifndef MCVM_MSG_STORE_H
+#define MCVM_MSG_STORE_H
+
+#include <stdint.h>
+
+#include "imsg.h"
+
+#define STORE_TEXT_MAX		1023	/* a result's or status's text */
+
+/* IMSG_STORE_PREFLIGHT -> PREFLIGHT_RESULT */
+struct msg_store_preflight_result {
+	uint32_t	 reflink;	/* 0 or 1: disks are reflink clones */
+	const char	*text;		/* STORE_TEXT_MAX */
+};
+
+/* IMSG_STORE_IMAGE_STATUS: one per catalog image, unasked */
+struct msg_store_image_status {
+	const char	*image;		/* OBJ_NAME_MAX */
+	uint32_t	 ok;		/* 0 or 1 */
+	uint64_t	 disk_bytes;
+	const char	*text;		/* STORE_TEXT_MAX */
+};
+
+/*
+ * IMSG_STORE_DISK_CREATE and DISK_OPEN -> STORE_FD (disk; base, kernel,
+ * initrd), RESULT.  vm_id is a VM id and image an object name.
+ */
+struct msg_store_disk_create {
+	const char	*vm_id;		/* ID_MAX */
+	const char	*image;		/* OBJ_NAME_MAX */
+};
+
+struct msg_store_disk_open {
+	const char	*vm_id;
+	const char	*image;
+};
+
+/* IMSG_STORE_DISK_DELETE -> RESULT */
+struct msg_store_disk_delete {
+	const char	*vm_id;		/* a VM id, ID_MAX */
+};
+
+/* IMSG_STORE_DISK_LIST -> DISK_ENTRY per disk, RESULT */
+struct msg_store_disk_entry {
+	const char	*vm_id;		/* a VM id, ID_MAX */
+};
+
+/* IMSG_STORE_FD; the fd travels with it */
+struct msg_store_fd {
+	uint32_t	 role;		/* enum store_fd_role */
+};
+
+/* IMSG_STORE_RESULT ends every request */
+struct msg_store_result {
+	uint32_t	 status;	/* 0 ok, else an errno value */
+	uint32_t	 format;	/* enum disk_format */
+	uint64_t	 disk_bytes;
+	const char	*text;		/* STORE_TEXT_MAX */
+};
+
+/*
+ * IMSG_STORE_CHECKPOINT -> STORE_FD, RESULT: the VM's checkpoint file,
+ * made empty to write (1) or read-only (0).
+ */
+struct msg_store_checkpoint {
+	const char	*vm_id;		/* a VM id, ID_MAX */
+	uint32_t	 write;		/* 0 or 1 */
+};
+
+int	 msg_store_preflight_get(struct imsg *);
+void	 msg_store_preflight_result_put(struct ibuf *,
+	    const struct msg_store_preflight_result *);
+int	 msg_store_preflight_result_get(struct imsg *,
+	    struct msg_store_preflight_result *);
+void	 msg_store_image_status_put(struct ibuf *,
+	    const struct msg_store_image_status *);
+int	 msg_store_image_status_get(struct imsg *,
+	    struct msg_store_image_status *);
+void	 msg_store_disk_create_put(struct ibuf *,
+	    const struct msg_store_disk_create *);
+int	 msg_store_disk_create_get(struct imsg *,
+	    struct msg_store_disk_create *);
+void	 msg_store_disk_open_put(struct ibuf *,
+	    const struct msg_store_disk_open *);
+int	 msg_store_disk_open_get(struct imsg *, struct msg_store_disk_open *);
+void	 msg_store_disk_delete_put(struct ibuf *,
+	    const struct msg_store_disk_delete *);
+int	 msg_store_disk_delete_get(struct imsg *,
+	    struct msg_store_disk_delete *);
+int	 msg_store_disk_list_get(struct imsg *);
+void	 msg_store_disk_entry_put(struct ibuf *,
+	    const struct msg_store_disk_entry *);
+int	 msg_store_disk_entry_get(struct imsg *,
+	    struct msg_store_disk_entry *);
+void	 msg_store_fd_put(struct ibuf *, const struct msg_store_fd *);
+int	 msg_store_fd_get(struct imsg *, struct msg_store_fd *);
+void	 msg_store_result_put(struct ibuf *, const struct msg_store_result *);
+int	 msg_store_result_get(struct imsg *, struct msg_store_result *);
+void	 msg_store_checkpoint_put(struct ibuf *,
+	    const struct msg_store_checkpoint *);
+int	 msg_store_checkpoint_get(struct imsg *,
+	    struct msg_store_checkpoint *);
+
+#endif

@@ -1,0 +1,592 @@
+/* HELLO, VERBOSE, the control socket's, netd's and stored's messages. */
+#include <stdint.h>
+#include <string.h>
+
+#include "msg_ctl.h"
+#include "msg_net.h"
+#include "msg_proc.h"
+#include "msg_store.h"
+#include "netslot.h"
+#include "proto.h"
+#include "validate.h"
+#include "codec_table.h"
+
+#define VM_ID	"vm-0123456789abcdef"
+
+CODEC_WRAP(hello)
+CODEC_WRAP(verbose)
+CODEC_WRAP(ctl_ok)
+CODEC_WRAP(ctl_fail)
+CODEC_WRAP(ctl_status_proc)
+CODEC_WRAP(ctl_status_note)
+CODEC_WRAP(ctl_token_issue)
+CODEC_WRAP(ctl_ws_revoke)
+CODEC_WRAP(ctl_ws_entry)
+CODEC_WRAP(net_preflight_result)
+CODEC_WRAP(net_setup)
+CODEC_WRAP(net_teardown)
+CODEC_WRAP(net_entry)
+CODEC_WRAP(net_fd)
+CODEC_WRAP(net_result)
+CODEC_WRAP(store_preflight_result)
+CODEC_WRAP(store_image_status)
+CODEC_WRAP(store_disk_create)
+CODEC_WRAP(store_disk_open)
+CODEC_WRAP(store_disk_delete)
+CODEC_WRAP(store_disk_entry)
+CODEC_WRAP(store_fd)
+CODEC_WRAP(store_result)
+CODEC_WRAP(store_checkpoint)
+
+/* An object name of n bytes. */
+static const char *
+name(size_t n)
+{
+	return codec_str(n);
+}
+
+static void
+fill_hello(void *p)
+{
+	((struct msg_hello *)p)->version = UINT32_MAX;
+}
+
+static void
+fill_verbose(void *p)
+{
+	((struct msg_verbose *)p)->level = UINT32_MAX;
+}
+
+/* --- control */
+
+static void
+fill_ctl_ok(void *p)
+{
+	((struct msg_ctl_ok *)p)->message = codec_str(CTL_TEXT_MAX);
+}
+
+static int
+over_ctl_ok(void *p, int i)
+{
+	if (i > 0)
+		return -1;
+	((struct msg_ctl_ok *)p)->message = codec_str(CTL_TEXT_MAX + 1);
+	return 0;
+}
+
+static void
+fill_ctl_fail(void *p)
+{
+	((struct msg_ctl_fail *)p)->message = codec_str(CTL_TEXT_MAX);
+}
+
+static int
+over_ctl_fail(void *p, int i)
+{
+	if (i > 0)
+		return -1;
+	((struct msg_ctl_fail *)p)->message = codec_str(CTL_TEXT_MAX + 1);
+	return 0;
+}
+
+static void
+fill_ctl_status_proc(void *p)
+{
+	struct msg_ctl_status_proc	*m = p;
+
+	m->title = m->state = codec_str(CTL_TITLE_MAX);
+	m->pid = m->uid = m->seccomp = m->nonewprivs = m->restarts =
+	    UINT32_MAX;
+	m->capeff = m->capprm = UINT64_MAX;
+}
+
+static int
+over_ctl_status_proc(void *p, int i)
+{
+	struct msg_ctl_status_proc	*m = p;
+
+	switch (i) {
+	case 0: m->title = codec_str(CTL_TITLE_MAX + 1); break;
+	case 1: m->state = codec_str(CTL_TITLE_MAX + 1); break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_ctl_status_note(void *p)
+{
+	struct msg_ctl_status_note	*m = p;
+
+	m->topic = codec_str(CTL_TITLE_MAX);
+	m->text = codec_str(CTL_NOTE_MAX);
+}
+
+static int
+over_ctl_status_note(void *p, int i)
+{
+	struct msg_ctl_status_note	*m = p;
+
+	switch (i) {
+	case 0: m->topic = codec_str(CTL_TITLE_MAX + 1); break;
+	case 1: m->text = codec_str(CTL_NOTE_MAX + 1); break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_ctl_token_issue(void *p)
+{
+	struct msg_ctl_token_issue	*m = p;
+
+	m->workspace = name(WS_NAME_MAX);
+	memcpy(m->hash, codec_bytes(TOKEN_HASH_LEN), TOKEN_HASH_LEN);
+	m->ttl = UINT64_MAX;
+	m->flags = UINT32_MAX;
+	m->rotate = 1;
+}
+
+static int
+over_ctl_token_issue(void *p, int i)
+{
+	struct msg_ctl_token_issue	*m = p;
+
+	switch (i) {
+	case 0: m->workspace = name(WS_NAME_MAX + 1); break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_ctl_ws_revoke(void *p)
+{
+	((struct msg_ctl_ws_revoke *)p)->workspace = name(WS_NAME_MAX);
+}
+
+static int
+over_ctl_ws_revoke(void *p, int i)
+{
+	if (i > 0)
+		return -1;
+	((struct msg_ctl_ws_revoke *)p)->workspace = name(WS_NAME_MAX + 1);
+	return 0;
+}
+
+static void
+fill_ctl_ws_entry(void *p)
+{
+	struct msg_ctl_ws_entry	*m = p;
+
+	m->workspace = name(WS_NAME_MAX);
+	m->flags = m->live_tokens = UINT32_MAX;
+	m->created = m->revoked = m->next_expiry = UINT64_MAX;
+}
+
+static int
+over_ctl_ws_entry(void *p, int i)
+{
+	if (i > 0)
+		return -1;
+	((struct msg_ctl_ws_entry *)p)->workspace = name(WS_NAME_MAX + 1);
+	return 0;
+}
+
+/* --- netd */
+
+static void
+fill_net_preflight_result(void *p)
+{
+	struct msg_net_preflight_result	*m = p;
+
+	m->problems = UINT32_MAX;
+	m->text = codec_str(NET_PREFLIGHT_TEXT_MAX);
+}
+
+static int
+over_net_preflight_result(void *p, int i)
+{
+	if (i > 0)
+		return -1;
+	((struct msg_net_preflight_result *)p)->text =
+	    codec_str(NET_PREFLIGHT_TEXT_MAX + 1);
+	return 0;
+}
+
+static void
+fill_forwards(uint32_t *n, struct msg_net_forward *fwd)
+{
+	uint32_t	 i;
+
+	*n = NET_FWD_MAX;
+	for (i = 0; i < NET_FWD_MAX; i++) {
+		fwd[i].host = PORT_MAX;
+		fwd[i].guest = PORT_MAX;
+	}
+}
+
+static int
+over_forwards(uint32_t *n, struct msg_net_forward *fwd, int i)
+{
+	switch (i) {
+	case 0: fwd[0].host = PORT_MAX + 1; break;
+	case 1: fwd[1].guest = 0; break;
+	case 2: fwd[2].guest = PORT_MAX + 1; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_net_setup(void *p)
+{
+	struct msg_net_setup	*m = p;
+
+	m->vm_id = VM_ID;
+	m->slot = SLOTS_MAX - 1;
+	m->network = 1;
+	fill_forwards(&m->nforwards, m->fwd);
+}
+
+static int
+over_net_setup(void *p, int i)
+{
+	struct msg_net_setup	*m = p;
+
+	switch (i) {
+	case 0: m->vm_id = codec_str(ID_MAX); break;	/* not an id */
+	case 1: m->vm_id = VM_ID "0"; break;
+	case 2: m->slot = SLOTS_MAX; break;
+	case 3: m->network = 2; break;
+	default: return i == 7 ? -1 :
+	    over_forwards(&m->nforwards, m->fwd, i - 4);
+	}
+	return 0;
+}
+
+static void
+fill_net_teardown(void *p)
+{
+	struct msg_net_teardown	*m = p;
+
+	m->vm_id = VM_ID;
+	m->slot = SLOTS_MAX - 1;
+}
+
+static int
+over_net_teardown(void *p, int i)
+{
+	struct msg_net_teardown	*m = p;
+
+	switch (i) {
+	case 0: m->vm_id = "vm-0"; break;
+	case 1: m->slot = SLOTS_MAX; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_net_entry(void *p)
+{
+	struct msg_net_entry	*m = p;
+
+	m->vm_id = codec_str(ID_MAX);
+	m->slot = SLOTS_MAX - 1;
+}
+
+static int
+over_net_entry(void *p, int i)
+{
+	struct msg_net_entry	*m = p;
+
+	switch (i) {
+	case 0: m->vm_id = codec_str(ID_MAX + 1); break;
+	case 1: m->slot = SLOTS_MAX; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_net_fd(void *p)
+{
+	((struct msg_net_fd *)p)->role = NET_FD_TAP;
+}
+
+static int
+over_net_fd(void *p, int i)
+{
+	struct msg_net_fd	*m = p;
+
+	switch (i) {
+	case 0: m->role = NET_FD_TAP + 1; break;
+	case 1: m->role = 0; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_net_result(void *p)
+{
+	struct msg_net_result	*m = p;
+
+	m->status = UINT32_MAX;
+	m->address = m->gateway = m->resolver = m->mac =
+	    codec_str(NET_STR_MAX);
+	fill_forwards(&m->nforwards, m->fwd);
+	m->text = codec_str(NET_TEXT_MAX);
+}
+
+static int
+over_net_result(void *p, int i)
+{
+	struct msg_net_result	*m = p;
+	const char		*s = codec_str(NET_STR_MAX + 1);
+
+	switch (i) {
+	case 0: m->address = s; break;
+	case 1: m->gateway = s; break;
+	case 2: m->resolver = s; break;
+	case 3: m->mac = s; break;
+	case 4: m->text = codec_str(NET_TEXT_MAX + 1); break;
+	case 5: m->fwd[3].host = 0; break;	/* chosen, never auto */
+	default: return i == 9 ? -1 :
+	    over_forwards(&m->nforwards, m->fwd, i - 6);
+	}
+	return 0;
+}
+
+/* --- stored */
+
+static void
+fill_store_preflight_result(void *p)
+{
+	struct msg_store_preflight_result	*m = p;
+
+	m->reflink = 1;
+	m->text = codec_str(STORE_TEXT_MAX);
+}
+
+static int
+over_store_preflight_result(void *p, int i)
+{
+	struct msg_store_preflight_result	*m = p;
+
+	switch (i) {
+	case 0: m->reflink = 2; break;
+	case 1: m->text = codec_str(STORE_TEXT_MAX + 1); break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_store_image_status(void *p)
+{
+	struct msg_store_image_status	*m = p;
+
+	m->image = name(OBJ_NAME_MAX);
+	m->ok = 1;
+	m->disk_bytes = UINT64_MAX;
+	m->text = codec_str(STORE_TEXT_MAX);
+}
+
+static int
+over_store_image_status(void *p, int i)
+{
+	struct msg_store_image_status	*m = p;
+
+	switch (i) {
+	case 0: m->image = name(OBJ_NAME_MAX + 1); break;
+	case 1: m->ok = 2; break;
+	case 2: m->text = codec_str(STORE_TEXT_MAX + 1); break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_store_disk_create(void *p)
+{
+	struct msg_store_disk_create	*m = p;
+
+	m->vm_id = VM_ID;
+	m->image = name(OBJ_NAME_MAX);
+}
+
+static int
+over_store_disk_create(void *p, int i)
+{
+	struct msg_store_disk_create	*m = p;
+
+	switch (i) {
+	case 0: m->vm_id = "job-0123456789abcdef"; break;
+	case 1: m->image = name(OBJ_NAME_MAX + 1); break;
+	case 2: m->image = "-a"; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_store_disk_open(void *p)
+{
+	fill_store_disk_create(p);
+}
+
+static int
+over_store_disk_open(void *p, int i)
+{
+	return over_store_disk_create(p, i);
+}
+
+static void
+fill_store_disk_delete(void *p)
+{
+	((struct msg_store_disk_delete *)p)->vm_id = VM_ID;
+}
+
+static int
+over_store_disk_delete(void *p, int i)
+{
+	if (i > 0)
+		return -1;
+	((struct msg_store_disk_delete *)p)->vm_id = VM_ID "0";
+	return 0;
+}
+
+static void
+fill_store_disk_entry(void *p)
+{
+	((struct msg_store_disk_entry *)p)->vm_id = VM_ID;
+}
+
+static int
+over_store_disk_entry(void *p, int i)
+{
+	if (i > 0)
+		return -1;
+	((struct msg_store_disk_entry *)p)->vm_id = VM_ID "0";
+	return 0;
+}
+
+static void
+fill_store_fd(void *p)
+{
+	((struct msg_store_fd *)p)->role = STORE_FD_MAX;
+}
+
+static int
+over_store_fd(void *p, int i)
+{
+	struct msg_store_fd	*m = p;
+
+	switch (i) {
+	case 0: m->role = STORE_FD_MAX + 1; break;
+	case 1: m->role = 0; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_store_result(void *p)
+{
+	struct msg_store_result	*m = p;
+
+	m->status = UINT32_MAX;
+	m->format = DISK_QCOW2;
+	m->disk_bytes = UINT64_MAX;
+	m->text = codec_str(STORE_TEXT_MAX);
+}
+
+static int
+over_store_result(void *p, int i)
+{
+	struct msg_store_result	*m = p;
+
+	switch (i) {
+	case 0: m->format = DISK_QCOW2 + 1; break;
+	case 1: m->text = codec_str(STORE_TEXT_MAX + 1); break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_store_checkpoint(void *p)
+{
+	struct msg_store_checkpoint	*m = p;
+
+	m->vm_id = VM_ID;
+	m->write = 1;
+}
+
+static int
+over_store_checkpoint(void *p, int i)
+{
+	struct msg_store_checkpoint	*m = p;
+
+	switch (i) {
+	case 0: m->vm_id = "vm-"; break;
+	case 1: m->write = 2; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+const struct codec codec_peers[] = {
+	CODEC(IMSG_HELLO, hello, fill_hello, NULL),
+	CODEC(IMSG_VERBOSE, verbose, fill_verbose, NULL),
+
+	CODEC(IMSG_CTL_OK, ctl_ok, fill_ctl_ok, over_ctl_ok),
+	CODEC(IMSG_CTL_FAIL, ctl_fail, fill_ctl_fail, over_ctl_fail),
+	CODEC0(IMSG_CTL_END, ctl_end),
+	CODEC0(IMSG_CTL_STATUS, ctl_status),
+	CODEC(IMSG_CTL_STATUS_PROC, ctl_status_proc, fill_ctl_status_proc,
+	    over_ctl_status_proc),
+	CODEC(IMSG_CTL_TOKEN_ISSUE, ctl_token_issue, fill_ctl_token_issue,
+	    over_ctl_token_issue),
+	CODEC(IMSG_CTL_WS_REVOKE, ctl_ws_revoke, fill_ctl_ws_revoke,
+	    over_ctl_ws_revoke),
+	CODEC0(IMSG_CTL_WS_LIST, ctl_ws_list),
+	CODEC(IMSG_CTL_WS_ENTRY, ctl_ws_entry, fill_ctl_ws_entry,
+	    over_ctl_ws_entry),
+	CODEC(IMSG_CTL_STATUS_NOTE, ctl_status_note, fill_ctl_status_note,
+	    over_ctl_status_note),
+
+	CODEC0(IMSG_NET_PREFLIGHT, net_preflight),
+	CODEC(IMSG_NET_PREFLIGHT_RESULT, net_preflight_result,
+	    fill_net_preflight_result, over_net_preflight_result),
+	CODEC(IMSG_NET_SETUP, net_setup, fill_net_setup, over_net_setup),
+	CODEC(IMSG_NET_TEARDOWN, net_teardown, fill_net_teardown,
+	    over_net_teardown),
+	CODEC0(IMSG_NET_LIST, net_list),
+	CODEC(IMSG_NET_ENTRY, net_entry, fill_net_entry, over_net_entry),
+	CODEC(IMSG_NET_FD, net_fd, fill_net_fd, over_net_fd),
+	CODEC(IMSG_NET_RESULT, net_result, fill_net_result, over_net_result),
+
+	CODEC0(IMSG_STORE_PREFLIGHT, store_preflight),
+	CODEC(IMSG_STORE_PREFLIGHT_RESULT, store_preflight_result,
+	    fill_store_preflight_result, over_store_preflight_result),
+	CODEC(IMSG_STORE_IMAGE_STATUS, store_image_status,
+	    fill_store_image_status, over_store_image_status),
+	CODEC(IMSG_STORE_DISK_CREATE, store_disk_create,
+	    fill_store_disk_create, over_store_disk_create),
+	CODEC(IMSG_STORE_DISK_OPEN, store_disk_open, fill_store_disk_open,
+	    over_store_disk_open),
+	CODEC(IMSG_STORE_DISK_DELETE, store_disk_delete,
+	    fill_store_disk_delete, over_store_disk_delete),
+	CODEC0(IMSG_STORE_DISK_LIST, store_disk_list),
+	CODEC(IMSG_STORE_DISK_ENTRY, store_disk_entry, fill_store_disk_entry,
+	    over_store_disk_entry),
+	CODEC(IMSG_STORE_FD, store_fd, fill_store_fd, over_store_fd),
+	CODEC(IMSG_STORE_RESULT, store_result, fill_store_result,
+	    over_store_result),
+	CODEC(IMSG_STORE_CHECKPOINT, store_checkpoint, fill_store_checkpoint,
+	    over_store_checkpoint),
+	CODEC_END
+};
