@@ -8,5 +8,5 @@ UNIT_EXTRA_SRCS += netd/sandbox.c netd/addr.c netd/rules.c
 
 # Plays mcvmd to the real binary for tests/suites/netd.
 TESTPROGS += netd-driver
-netd-driver_SRCS := tests/netd/driver.c tests/lib/daemon.c
+netd-driver_SRCS := tests/netd/driver.c tests/lib/peer.c
 netd-driver_PKGS := libevent

@@ -8,5 +8,5 @@ UNIT_EXTRA_SRCS += stored/sandbox.c stored/catalog.c stored/disk.c \
 
 # Plays mcvmd to the real binary for tests/suites/stored.
 TESTPROGS += stored-driver
-stored-driver_SRCS := tests/stored/driver.c tests/lib/daemon.c
+stored-driver_SRCS := tests/stored/driver.c tests/lib/peer.c
 stored-driver_PKGS := libevent libcrypto

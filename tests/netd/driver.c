@@ -47,17 +47,13 @@
 
 #include "imsg.h"
 #include "msg.h"
+#include "msg_net.h"
+#include "peer.h"
 #include "proto.h"
-#include "daemon.h"
 
-#define DRIVER_TIMEOUT_MS	(60 * 1000)
 #define DRIVER_SLOTS		1024
-#define DRIVER_FWD_MAX		16
-#define DRIVER_TEXT_MAX		8192
 
-static struct imsgbuf	 ib;
-static pid_t		 netd_pid;
-static uint32_t		 next_id = 1;
+static struct peer	 netd;
 static int		 quiet;
 static int		 held_ns[DRIVER_SLOTS];
 static int		 held_tap[DRIVER_SLOTS];
@@ -71,19 +67,10 @@ now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
-
-static int
-next_msg(struct imsg *imsg)
-{
-	return test_daemon_next(&ib, netd_pid, DRIVER_TIMEOUT_MS, imsg);
-}
-
-static void
+static void __attribute__((noreturn))
 bad(const char *what)
 {
-	printf("bad %s\n", what);
-	fflush(stdout);
-	exit(1);
+	peer_die(&netd, what);
 }
 
 static void
@@ -112,158 +99,148 @@ fd_kind(int fd, char *buf, size_t len)
 		buf[3] = '\0';
 }
 
-/* Reads the replies to a request up to its IMSG_NET_RESULT. */
 static uint32_t
-replies(uint32_t id, uint32_t slot, int keep)
+print_result(struct imsg *imsg, int nfds)
 {
-	struct imsg	 imsg;
-	struct mreader	 r;
-	const char	*guest, *gw, *res, *mac, *text;
-	char		 fwd[DRIVER_TEXT_MAX], kind[64];
-	uint32_t	 status, role, nfwd, i, hp, gp, entry_slot, n;
-	int		 ns = -1, tap = -1, fd, nfds = 0;
-	size_t		 off;
+	struct msg_net_result	 m;
+	char			 fwd[NET_FWD_MAX * 12 + 1];
+	uint32_t		 i;
+	size_t			 off;
 
-	for (;;) {
-		if (next_msg(&imsg) == 0)
-			bad("EOF before the reply");
-		if (imsg.hdr.peerid != id)
-			bad("peerid");
-		m_init(&r, &imsg);
+	if (msg_net_result_get(imsg, &m) == -1 || imsg->fd != -1)
+		bad("NET_RESULT");
+	fwd[0] = '\0';
+	for (i = 0; i < m.nforwards; i++) {
+		off = strlen(fwd);
+		(void)snprintf(fwd + off, sizeof(fwd) - off, "%s%u:%u",
+		    i ? "," : "", m.fwd[i].host, m.fwd[i].guest);
+	}
+	if (m.status != 0 && nfds != 0)
+		bad("fds before a failed result");
+	if (!quiet || m.status != 0)
+		printf("result status=%s guest=%s gw=%s resolver=%s mac=%s "
+		    "fwd=%s fds=%d text=%s\n", test_errname(m.status),
+		    m.address, m.gateway, m.resolver, m.mac, fwd, nfds,
+		    m.text);
+	return m.status;
+}
+
+/*
+ * Sends request b and reads the messages up to its reply; keeps the fds
+ * of a SETUP that succeeded for slot.  Returns the reply's status.
+ */
+static uint32_t
+call(struct ibuf *b, struct peer_call *c, uint32_t slot)
+{
+	struct msg_net_preflight_result	 pr;
+	struct msg_net_entry		 e;
+	struct msg_net_fd		 f;
+	struct imsg			 imsg;
+	char				 kind[64];
+	uint32_t			 status;
+	int				 ns = -1, tap = -1, fd, nfds = 0, r;
+
+	if (peer_send(&netd, b, c) == -1)
+		bad(test_why());
+	while ((r = peer_wait(&netd, c, &imsg)) == 0) {
 		switch (imsg.hdr.type) {
-		case IMSG_NET_PREFLIGHT_RESULT:
-			if (m_get_u32(&r, &n) == -1 ||
-			    m_get_str(&r, &text, DRIVER_TEXT_MAX) == -1 ||
-			    m_end(&r) == -1)
-				bad("PREFLIGHT_RESULT");
-			printf("preflight problems=%u\n%s\n", n, text);
-			imsg_free(&imsg);
-			return n;
 		case IMSG_NET_FD:
-			if (m_get_u32(&r, &role) == -1 || m_end(&r) == -1 ||
+			if (msg_net_fd_get(&imsg, &f) == -1 ||
 			    (fd = imsg_get_fd(&imsg)) == -1)
 				bad("NET_FD");
 			fd_kind(fd, kind, sizeof(kind));
 			if (!quiet)
 				printf("fd role=%s kind=%s\n",
-				    role == NET_FD_NETNS ? "netns" :
-				    role == NET_FD_TAP ? "tap" : "unknown",
+				    f.role == NET_FD_NETNS ? "netns" :
+				    f.role == NET_FD_TAP ? "tap" : "unknown",
 				    kind);
-			if (role == NET_FD_NETNS && ns == -1)
+			if (f.role == NET_FD_NETNS && ns == -1)
 				ns = fd;
-			else if (role == NET_FD_TAP && tap == -1)
+			else if (f.role == NET_FD_TAP && tap == -1)
 				tap = fd;
 			else
 				bad("NET_FD role");
 			nfds++;
 			break;
 		case IMSG_NET_ENTRY:
-			if (m_get_str(&r, &text, 256) == -1 ||
-			    m_get_u32(&r, &entry_slot) == -1 ||
-			    m_end(&r) == -1 || imsg.fd != -1)
+			if (msg_net_entry_get(&imsg, &e) == -1 ||
+			    imsg.fd != -1)
 				bad("NET_ENTRY");
-			printf("entry %s %u\n", text, entry_slot);
+			printf("entry %s %u\n", e.vm_id, e.slot);
 			break;
-		case IMSG_NET_RESULT:
-			if (m_get_u32(&r, &status) == -1 ||
-			    m_get_str(&r, &guest, 64) == -1 ||
-			    m_get_str(&r, &gw, 64) == -1 ||
-			    m_get_str(&r, &res, 64) == -1 ||
-			    m_get_str(&r, &mac, 64) == -1 ||
-			    m_get_u32(&r, &nfwd) == -1 ||
-			    nfwd > DRIVER_FWD_MAX)
-				bad("NET_RESULT");
-			fwd[0] = '\0';
-			for (i = 0; i < nfwd; i++) {
-				if (m_get_u32(&r, &hp) == -1 ||
-				    m_get_u32(&r, &gp) == -1)
-					bad("NET_RESULT forward");
-				off = strlen(fwd);
-				(void)snprintf(fwd + off, sizeof(fwd) - off,
-				    "%s%u:%u", i ? "," : "", hp, gp);
-			}
-			if (m_get_str(&r, &text, DRIVER_TEXT_MAX) == -1 ||
-			    m_end(&r) == -1 || imsg.fd != -1)
-				bad("NET_RESULT");
-			if (status != 0 && nfds != 0)
-				bad("fds before a failed result");
-			if (!quiet || status != 0)
-				printf("result status=%s guest=%s gw=%s "
-				    "resolver=%s mac=%s fwd=%s fds=%d "
-				    "text=%s\n", test_errname(status), guest, gw,
-				    res, mac, fwd, nfds, text);
-			if (keep && status == 0)
-				hold(slot, ns, tap);
-			else {
-				if (ns != -1)
-					close(ns);
-				if (tap != -1)
-					close(tap);
-			}
-			imsg_free(&imsg);
-			return status;
 		default:
 			bad(imsg_type_name(imsg.hdr.type));
 		}
 		imsg_free(&imsg);
 	}
-}
-
-static void
-send_msg(struct ibuf *b)
-{
-	if (imsg_close(&ib, b) == -1 || imsgbuf_flush(&ib) == -1)
-		err(1, "send");
+	if (r == -1)
+		bad(test_why());
+	if (imsg.hdr.type == IMSG_NET_PREFLIGHT_RESULT) {
+		if (msg_net_preflight_result_get(&imsg, &pr) == -1)
+			bad("PREFLIGHT_RESULT");
+		printf("preflight problems=%u\n%s\n", pr.problems, pr.text);
+		status = pr.problems;
+	} else {
+		status = print_result(&imsg, nfds);
+	}
+	imsg_free(&imsg);
+	if (c->type == IMSG_NET_SETUP && status == 0)
+		hold(slot, ns, tap);
+	else {
+		if (ns != -1)
+			close(ns);
+		if (tap != -1)
+			close(tap);
+	}
+	return status;
 }
 
 static uint32_t
 setup(const char *vm, uint32_t slot, int on, char **fwds, int nfwd)
 {
-	struct ibuf	*b;
-	uint32_t	 id = next_id++;
-	unsigned int	 hp, gp;
-	int		 i;
+	struct msg_net_setup	 m;
+	struct peer_call	 c;
+	struct ibuf		*b;
+	unsigned int		 hp, gp;
+	int			 i;
 
-	if ((b = imsg_create(&ib, IMSG_NET_SETUP, id, 0, 256)) == NULL)
-		err(1, "imsg_create");
-	m_add_str(b, vm);
-	m_add_u32(b, slot);
-	m_add_u32(b, on);
-	m_add_u32(b, (uint32_t)nfwd);
+	memset(&m, 0, sizeof(m));
+	m.vm_id = vm;
+	m.slot = slot;
+	m.network = (uint32_t)on;
+	m.nforwards = (uint32_t)nfwd;
 	for (i = 0; i < nfwd; i++) {
 		if (sscanf(fwds[i], "%u:%u", &hp, &gp) != 2)
 			errx(2, "forward %s", fwds[i]);
-		m_add_u32(b, hp);
-		m_add_u32(b, gp);
+		m.fwd[i].host = hp;
+		m.fwd[i].guest = gp;
 	}
-	send_msg(b);
-	return replies(id, slot, 1);
+	b = peer_request(&netd, IMSG_NET_SETUP, &c);
+	msg_net_setup_put(b, &m);
+	return call(b, &c, slot);
 }
 
 static uint32_t
 teardown(const char *vm, uint32_t slot)
 {
-	struct ibuf	*b;
-	uint32_t	 id = next_id++;
+	struct msg_net_teardown	 m = { .vm_id = vm, .slot = slot };
+	struct peer_call	 c;
+	struct ibuf		*b;
 
-	if ((b = imsg_create(&ib, IMSG_NET_TEARDOWN, id, 0, 64)) == NULL)
-		err(1, "imsg_create");
-	m_add_str(b, vm);
-	m_add_u32(b, slot);
-	send_msg(b);
-	return replies(id, slot, 0);
+	b = peer_request(&netd, IMSG_NET_TEARDOWN, &c);
+	msg_net_teardown_put(b, &m);
+	return call(b, &c, slot);
 }
 
+/* PREFLIGHT and LIST have no fields. */
 static void
 simple(uint32_t type)
 {
-	struct ibuf	*b;
-	uint32_t	 id = next_id++;
+	struct peer_call	 c;
+	struct ibuf		*b;
 
-	if ((b = imsg_create(&ib, type, id, 0, 0)) == NULL)
-		err(1, "imsg_create");
-	send_msg(b);
-	(void)replies(id, 0, 0);
+	b = peer_request(&netd, type, &c);
+	(void)call(b, &c, 0);
 }
 
 static void
@@ -317,35 +294,40 @@ rounds(int n, int on, uint64_t *total, uint64_t *worst)
 	return failed;
 }
 
+/*
+ * Requests netd must refuse by exiting: kind 0 a NET_SETUP whose fields
+ * have the wrong type (crafted by hand on purpose: no codec writes it),
+ * 1 one whose VM id is not one, 2 one whose slot is beyond the pool,
+ * 3 a type netd does not take.  No reply is read.
+ */
 static void
 send_bad(int kind)
 {
-	struct ibuf	*b;
+	struct msg_net_setup	 m;
+	struct peer_call	 c;
+	struct ibuf		*b;
 
-	if ((b = imsg_create(&ib, kind == 3 ? IMSG_CTL_STATUS :
-	    IMSG_NET_SETUP, next_id++, 0, 64)) == NULL)
-		err(1, "imsg_create");
+	memset(&m, 0, sizeof(m));
+	b = peer_request(&netd, kind == 3 ? IMSG_CTL_STATUS : IMSG_NET_SETUP,
+	    &c);
 	if (kind == 0)
 		m_add_u32(b, 42);
 	else if (kind == 1 || kind == 2) {
-		m_add_str(b, kind == 1 ? "vm-../../etc/passwd" :
-		    "vm-0123456789abcdef");
-		m_add_u32(b, kind == 1 ? 0 : 1000000);
-		m_add_u32(b, 0);
-		m_add_u32(b, 0);
+		m.vm_id = kind == 1 ? "vm-../../etc/passwd" :
+		    "vm-0123456789abcdef";
+		m.slot = kind == 1 ? 0 : 1000000;
+		msg_net_setup_put(b, &m);
 	}
-	send_msg(b);
+	if (peer_send(&netd, b, &c) == -1)
+		bad(test_why());
 }
 
 static void
 wait_exit(void)
 {
-	struct imsg	 imsg;
-
-	while (next_msg(&imsg) == 1)
-		imsg_free(&imsg);
-	test_daemon_reap(netd_pid);
-	netd_pid = -1;
+	if (peer_drain(&netd) == -1)
+		bad(test_why());
+	peer_reap(&netd);
 }
 
 static void __attribute__((noreturn))
@@ -359,32 +341,26 @@ usage(void)
 int
 main(int argc, char *argv[])
 {
-	struct imsg	 imsg;
 	char		 pidbuf[16];
 	uint64_t	 total, worst;
-	int		 sv[2], i, n, k, on, before;
+	int		 i, n, k, on, before;
 
 	for (i = 0; i < DRIVER_SLOTS; i++)
 		held_ns[i] = held_tap[i] = -1;
-	netd_pid = test_daemon_run(argc, argv, "mcvm-netd", usage, &sv[0],
-	    &i);
+	peer_run(&netd, argc, argv, "mcvm-netd", usage, &i);
 	argc -= i;
 	argv += i;
-	(void)snprintf(pidbuf, sizeof(pidbuf), "%d", (int)netd_pid);
+	(void)snprintf(pidbuf, sizeof(pidbuf), "%d", (int)netd.pid);
 	(void)setenv("NETD_PID", pidbuf, 1);
-	if (imsgbuf_init(&ib, sv[0]) == -1)
-		err(1, "imsgbuf_init");
 
 	for (i = 0; i < argc; i++) {
 		const char *cmd = argv[i];
 
 #define ARG(k)	(i + (k) < argc ? argv[i + (k)] : (usage(), ""))
 		if (strcmp(cmd, "hello") == 0) {
-			if (next_msg(&imsg) == 0 ||
-			    imsg.hdr.type != IMSG_HELLO)
-				bad("HELLO");
+			if (peer_hello(&netd) == -1)
+				bad(test_why());
 			printf("hello\n");
-			imsg_free(&imsg);
 		} else if (strcmp(cmd, "preflight") == 0)
 			simple(IMSG_NET_PREFLIGHT);
 		else if (strcmp(cmd, "setup") == 0) {
@@ -394,7 +370,7 @@ main(int argc, char *argv[])
 			on = strcmp(ARG(3), "on") == 0;
 			for (k = i + 4; k < argc && strchr(argv[k], ':') &&
 			    strncmp(argv[k], "vm-", 3) != 0 &&
-			    k - (i + 4) < DRIVER_FWD_MAX; k++)
+			    k - (i + 4) < NET_FWD_MAX; k++)
 				;
 			if (slot >= DRIVER_SLOTS)
 				slot = DRIVER_SLOTS - 1;
@@ -414,11 +390,11 @@ main(int argc, char *argv[])
 		} else if (strcmp(cmd, "many") == 0) {
 			n = atoi(ARG(1));
 			on = strcmp(ARG(2), "on") == 0;
-			before = test_daemon_fds(netd_pid);
+			before = peer_fds(&netd);
 			k = rounds(n, on, &total, &worst);
 			printf("many n=%d failed=%d fds_before=%d "
 			    "fds_after=%d\n", n, k, before,
-			    test_daemon_fds(netd_pid));
+			    peer_fds(&netd));
 			i += 2;
 		} else if (strcmp(cmd, "bench") == 0) {
 			n = atoi(ARG(1));
@@ -438,7 +414,7 @@ main(int argc, char *argv[])
 		else if (strcmp(cmd, "unknown") == 0)
 			send_bad(3);
 		else if (strcmp(cmd, "kill") == 0) {
-			(void)kill(netd_pid, SIGKILL);
+			(void)kill(netd.pid, SIGKILL);
 			wait_exit();
 		} else if (strcmp(cmd, "exit") == 0)
 			wait_exit();
@@ -452,8 +428,8 @@ main(int argc, char *argv[])
 			usage();
 #undef ARG
 	}
-	if (netd_pid != -1) {
-		shutdown(ib.fd, SHUT_WR);
+	if (netd.pid != -1) {
+		shutdown(netd.ib.fd, SHUT_WR);
 		wait_exit();
 	}
 	return 0;

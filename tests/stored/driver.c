@@ -43,49 +43,36 @@
 
 #include "imsg.h"
 #include "msg.h"
+#include "msg_store.h"
+#include "peer.h"
 #include "proto.h"
-#include "daemon.h"
 
-#define DRIVER_TIMEOUT_MS	(60 * 1000)
 #define DRIVER_HEAD		8	/* first bytes shown of each fd */
 
-static struct imsgbuf	 ib;
-static pid_t		 stored_pid;
-static uint32_t		 next_id = 1;
+static struct peer	 stored;
 static int		 nstatus;
 static int		 quiet;
 
-/* The next message, or 0 at EOF; exits after DRIVER_TIMEOUT_MS. */
-static int
-next_msg(struct imsg *imsg)
-{
-	return test_daemon_next(&ib, stored_pid, DRIVER_TIMEOUT_MS, imsg);
-}
-
-static void
+static void __attribute__((noreturn))
 bad(const char *what)
 {
-	printf("bad %s\n", what);
-	fflush(stdout);
-	exit(1);
+	peer_die(&stored, what);
 }
 
-static void
-print_status(struct imsg *imsg)
+/* An IMAGE_STATUS, the one message with peerid 0. */
+static int
+print_status(struct peer *p, struct imsg *imsg)
 {
-	struct mreader	 r;
-	const char	*name, *text;
-	uint32_t	 ok;
-	uint64_t	 bytes;
+	struct msg_store_image_status	 m;
 
-	m_init(&r, imsg);
-	if (m_get_str(&r, &name, 256) == -1 || m_get_u32(&r, &ok) == -1 ||
-	    m_get_u64(&r, &bytes) == -1 || m_get_str(&r, &text, 4096) == -1 ||
-	    m_end(&r) == -1 || imsg->hdr.peerid != 0)
-		bad("IMAGE_STATUS");
+	if (imsg->hdr.type != IMSG_STORE_IMAGE_STATUS)
+		return test_fail("unasked %s", imsg_type_name(imsg->hdr.type));
+	if (msg_store_image_status_get(imsg, &m) == -1)
+		return test_fail("IMAGE_STATUS");
 	nstatus++;
-	printf("status %s ok=%u bytes=%" PRIu64 " text=%s\n", name, ok, bytes,
-	    text);
+	printf("status %s ok=%u bytes=%" PRIu64 " text=%s\n", m.image, m.ok,
+	    m.disk_bytes, m.text);
+	return 0;
 }
 
 static const char *
@@ -135,109 +122,101 @@ print_fd(uint32_t role, int fd)
 }
 
 /*
- * Reads the replies to request id up to its IMSG_STORE_RESULT.  Returns
- * the status; *fds counts the fds received.
+ * Sends request b and reads the messages up to its reply.  Returns the
+ * status; *fds counts the fds received.
  */
 static uint32_t
-replies(uint32_t id, uint32_t want_type, int *fds)
+call(struct ibuf *b, struct peer_call *c, int *fds)
 {
-	struct imsg	 imsg;
-	struct mreader	 r;
-	const char	*text;
-	uint32_t	 status, fmt, role, reflink;
-	uint64_t	 bytes;
+	struct msg_store_preflight_result	 pr;
+	struct msg_store_result			 res;
+	struct msg_store_disk_entry		 e;
+	struct msg_store_fd			 f;
+	struct imsg				 imsg;
+	int					 r;
 
 	*fds = 0;
-	for (;;) {
-		if (next_msg(&imsg) == 0)
-			bad("EOF before the reply");
-		if (imsg.hdr.type == IMSG_STORE_IMAGE_STATUS) {
-			print_status(&imsg);
-			imsg_free(&imsg);
-			continue;
-		}
-		if (imsg.hdr.peerid != id)
-			bad("peerid");
-		m_init(&r, &imsg);
+	if (peer_send(&stored, b, c) == -1)
+		bad(test_why());
+	while ((r = peer_wait(&stored, c, &imsg)) == 0) {
 		switch (imsg.hdr.type) {
-		case IMSG_STORE_PREFLIGHT_RESULT:
-			if (want_type != IMSG_STORE_PREFLIGHT_RESULT ||
-			    m_get_u32(&r, &reflink) == -1 ||
-			    m_get_str(&r, &text, 4096) == -1 ||
-			    m_end(&r) == -1)
-				bad("PREFLIGHT_RESULT");
-			printf("preflight reflink=%u text=%s\n", reflink,
-			    text);
-			imsg_free(&imsg);
-			return 0;
 		case IMSG_STORE_FD:
-			if (m_get_u32(&r, &role) == -1 || m_end(&r) == -1)
+			if (msg_store_fd_get(&imsg, &f) == -1)
 				bad("STORE_FD");
-			print_fd(role, imsg_get_fd(&imsg));
+			print_fd(f.role, imsg_get_fd(&imsg));
 			(*fds)++;
 			break;
 		case IMSG_STORE_DISK_ENTRY:
-			if (m_get_str(&r, &text, 256) == -1 ||
-			    m_end(&r) == -1 || imsg.fd != -1)
+			if (msg_store_disk_entry_get(&imsg, &e) == -1 ||
+			    imsg.fd != -1)
 				bad("DISK_ENTRY");
-			printf("entry %s\n", text);
+			printf("entry %s\n", e.vm_id);
 			break;
-		case IMSG_STORE_RESULT:
-			if (m_get_u32(&r, &status) == -1 ||
-			    m_get_u32(&r, &fmt) == -1 ||
-			    m_get_u64(&r, &bytes) == -1 ||
-			    m_get_str(&r, &text, 4096) == -1 ||
-			    m_end(&r) == -1 || imsg.fd != -1)
-				bad("STORE_RESULT");
-			if (status != 0 && *fds != 0)
-				bad("fds before a failed result");
-			if (!quiet || status != 0)
-				printf("result status=%s format=%s bytes=%"
-				    PRIu64 " fds=%d text=%s\n",
-				    test_errname(status),
-				    fmt == DISK_RAW ? "raw" : "qcow2", bytes,
-				    *fds, text);
-			imsg_free(&imsg);
-			return status;
 		default:
 			bad(imsg_type_name(imsg.hdr.type));
 		}
 		imsg_free(&imsg);
 	}
+	if (r == -1)
+		bad(test_why());
+	if (imsg.hdr.type == IMSG_STORE_PREFLIGHT_RESULT) {
+		if (msg_store_preflight_result_get(&imsg, &pr) == -1)
+			bad("PREFLIGHT_RESULT");
+		printf("preflight reflink=%u text=%s\n", pr.reflink, pr.text);
+		imsg_free(&imsg);
+		return 0;
+	}
+	if (msg_store_result_get(&imsg, &res) == -1 || imsg.fd != -1)
+		bad("STORE_RESULT");
+	if (res.status != 0 && *fds != 0)
+		bad("fds before a failed result");
+	if (!quiet || res.status != 0)
+		printf("result status=%s format=%s bytes=%" PRIu64 " fds=%d "
+		    "text=%s\n", test_errname(res.status),
+		    res.format == DISK_RAW ? "raw" : "qcow2", res.disk_bytes,
+		    *fds, res.text);
+	imsg_free(&imsg);
+	return res.status;
 }
 
+/* A request with the VM's id and the image's name, those it has. */
 static uint32_t
 request(uint32_t type, const char *vm, const char *image, int *fds)
 {
-	struct ibuf	*b;
-	uint32_t	 id = next_id++;
+	struct msg_store_disk_create	 cr = { .vm_id = vm, .image = image };
+	struct msg_store_disk_open	 op = { .vm_id = vm, .image = image };
+	struct msg_store_disk_delete	 del = { .vm_id = vm };
+	struct peer_call		 c;
+	struct ibuf			*b;
 
-	if ((b = imsg_create(&ib, type, id, 0, 128)) == NULL)
-		err(1, "imsg_create");
-	if (vm != NULL)
-		m_add_str(b, vm);
-	if (image != NULL)
-		m_add_str(b, image);
-	if (imsg_close(&ib, b) == -1 || imsgbuf_flush(&ib) == -1)
-		err(1, "send");
-	return replies(id, type == IMSG_STORE_PREFLIGHT ?
-	    IMSG_STORE_PREFLIGHT_RESULT : IMSG_STORE_RESULT, fds);
+	b = peer_request(&stored, type, &c);
+	switch (type) {
+	case IMSG_STORE_DISK_CREATE:
+		msg_store_disk_create_put(b, &cr);
+		break;
+	case IMSG_STORE_DISK_OPEN:
+		msg_store_disk_open_put(b, &op);
+		break;
+	case IMSG_STORE_DISK_DELETE:
+		msg_store_disk_delete_put(b, &del);
+		break;
+	default:
+		break;		/* PREFLIGHT and DISK_LIST have no fields */
+	}
+	return call(b, &c, fds);
 }
 
 static void
 checkpoint(const char *vm, uint32_t write)
 {
-	struct ibuf	*b;
-	uint32_t	 id = next_id++;
-	int		 fds;
+	struct msg_store_checkpoint	 m = { .vm_id = vm, .write = write };
+	struct peer_call		 c;
+	struct ibuf			*b;
+	int				 fds;
 
-	if ((b = imsg_create(&ib, IMSG_STORE_CHECKPOINT, id, 0, 64)) == NULL)
-		err(1, "imsg_create");
-	m_add_str(b, vm);
-	m_add_u32(b, write);
-	if (imsg_close(&ib, b) == -1 || imsgbuf_flush(&ib) == -1)
-		err(1, "send");
-	(void)replies(id, IMSG_STORE_RESULT, &fds);
+	b = peer_request(&stored, IMSG_STORE_CHECKPOINT, &c);
+	msg_store_checkpoint_put(b, &m);
+	(void)call(b, &c, &fds);
 }
 
 /* N rounds of create, open and delete; fds before and after. */
@@ -247,7 +226,7 @@ many(int n, const char *image)
 	char	 vm[32];
 	int	 i, fds, before, after, failed = 0;
 
-	before = test_daemon_fds(stored_pid);
+	before = peer_fds(&stored);
 	quiet = 1;
 	for (i = 0; i < n; i++) {
 		(void)snprintf(vm, sizeof(vm), "vm-%016x", 0xf00d0000 + i);
@@ -257,40 +236,61 @@ many(int n, const char *image)
 			failed++;
 	}
 	quiet = 0;
-	after = test_daemon_fds(stored_pid);
+	after = peer_fds(&stored);
 	printf("many n=%d failed=%d fds_before=%d fds_after=%d\n", n, failed,
 	    before, after);
 }
 
+/*
+ * Requests stored must refuse by exiting; no reply is read.  A
+ * DISK_CREATE whose field has the wrong type is crafted by hand on
+ * purpose: no codec writes it.
+ */
 static void
-send_raw(uint32_t type, int bad_field, const char *vm)
+send_malformed(void)
 {
-	struct ibuf	*b;
+	struct peer_call	 c;
+	struct ibuf		*b;
 
-	if ((b = imsg_create(&ib, type, next_id++, 0, 64)) == NULL)
-		err(1, "imsg_create");
-	if (bad_field)
-		m_add_u32(b, 42);
-	else if (vm != NULL) {
-		m_add_str(b, vm);
-		m_add_str(b, "img");
-	}
-	if (imsg_close(&ib, b) == -1 || imsgbuf_flush(&ib) == -1)
-		err(1, "send");
+	b = peer_request(&stored, IMSG_STORE_DISK_CREATE, &c);
+	m_add_u32(b, 42);
+	if (peer_send(&stored, b, &c) == -1)
+		bad(test_why());
+}
+
+/* A DISK_CREATE whose VM id is not one. */
+static void
+send_badid(void)
+{
+	struct msg_store_disk_create	 m = { .vm_id = "vm-../../../etc/x",
+	    .image = "img" };
+	struct peer_call		 c;
+	struct ibuf			*b;
+
+	b = peer_request(&stored, IMSG_STORE_DISK_CREATE, &c);
+	msg_store_disk_create_put(b, &m);
+	if (peer_send(&stored, b, &c) == -1)
+		bad(test_why());
+}
+
+/* A type stored does not take. */
+static void
+send_unknown(void)
+{
+	struct peer_call	 c;
+	struct ibuf		*b;
+
+	b = peer_request(&stored, IMSG_CTL_STATUS, &c);
+	if (peer_send(&stored, b, &c) == -1)
+		bad(test_why());
 }
 
 static void
 wait_exit(void)
 {
-	struct imsg	 imsg;
-
-	while (next_msg(&imsg) == 1) {
-		if (imsg.hdr.type == IMSG_STORE_IMAGE_STATUS)
-			print_status(&imsg);
-		imsg_free(&imsg);
-	}
-	test_daemon_reap(stored_pid);
-	stored_pid = -1;
+	if (peer_drain(&stored) == -1)
+		bad(test_why());
+	peer_reap(&stored);
 }
 
 static void __attribute__((noreturn))
@@ -305,35 +305,38 @@ int
 main(int argc, char *argv[])
 {
 	struct imsg	 imsg;
-	int		 sv[2], fds, i, n;
+	int		 fds, i, n, r;
 
-	stored_pid = test_daemon_run(argc, argv, "mcvm-stored", usage,
-	    &sv[0], &i);
+	peer_run(&stored, argc, argv, "mcvm-stored", usage, &i);
+	stored.unasked = print_status;
 	argc -= i;
 	argv += i;
-	if (imsgbuf_init(&ib, sv[0]) == -1)
-		err(1, "imsgbuf_init");
 
 	for (i = 0; i < argc; i++) {
 		const char *cmd = argv[i];
 
 #define ARG(k)	(i + (k) < argc ? argv[i + (k)] : (usage(), ""))
 		if (strcmp(cmd, "hello") == 0) {
-			if (next_msg(&imsg) == 0 ||
-			    imsg.hdr.type != IMSG_HELLO)
-				bad("HELLO");
+			if (peer_hello(&stored) == -1)
+				bad(test_why());
 			printf("hello\n");
-			imsg_free(&imsg);
 		} else if (strcmp(cmd, "status") == 0) {
 			n = atoi(ARG(1));
 			i++;
 			while (nstatus < n) {
-				if (next_msg(&imsg) == 0)
+				r = peer_next(&stored, test_now_ms() +
+				    (uint64_t)stored.timeout_ms, &imsg);
+				if (r == -1)
+					bad("timeout");
+				if (r == 0)
 					bad("EOF before the statuses");
-				if (imsg.hdr.type != IMSG_STORE_IMAGE_STATUS)
-					bad(imsg_type_name(imsg.hdr.type));
-				print_status(&imsg);
+				r = imsg.hdr.peerid == 0 ?
+				    print_status(&stored, &imsg) :
+				    test_fail("%s",
+				    imsg_type_name(imsg.hdr.type));
 				imsg_free(&imsg);
+				if (r == -1)
+					bad(test_why());
 			}
 		} else if (strcmp(cmd, "preflight") == 0)
 			(void)request(IMSG_STORE_PREFLIGHT, NULL, NULL, &fds);
@@ -358,11 +361,11 @@ main(int argc, char *argv[])
 			many(atoi(ARG(1)), ARG(2));
 			i += 2;
 		} else if (strcmp(cmd, "malformed") == 0)
-			send_raw(IMSG_STORE_DISK_CREATE, 1, NULL);
+			send_malformed();
 		else if (strcmp(cmd, "badid") == 0)
-			send_raw(IMSG_STORE_DISK_CREATE, 0, "vm-../../../etc/x");
+			send_badid();
 		else if (strcmp(cmd, "unknown") == 0)
-			send_raw(IMSG_CTL_STATUS, 0, NULL);
+			send_unknown();
 		else if (strcmp(cmd, "exit") == 0)
 			wait_exit();
 		else if (strcmp(cmd, "run") == 0) {
@@ -374,8 +377,8 @@ main(int argc, char *argv[])
 			usage();
 #undef ARG
 	}
-	if (stored_pid != -1) {
-		shutdown(ib.fd, SHUT_WR);
+	if (stored.pid != -1) {
+		shutdown(stored.ib.fd, SHUT_WR);
 		wait_exit();
 	}
 	return 0;

@@ -8,5 +8,5 @@ unit-tests_LDLIBS :=
 
 $(OBJ)/tests/unit/%.o: EXTRA_CFLAGS := -Imcvmd -Ivmm -Inetd -Istored -Ifrontd -Iguestd
 
-# Test drivers that play mcvmd start their daemon with tests/lib/daemon.c.
+# Test drivers that play mcvmd share tests/lib/peer.c.
 $(OBJ)/tests/netd/%.o $(OBJ)/tests/stored/%.o: EXTRA_CFLAGS := -Itests/lib

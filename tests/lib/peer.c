@@ -1,0 +1,374 @@
+/*
+ * The harness of the drivers that play mcvmd to a real peer (peer.h):
+ * the peer starts with its end of a socketpair on PROC_PARENT_SOCK_FILENO,
+ * as mcvmd starts it.
+ */
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <err.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "imsg.h"
+#include "msg_proc.h"
+#include "peer.h"
+#include "proto.h"
+
+#define PEER_ARGS_MAX		64
+#define PEER_TIMEOUT_MS		(60 * 1000)
+
+static char	 why[512];
+static int	 passed, failed;
+
+/* The peer runs bin with argv; p is ready for requests. */
+void
+peer_start(struct peer *p, const char *bin, const char *const argv[])
+{
+	const char	*asan;
+	char		 opts[512];
+	int		 sv[2];
+
+	memset(p, 0, sizeof(*p));
+	p->next_id = 1;
+	p->timeout_ms = PEER_TIMEOUT_MS;
+	p->error_type = IMSG_NONE;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
+		err(1, "socketpair");
+	if ((p->pid = fork()) == -1)
+		err(1, "fork");
+	if (p->pid == 0) {
+		/* LeakSanitizer's exit-time scan clones and ptraces, which
+		 * the daemons' filters kill; leaks are the unit tests'. */
+		asan = getenv("ASAN_OPTIONS");
+		(void)snprintf(opts, sizeof(opts), "%s%sdetect_leaks=0",
+		    asan != NULL ? asan : "", asan != NULL ? ":" : "");
+		(void)setenv("ASAN_OPTIONS", opts, 1);
+		if (dup2(sv[1], PROC_PARENT_SOCK_FILENO) == -1)
+			_exit(127);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	close(sv[1]);
+	if (imsgbuf_init(&p->ib, sv[0]) == -1)
+		err(1, "imsgbuf_init");
+}
+
+/*
+ * Starts the daemon a driver's options name, -s binary -f conf, passing
+ * -D macro=value, -S and -v on; name is its argv[0], and it runs in the
+ * foreground (-d).  Bad options call usage.  *argi is the index of the
+ * first command.
+ */
+void
+peer_run(struct peer *p, int argc, char *argv[], const char *name,
+    void (*usage)(void), int *argi)
+{
+	const char	*dargv[PEER_ARGS_MAX];
+	const char	*bin = NULL, *conf = NULL;
+	int		 n = 0, ch;
+
+	dargv[n++] = name;
+	dargv[n++] = "-d";
+	while ((ch = getopt(argc, argv, "D:f:s:Sv")) != -1) {
+		if (n + 3 >= PEER_ARGS_MAX)
+			usage();
+		switch (ch) {
+		case 'D':
+			dargv[n++] = "-D";
+			dargv[n++] = optarg;
+			break;
+		case 'f':
+			conf = optarg;
+			break;
+		case 's':
+			bin = optarg;
+			break;
+		case 'S':
+			dargv[n++] = "-S";
+			break;
+		case 'v':
+			dargv[n++] = "-v";
+			break;
+		default:
+			usage();
+		}
+	}
+	if (bin == NULL || conf == NULL)
+		usage();
+	dargv[n++] = "-f";
+	dargv[n++] = conf;
+	dargv[n] = NULL;
+	*argi = optind;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	peer_start(p, bin, dargv);
+}
+
+uint64_t
+test_now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * The peer's next message: 1, or 0 at the end of the channel, or -1 with
+ * errno ETIMEDOUT once the deadline (test_now_ms()) is past.
+ */
+int
+peer_next(struct peer *p, uint64_t deadline, struct imsg *imsg)
+{
+	struct pollfd	 pfd = { .fd = p->ib.fd, .events = POLLIN };
+	uint64_t	 now;
+	ssize_t		 n;
+	int		 r;
+
+	for (;;) {
+		if ((r = imsg_get(&p->ib, imsg)) == -1)
+			errx(1, "bad framing from the peer");
+		if (r == 1)
+			return 1;
+		if ((now = test_now_ms()) >= deadline) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		if (poll(&pfd, 1, (int)(deadline - now)) == -1 &&
+		    errno != EINTR)
+			err(1, "poll");
+		n = imsgbuf_read(&p->ib);
+		if (n == 0)
+			return 0;
+		if (n == -1 && errno != EAGAIN && errno != EINTR) {
+			if (errno == ECONNRESET)
+				return 0;
+			err(1, "read");
+		}
+	}
+}
+
+/* The peer's first message: IMSG_HELLO of this protocol's version. */
+int
+peer_hello(struct peer *p)
+{
+	struct msg_hello	 m;
+	struct imsg		 imsg;
+	int			 r;
+
+	r = peer_next(p, test_now_ms() + (uint64_t)p->timeout_ms, &imsg);
+	if (r == -1)
+		return test_fail("no HELLO within %d ms", p->timeout_ms);
+	if (r == 0)
+		return test_fail("EOF before HELLO");
+	if (msg_hello_get(&imsg, &m) == -1) {
+		r = test_fail("HELLO: first message is %s",
+		    imsg_type_name(imsg.hdr.type));
+	} else if (m.version != MCVM_PROTO_VERSION)
+		r = test_fail("HELLO: version %u", m.version);
+	else
+		r = 0;
+	imsg_free(&imsg);
+	return r;
+}
+
+/* A request of type with the next id; the caller puts its fields. */
+struct ibuf *
+peer_request(struct peer *p, uint32_t type, struct peer_call *c)
+{
+	struct ibuf	*b;
+
+	c->id = p->next_id++;
+	c->type = type;
+	c->reply = imsg_reply_type(type);
+	c->deadline = 0;
+	if ((b = imsg_create(&p->ib, type, c->id, 0, 0)) == NULL)
+		err(1, "imsg_create");
+	return b;
+}
+
+/* Sends b; the request's deadline starts now. */
+int
+peer_send(struct peer *p, struct ibuf *b, struct peer_call *c)
+{
+	if (imsg_close(&p->ib, b) == -1)
+		return test_fail("%s: %s", imsg_type_name(c->type),
+		    strerror(errno));
+	if (imsgbuf_flush(&p->ib) == -1)
+		return test_fail("send %s: %s", imsg_type_name(c->type),
+		    strerror(errno));
+	c->deadline = test_now_ms() + (uint64_t)p->timeout_ms;
+	return 0;
+}
+
+/*
+ * The next message of request c: 1 for the one that ends it (its reply
+ * type or p->error_type), 0 for one before it, which the caller checks.
+ * Messages with peerid 0 go to p->unasked on the way.  -1 on the end of
+ * the channel, the deadline, or a message of another request.
+ */
+int
+peer_wait(struct peer *p, struct peer_call *c, struct imsg *imsg)
+{
+	int	 r;
+
+	for (;;) {
+		if ((r = peer_next(p, c->deadline, imsg)) == -1)
+			return test_fail("no reply to %s %u within %d ms",
+			    imsg_type_name(c->type), c->id, p->timeout_ms);
+		if (r == 0)
+			return test_fail("EOF before the reply");
+		if (imsg->hdr.peerid == c->id)
+			break;
+		if (imsg->hdr.peerid == 0 && p->unasked != NULL)
+			r = p->unasked(p, imsg);
+		else if (imsg->hdr.peerid != 0 && imsg->hdr.peerid < c->id &&
+		    p->late_ok) {
+			printf("# reply %s to earlier request %u\n",
+			    imsg_type_name(imsg->hdr.type),
+			    imsg->hdr.peerid);
+			r = 0;
+		} else
+			r = test_fail("peerid %u (%s) while waiting for %u",
+			    imsg->hdr.peerid, imsg_type_name(imsg->hdr.type),
+			    c->id);
+		imsg_free(imsg);
+		if (r == -1)
+			return -1;
+	}
+	if (imsg->hdr.type == c->reply || (p->error_type != IMSG_NONE &&
+	    imsg->hdr.type == p->error_type))
+		return 1;
+	return 0;
+}
+
+/*
+ * Reads up to the end of the channel, within p->timeout_ms: messages
+ * with peerid 0 go to p->unasked, others are dropped.
+ */
+int
+peer_drain(struct peer *p)
+{
+	struct imsg	 imsg;
+	uint64_t	 deadline = test_now_ms() + (uint64_t)p->timeout_ms;
+	int		 r;
+
+	while ((r = peer_next(p, deadline, &imsg)) == 1) {
+		r = 0;
+		if (imsg.hdr.peerid == 0 && p->unasked != NULL)
+			r = p->unasked(p, &imsg);
+		imsg_free(&imsg);
+		if (r == -1)
+			return -1;
+	}
+	if (r == -1)
+		return test_fail("no EOF within %d ms", p->timeout_ms);
+	return 0;
+}
+
+/* Waits for the peer and prints how it ended: "exit code=N|signal=N". */
+void
+peer_reap(struct peer *p)
+{
+	int	 status;
+
+	if (waitpid(p->pid, &status, 0) == -1)
+		err(1, "waitpid");
+	if (WIFEXITED(status))
+		printf("exit code=%d\n", WEXITSTATUS(status));
+	else
+		printf("exit signal=%d\n", WTERMSIG(status));
+	p->pid = -1;
+}
+
+/* Prints "bad what", kills the peer and exits 1: the test failed. */
+void
+peer_die(struct peer *p, const char *what)
+{
+	printf("bad %s\n", what);
+	fflush(stdout);
+	if (p->pid > 0)
+		(void)kill(p->pid, SIGKILL);
+	exit(1);
+}
+
+/* How many fds the peer holds open. */
+int
+peer_fds(const struct peer *p)
+{
+	char		 path[64];
+	struct dirent	*de;
+	DIR		*d;
+	int		 n = 0;
+
+	(void)snprintf(path, sizeof(path), "/proc/%d/fd", (int)p->pid);
+	if ((d = opendir(path)) == NULL)
+		err(1, "%s", path);
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Records why a test failed, for test_report(); returns -1. */
+int
+test_fail(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+const char *
+test_why(void)
+{
+	return why;
+}
+
+/* "ok - name", or "not ok - name: why" after rv -1; counts it. */
+void
+test_report(const char *name, int rv)
+{
+	if (rv == 0) {
+		printf("ok - %s\n", name);
+		passed++;
+	} else {
+		printf("not ok - %s: %s\n", name, why);
+		failed++;
+	}
+	fflush(stdout);
+}
+
+/* Prints "N passed, N failed"; returns the exit status, 1 if any failed. */
+int
+test_summary(void)
+{
+	printf("%d passed, %d failed\n", passed, failed);
+	fflush(stdout);
+	return failed ? 1 : 0;
+}
+
+/* An errno value by its name, for test output ("0" for none). */
+const char *
+test_errname(uint32_t e)
+{
+	const char	*s;
+
+	if (e == 0)
+		return "0";
+	if ((s = strerrorname_np((int)e)) == NULL)
+		return "unknown";
+	return s;
+}
