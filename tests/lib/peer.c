@@ -251,6 +251,29 @@ peer_wait(struct peer *p, struct peer_call *c, struct imsg *imsg)
 }
 
 /*
+ * Sends request b and reads its messages: those before the reply go to
+ * each (which returns 0, or -1 for one it does not expect), and *imsg
+ * is the reply, which the caller frees.  0, or -1 (test_why()).
+ */
+int
+peer_call(struct peer *p, struct ibuf *b, struct peer_call *c,
+    int (*each)(struct imsg *, void *), void *arg, struct imsg *imsg)
+{
+	int	 r;
+
+	if (peer_send(p, b, c) == -1)
+		return -1;
+	while ((r = peer_wait(p, c, imsg)) == 0) {
+		r = each != NULL ? each(imsg, arg) : test_fail("%s before "
+		    "the reply", imsg_type_name(imsg->hdr.type));
+		imsg_free(imsg);
+		if (r == -1)
+			return -1;
+	}
+	return r == 1 ? 0 : -1;
+}
+
+/*
  * Reads up to the end of the channel, within p->timeout_ms: messages
  * with peerid 0 go to p->unasked, others are dropped.
  */

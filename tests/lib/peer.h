@@ -43,6 +43,8 @@ int	 peer_hello(struct peer *);
 struct ibuf *peer_request(struct peer *, uint32_t, struct peer_call *);
 int	 peer_send(struct peer *, struct ibuf *, struct peer_call *);
 int	 peer_wait(struct peer *, struct peer_call *, struct imsg *);
+int	 peer_call(struct peer *, struct ibuf *, struct peer_call *,
+	    int (*)(struct imsg *, void *), void *, struct imsg *);
 int	 peer_drain(struct peer *);
 void	 peer_reap(struct peer *);
 void	 peer_die(struct peer *, const char *) __attribute__((noreturn));

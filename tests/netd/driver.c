@@ -125,6 +125,51 @@ print_result(struct imsg *imsg, int nfds)
 	return m.status;
 }
 
+/* What came before a reply: the fds kept, or -1. */
+struct held {
+	int	 ns;
+	int	 tap;
+	int	 nfds;
+};
+
+static int
+before_reply(struct imsg *imsg, void *arg)
+{
+	struct held		*h = arg;
+	struct msg_net_entry	 e;
+	struct msg_net_fd	 f;
+	char			 kind[64];
+	int			 fd;
+
+	switch (imsg->hdr.type) {
+	case IMSG_NET_FD:
+		if (msg_net_fd_get(imsg, &f) == -1 ||
+		    (fd = imsg_get_fd(imsg)) == -1)
+			return test_fail("NET_FD");
+		fd_kind(fd, kind, sizeof(kind));
+		if (!quiet)
+			printf("fd role=%s kind=%s\n",
+			    f.role == NET_FD_NETNS ? "netns" :
+			    f.role == NET_FD_TAP ? "tap" : "unknown", kind);
+		h->nfds++;
+		if (f.role == NET_FD_NETNS && h->ns == -1)
+			h->ns = fd;
+		else if (f.role == NET_FD_TAP && h->tap == -1)
+			h->tap = fd;
+		else {
+			close(fd);
+			return test_fail("NET_FD role");
+		}
+		return 0;
+	case IMSG_NET_ENTRY:
+		if (msg_net_entry_get(imsg, &e) == -1 || imsg->fd != -1)
+			return test_fail("NET_ENTRY");
+		printf("entry %s %u\n", e.vm_id, e.slot);
+		return 0;
+	}
+	return test_fail("%s", imsg_type_name(imsg->hdr.type));
+}
+
 /*
  * Sends request b and reads the messages up to its reply; keeps the fds
  * of a SETUP that succeeded for slot.  Returns the reply's status.
@@ -133,64 +178,27 @@ static uint32_t
 call(struct ibuf *b, struct peer_call *c, uint32_t slot)
 {
 	struct msg_net_preflight_result	 pr;
-	struct msg_net_entry		 e;
-	struct msg_net_fd		 f;
+	struct held			 h = { -1, -1, 0 };
 	struct imsg			 imsg;
-	char				 kind[64];
 	uint32_t			 status;
-	int				 ns = -1, tap = -1, fd, nfds = 0, r;
 
-	if (peer_send(&netd, b, c) == -1)
-		bad(test_why());
-	while ((r = peer_wait(&netd, c, &imsg)) == 0) {
-		switch (imsg.hdr.type) {
-		case IMSG_NET_FD:
-			if (msg_net_fd_get(&imsg, &f) == -1 ||
-			    (fd = imsg_get_fd(&imsg)) == -1)
-				bad("NET_FD");
-			fd_kind(fd, kind, sizeof(kind));
-			if (!quiet)
-				printf("fd role=%s kind=%s\n",
-				    f.role == NET_FD_NETNS ? "netns" :
-				    f.role == NET_FD_TAP ? "tap" : "unknown",
-				    kind);
-			if (f.role == NET_FD_NETNS && ns == -1)
-				ns = fd;
-			else if (f.role == NET_FD_TAP && tap == -1)
-				tap = fd;
-			else
-				bad("NET_FD role");
-			nfds++;
-			break;
-		case IMSG_NET_ENTRY:
-			if (msg_net_entry_get(&imsg, &e) == -1 ||
-			    imsg.fd != -1)
-				bad("NET_ENTRY");
-			printf("entry %s %u\n", e.vm_id, e.slot);
-			break;
-		default:
-			bad(imsg_type_name(imsg.hdr.type));
-		}
-		imsg_free(&imsg);
-	}
-	if (r == -1)
+	if (peer_call(&netd, b, c, before_reply, &h, &imsg) == -1)
 		bad(test_why());
 	if (imsg.hdr.type == IMSG_NET_PREFLIGHT_RESULT) {
 		if (msg_net_preflight_result_get(&imsg, &pr) == -1)
 			bad("PREFLIGHT_RESULT");
 		printf("preflight problems=%u\n%s\n", pr.problems, pr.text);
 		status = pr.problems;
-	} else {
-		status = print_result(&imsg, nfds);
-	}
+	} else
+		status = print_result(&imsg, h.nfds);
 	imsg_free(&imsg);
 	if (c->type == IMSG_NET_SETUP && status == 0)
-		hold(slot, ns, tap);
+		hold(slot, h.ns, h.tap);
 	else {
-		if (ns != -1)
-			close(ns);
-		if (tap != -1)
-			close(tap);
+		if (h.ns != -1)
+			close(h.ns);
+		if (h.tap != -1)
+			close(h.tap);
 	}
 	return status;
 }

@@ -121,6 +121,31 @@ print_fd(uint32_t role, int fd)
 	close(fd);
 }
 
+/* What comes before a reply; *arg counts the fds. */
+static int
+before_reply(struct imsg *imsg, void *arg)
+{
+	struct msg_store_disk_entry	 e;
+	struct msg_store_fd		 f;
+	int				*fds = arg;
+
+	switch (imsg->hdr.type) {
+	case IMSG_STORE_FD:
+		if (msg_store_fd_get(imsg, &f) == -1)
+			return test_fail("STORE_FD");
+		print_fd(f.role, imsg_get_fd(imsg));
+		(*fds)++;
+		return 0;
+	case IMSG_STORE_DISK_ENTRY:
+		if (msg_store_disk_entry_get(imsg, &e) == -1 ||
+		    imsg->fd != -1)
+			return test_fail("DISK_ENTRY");
+		printf("entry %s\n", e.vm_id);
+		return 0;
+	}
+	return test_fail("%s", imsg_type_name(imsg->hdr.type));
+}
+
 /*
  * Sends request b and reads the messages up to its reply.  Returns the
  * status; *fds counts the fds received.
@@ -130,34 +155,10 @@ call(struct ibuf *b, struct peer_call *c, int *fds)
 {
 	struct msg_store_preflight_result	 pr;
 	struct msg_store_result			 res;
-	struct msg_store_disk_entry		 e;
-	struct msg_store_fd			 f;
 	struct imsg				 imsg;
-	int					 r;
 
 	*fds = 0;
-	if (peer_send(&stored, b, c) == -1)
-		bad(test_why());
-	while ((r = peer_wait(&stored, c, &imsg)) == 0) {
-		switch (imsg.hdr.type) {
-		case IMSG_STORE_FD:
-			if (msg_store_fd_get(&imsg, &f) == -1)
-				bad("STORE_FD");
-			print_fd(f.role, imsg_get_fd(&imsg));
-			(*fds)++;
-			break;
-		case IMSG_STORE_DISK_ENTRY:
-			if (msg_store_disk_entry_get(&imsg, &e) == -1 ||
-			    imsg.fd != -1)
-				bad("DISK_ENTRY");
-			printf("entry %s\n", e.vm_id);
-			break;
-		default:
-			bad(imsg_type_name(imsg.hdr.type));
-		}
-		imsg_free(&imsg);
-	}
-	if (r == -1)
+	if (peer_call(&stored, b, c, before_reply, fds, &imsg) == -1)
 		bad(test_why());
 	if (imsg.hdr.type == IMSG_STORE_PREFLIGHT_RESULT) {
 		if (msg_store_preflight_result_get(&imsg, &pr) == -1)
