@@ -59,6 +59,7 @@
 #include <event.h>
 #include <jansson.h>
 
+#include "fuzz_mcvmd.h"
 #include "log.h"
 #include "mcvmd.h"
 #include "msg.h"
@@ -252,9 +253,7 @@ pay_u64(uint64_t v)
 }
 
 /* Long runs of a few patterns, made once. */
-#define FZ_LONG_MAX	180000
-static const char *const pats[] = { "a", "\x01", "\xc3\xa9", "\"",
-    "\xff", "\xe2\x82", "\\u0000", "%s" };
+static const char *const pats[] = FZ_RUN_PATTERNS;
 #define NPATS		(sizeof(pats) / sizeof(pats[0]))
 static uint8_t		*runs[NPATS];
 
@@ -280,9 +279,7 @@ runs_make(void)
 static void
 pay_text(struct in *in, uint8_t tag)
 {
-	static const size_t	 longs[] = { 63, 64, 255, 256, 1023, 1024,
-	    4095, 4096, 16383, 16384, 49151, 49152, 65536, 131072, 131073,
-	    FZ_LONG_MAX };
+	static const size_t	 longs[] = FZ_RUN_LENGTHS;
 	uint8_t		 buf[64], h[5], k = in_u8(in);
 	const uint8_t	*p;
 	size_t		 len, i, pl;
@@ -339,25 +336,10 @@ pay_shape(struct in *in, const char *shape)
 
 /* ---- the monitor's side ------------------------------------------------- */
 
-#define STATUS_SHAPE	"uuuuuuuUUUUU"
-
 static const struct {
 	uint32_t	 type;
 	const char	*shape;
-} answers[] = {
-	{ IMSG_VMM_OK,			"u" },
-	{ IMSG_VMM_ERROR,		"uus" },
-	{ IMSG_VMM_QMP_STATE,		"su" },
-	{ IMSG_VMM_JOB,			"u" },
-	{ IMSG_VMM_JOB_STATE,		STATUS_SHAPE },
-	{ IMSG_VMM_JOB_OUTPUT,		STATUS_SHAPE "UsuUsu" },
-	{ IMSG_VMM_FILE_DATA,		"UUub" },
-	{ IMSG_VMM_FILE_WRITTEN,	"Uu" },
-	{ IMSG_VMM_GUEST_INFO_RESULT,	"sssUuuu" },
-	{ IMSG_VMM_READY,		"sss" },
-	{ IMSG_VMM_EVENT,		"us" },
-	{ IMSG_HELLO,			"u" },
-};
+} answers[] = FZ_ANSWERS;
 #define NANSWERS	(sizeof(answers) / sizeof(answers[0]))
 
 /* The answer a request of this type gets when it goes well. */

@@ -49,11 +49,14 @@ fuzz-mcp_CFLAGS := -Ifrontd
 
 # mcvmd's readers of a VM monitor's messages and of control-socket
 # requests, linked from mcvmd's own sources (its main() renamed away) and
-# all of libmcvm's, with a real state.db.
+# all of libmcvm's, with a real state.db.  Its seeds' monitor messages are
+# written by their codecs.
 FUZZ_TARGETS += fuzz-mcvmd fuzz-mcvmd-corpus
 fuzz-mcvmd_SRCS = tests/fuzz/fuzz_mcvmd.c $(mcvmd_SRCS) $(LIBMCVM_SRCS) \
 	$(GEN)/parse.c
 fuzz-mcvmd_PKGS = $(mcvmd_PKGS)
 fuzz-mcvmd_CFLAGS := -Dmain=mcvmd_main -Imcvmd -I$(GEN)
-fuzz-mcvmd-corpus_SRCS := tests/fuzz/corpus_mcvmd.c
+fuzz-mcvmd-corpus_SRCS := tests/fuzz/corpus_mcvmd.c common/msg_vmm.c \
+	common/msg_proc.c common/msg.c common/imsg.c common/proto.c \
+	common/utf8.c common/validate.c
 fuzz-mcvmd-corpus_KIND := corpus
