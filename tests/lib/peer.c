@@ -312,6 +312,15 @@ peer_reap(struct peer *p)
 	p->pid = -1;
 }
 
+/* The peer's end: peer_drain(), then peer_reap(); peer_die() on failure. */
+void
+peer_finish(struct peer *p)
+{
+	if (peer_drain(p) == -1)
+		peer_die(p, test_why());
+	peer_reap(p);
+}
+
 /* Prints "bad what", kills the peer and exits 1: the test failed. */
 void
 peer_die(struct peer *p, const char *what)

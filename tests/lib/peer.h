@@ -22,8 +22,8 @@ struct peer {
 	uint32_t	 next_id;	/* of the next request, from 1 */
 	int		 timeout_ms;	/* a request's deadline */
 	uint32_t	 error_type;	/* ends any request too, or IMSG_NONE */
-	int		 late_ok;	/* replies to earlier requests skipped */
-	/* A message with peerid 0; returns 0, or -1 (test_fail()). */
+	int		 late_ok;	/* skip replies to earlier requests */
+	/* A message with peerid 0: 0, or -1 (test_fail()). */
 	int		(*unasked)(struct peer *, struct imsg *);
 };
 
@@ -47,6 +47,7 @@ int	 peer_call(struct peer *, struct ibuf *, struct peer_call *,
 	    int (*)(struct imsg *, void *), void *, struct imsg *);
 int	 peer_drain(struct peer *);
 void	 peer_reap(struct peer *);
+void	 peer_finish(struct peer *);
 void	 peer_die(struct peer *, const char *) __attribute__((noreturn));
 int	 peer_fds(const struct peer *);
 

@@ -330,14 +330,6 @@ send_bad(int kind)
 		bad(test_why());
 }
 
-static void
-wait_exit(void)
-{
-	if (peer_drain(&netd) == -1)
-		bad(test_why());
-	peer_reap(&netd);
-}
-
 static void __attribute__((noreturn))
 usage(void)
 {
@@ -423,9 +415,9 @@ main(int argc, char *argv[])
 			send_bad(3);
 		else if (strcmp(cmd, "kill") == 0) {
 			(void)kill(netd.pid, SIGKILL);
-			wait_exit();
+			peer_finish(&netd);
 		} else if (strcmp(cmd, "exit") == 0)
-			wait_exit();
+			peer_finish(&netd);
 		else if (strcmp(cmd, "run") == 0) {
 			fflush(stdout);
 			if ((n = system(ARG(1))) != 0)
@@ -438,7 +430,7 @@ main(int argc, char *argv[])
 	}
 	if (netd.pid != -1) {
 		shutdown(netd.ib.fd, SHUT_WR);
-		wait_exit();
+		peer_finish(&netd);
 	}
 	return 0;
 }

@@ -286,14 +286,6 @@ send_unknown(void)
 		bad(test_why());
 }
 
-static void
-wait_exit(void)
-{
-	if (peer_drain(&stored) == -1)
-		bad(test_why());
-	peer_reap(&stored);
-}
-
 static void __attribute__((noreturn))
 usage(void)
 {
@@ -368,7 +360,7 @@ main(int argc, char *argv[])
 		else if (strcmp(cmd, "unknown") == 0)
 			send_unknown();
 		else if (strcmp(cmd, "exit") == 0)
-			wait_exit();
+			peer_finish(&stored);
 		else if (strcmp(cmd, "run") == 0) {
 			if ((n = system(ARG(1))) != 0)
 				printf("run rc=%d\n", n);
@@ -380,7 +372,7 @@ main(int argc, char *argv[])
 	}
 	if (stored.pid != -1) {
 		shutdown(stored.ib.fd, SHUT_WR);
-		wait_exit();
+		peer_finish(&stored);
 	}
 	return 0;
 }
