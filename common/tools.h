@@ -1,5 +1,9 @@
 /*
- * The tool catalogue shared by mcvm-frontd and mcvmd.
+ * The tool catalogue shared by mcvm-frontd and mcvmd.  Each tool is one
+ * entry of tool_table (common/tools.c): name, title, flags, parameters,
+ * target, result kind and budget, description and output schema; frontd
+ * renders what clients see from it, and mcvmd dispatches by it.  A
+ * tool's parameters are named by index: see PARAMS_<TOOL> below.
  *
  * frontd turns a tool call's JSON arguments into a struct tool_args,
  * checks it with tool_args_check() and writes it into IMSG_FRONT_TOOL with
