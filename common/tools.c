@@ -1,18 +1,69 @@
 /*
- * The tool catalogue: see tools.h.  Parameter names, types and bounds live
- * here, once, for frontd (which converts JSON into typed fields) and for
- * mcvmd (which decodes and re-validates them).  The JSON schemas frontd
- * advertises are generated from this table.
+ * The tool catalogue: see tools.h.  Each tool is one entry of tool_table:
+ * its name, title, flags, parameters (names, types and bounds), target,
+ * result kind and budget, its description and its output schema.  frontd
+ * renders the JSON schemas, descriptions and annotations it advertises
+ * from this table and holds no text of its own about any tool; mcvmd
+ * decodes and re-validates arguments against the same entries.
+ *
+ * Descriptions say what this build does.  A tool whose back end is not
+ * built yet says so first (NOT_BUILT), and mcvmd refuses it.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "agent_proto.h"
+#include "log.h"
 #include "tools.h"
 #include "validate.h"
 
 #define PORT_MAX	65535
 #define SIZE_DIGITS_MAX	15
+
+#define nitems(a)	(sizeof(a) / sizeof((a)[0]))
+
+/*
+ * The numbers descriptions quote as ${NAME}: each one the value of the
+ * constant it is named after, so that a description cannot drift from
+ * the code.
+ */
+struct tool_number {
+	const char	*name;
+	long long	 value;
+};
+
+#define NUM(c)		{ #c, (long long)(c) }
+#define NUM_KIB(c)	{ #c "_KIB", (long long)(c) / 1024 }
+
+static const struct tool_number tool_numbers[] = {
+	NUM(TOOL_FILE_MAX),
+	NUM_KIB(TOOL_FILE_MAX),
+	NUM(TOOL_WAIT_MAX),
+	NUM(TOOL_TYPE_TEXT_MAX),
+	NUM(TOOL_EXEC_TIMEOUT_DEFAULT),
+	NUM(TOOL_STOP_TIMEOUT_DEFAULT),
+	NUM(TOOL_FORWARDS_MAX),
+	NUM(VM_STATUS_JOBS_MAX),
+	NUM(VM_STATUS_COMMAND_MAX),
+	NUM(AGENT_JOB_UID),
+	NUM(AGENT_JOBS_ACTIVE_MAX),
+	NUM(AGENT_JOBS_TOTAL_MAX),
+	NUM_KIB(AGENT_JOB_RETAIN_MAX),
+	NUM_KIB(AGENT_PAGE_MAX),
+	NUM_KIB(AGENT_ARG_MAX),
+	NUM_KIB(AGENT_STDIN_MAX),
+};
+
+/* What is quoted in KiB is a whole number of KiB. */
+_Static_assert(TOOL_FILE_MAX % 1024 == 0, "TOOL_FILE_MAX in KiB");
+_Static_assert(AGENT_JOB_RETAIN_MAX % 1024 == 0, "retained bytes in KiB");
+_Static_assert(AGENT_PAGE_MAX % 1024 == 0, "page in KiB");
+_Static_assert(AGENT_ARG_MAX % 1024 == 0, "command in KiB");
+_Static_assert(AGENT_STDIN_MAX % 1024 == 0, "stdin in KiB");
+/* mcvmd reads at most a file call's bytes from the agent at once. */
+_Static_assert(TOOL_FILE_MAX <= AGENT_FILE_CHUNK_MAX, "file call bytes");
 
 static const char *const network_values[] = { "off", "on", NULL };
 static const char *const idle_mode_values[] = { "hibernate", "pause", NULL };
@@ -24,326 +75,726 @@ static const char *const corner_values[] = { "top-left", "top-right",
 	"bottom-left", "bottom-right", NULL };
 static const char *const format_values[] = { "qcow2", "raw", NULL };
 
+/* What every tool without a back end says first. */
+#define NOT_BUILT							\
+	"Not available in this build yet: a call is refused and does "	\
+	"nothing. "
+#define NO_DEVICES							\
+	" mcvm VMs have no display, keyboard or mouse yet."
+
 /* Parameters used by many tools. */
-#define P_VM_ID								\
+#define PARAM_VM_ID							\
 	{ "vm_id", TP_STRING, TS_VM_ID, 1, 0, 0, ID_MAX, NULL, NULL,	\
 	    "The VM's id (\"vm-\" and 16 hex digits), as returned by "	\
 	    "vm_create or vm_list." }
-#define P_JOB_ID							\
+#define PARAM_JOB_ID							\
 	{ "job_id", TP_STRING, TS_JOB_ID, 1, 0, 0, ID_MAX, NULL, NULL,	\
 	    "The job's id, as returned by vm_exec." }
-#define P_WAIT(doc)							\
-	{ "wait_seconds", TP_INT, 0, 0, 0, TOOL_WAIT_MAX, 0, NULL, "0", doc }
-#define P_REQUEST_ID(what)						\
+#define PARAM_WAIT(doc)							\
+	{ "wait_seconds", TP_INT, 0, 0, 0, TOOL_WAIT_MAX, 0, NULL, "0",	\
+	    doc }
+#define PARAM_REQUEST_ID(what)						\
 	{ "request_id", TP_STRING, TS_REQUEST_ID, 1, 0, 0,		\
 	    REQUEST_ID_MAX, NULL, NULL,					\
 	    "Your retry key for this " what ", unique in the "		\
 	    "workspace. Retrying with the same id and arguments "	\
 	    "returns the first result; the same id with other "	\
 	    "arguments is refused." }
-#define P_TAG								\
+#define PARAM_TAG							\
 	{ "tag", TP_STRING, TS_NAME, 1, 0, 0, OBJ_NAME_MAX, NULL, NULL,	\
 	    "Snapshot name: lower-case letters, digits, '.', '_', "	\
 	    "'-'." }
-#define P_IMAGE(n, doc)							\
+#define PARAM_IMAGE(n, doc)						\
 	{ n, TP_STRING, TS_NAME, 1, 0, 0, OBJ_NAME_MAX, NULL, NULL, doc }
-#define P_BOOL(n, doc)							\
+#define PARAM_BOOL(n, doc)						\
 	{ n, TP_BOOL, 0, 0, 0, 1, 0, NULL, "false", doc }
+#define PARAM_PATH							\
+	{ "path", TP_STRING, TS_PATH, 1, 0, 0, TOOL_PATH_MAX, NULL, NULL,\
+	    "File path relative to /workspace; symlinks are refused." }
+
+/* Each tool's array has exactly its P_<TOOL>_COUNT entries. */
+#define PARAMS_SIZE(a, t)						\
+	_Static_assert(nitems(a) == P_##t##_COUNT, #a " and P_" #t)
+
+/* Output schemas shared by several tools. */
+#define VM_PROPS							\
+	"'vm_id':{'type':'string'},'name':{'type':'string'},"		\
+	"'state':{'type':'string','description':'creating, booting, "	\
+	"running, paused, stopping, stopped or failed'},"		\
+	"'image':{'type':'string'},'memory_mib':{'type':'integer'},"	\
+	"'vcpus':{'type':'integer'},'network':{'type':'string'},"	\
+	"'created':{'type':'integer'},'idle_seconds':{'type':'integer',"\
+	"'description':'recorded; not acted on yet'},'idle_mode':{"	\
+	"'type':'string','description':'recorded; not acted on yet'},"	\
+	"'reason':{'type':'string'}"
+#define VM_OBJECT							\
+	"{'type':'object','properties':{" VM_PROPS "},"			\
+	"'required':['vm_id','state']}"
+#define JOB_PROPS							\
+	"'vm_id':{'type':'string'},'job_id':{'type':'string'},"		\
+	"'state':{'type':'string','description':'running, completed, "	\
+	"failed, cancelled or timed_out'},'exit_code':{'type':["	\
+	"'integer','null']},'signal':{'type':'integer'},'timed_out':"	\
+	"{'type':'boolean'},'truncated':{'type':'boolean'},"		\
+	"'stdout_bytes':{'type':'integer'},'stderr_bytes':{'type':"	\
+	"'integer'},'runtime_ms':{'type':'integer'}"
+#define JOB_OUT								\
+	"{'type':'object','properties':{" JOB_PROPS "},"		\
+	"'required':['job_id','state']}"
+#define OUTPUT_OUT(required)						\
+	"{'type':'object','properties':{" JOB_PROPS ","			\
+	"'encoding':{'type':'string'},'stdout':{'type':'string'},"	\
+	"'stderr':{'type':'string'},'stdout_base64':{'type':'string'},"	\
+	"'stderr_base64':{'type':'string'},'next_cursor':{'type':"	\
+	"'object','properties':{'stdout':{'type':'integer'},'stderr':"	\
+	"{'type':'integer'}},'required':['stdout','stderr']},"		\
+	"'decoding_errors':{'type':'object','properties':{'stdout':"	\
+	"{'type':'boolean'},'stderr':{'type':'boolean'}}}},"		\
+	"'required':[" required "]}"
+#define INPUT_OUT							\
+	"{'type':'object','properties':{'vm_id':{'type':'string'},"	\
+	"'events':{'type':'integer'}},'required':['vm_id']}"
+#define SNAPSHOTS_OUT							\
+	"{'type':'object','properties':{'snapshots':{'type':'array',"	\
+	"'items':{'type':'object','properties':{'tag':{'type':'string'},"\
+	"'vm_size':{'type':'integer'},'date':{'type':'string'}},"	\
+	"'required':['tag']}}},'required':['snapshots']}"
+#define SNAPSHOT_OUT							\
+	"{'type':'object','properties':{'tag':{'type':'string'}},"	\
+	"'required':['tag']}"
+#define IMAGE_OBJECT							\
+	"{'type':'object','properties':{'name':{'type':'string'},"	\
+	"'format':{'type':'string'},'virtual_size':{'type':'integer'},"	\
+	"'disk_size':{'type':'integer'},'base':{'type':['string','null']},"\
+	"'in_use':{'type':'boolean'},'catalog':{'type':'boolean'}},"	\
+	"'required':['name']}"
+
+/* ---- the VM's lifecycle ------------------------------------------------- */
 
 static const struct tool_param p_vm_create[] = {
-	P_REQUEST_ID("creation"),
-	{ "name", TP_STRING, TS_NAME, 0, 0, 0, OBJ_NAME_MAX, NULL, NULL,
+	[P_VM_CREATE_REQUEST_ID] = PARAM_REQUEST_ID("creation"),
+	[P_VM_CREATE_NAME] = { "name", TP_STRING, TS_NAME, 0, 0, 0,
+	    OBJ_NAME_MAX, NULL, NULL,
 	    "A name for the VM, unique in the workspace. Default: none." },
-	{ "image", TP_STRING, TS_NAME, 0, 0, 0, OBJ_NAME_MAX, NULL, NULL,
-	    "Base image: an operator catalogue image or one of the "
-	    "workspace's images (see image_list). Default: the operator's "
-	    "default image." },
-	{ "memory_mib", TP_INT, 0, 0, VM_MEMORY_MIN_MIB, VM_MEMORY_MAX_MIB,
-	    0, NULL, NULL,
-	    "Guest RAM in MiB. Default: the operator's setting (512)." },
-	{ "vcpus", TP_INT, 0, 0, 1, VM_VCPUS_MAX, 0, NULL, NULL,
-	    "Virtual CPUs. Default: the operator's setting (1)." },
-	{ "network", TP_ENUM, 0, 0, 0, 0, 0, network_values, "\"off\"",
+	[P_VM_CREATE_IMAGE] = { "image", TP_STRING, TS_NAME, 0, 0, 0,
+	    OBJ_NAME_MAX, NULL, NULL,
+	    "Base image: the name of an image of the operator's catalogue "
+	    "(workspace images are not available in this build yet). "
+	    "Default: the catalogue's first image." },
+	[P_VM_CREATE_MEMORY_MIB] = { "memory_mib", TP_INT, 0, 0,
+	    VM_MEMORY_MIN_MIB, VM_MEMORY_MAX_MIB, 0, NULL, NULL,
+	    "Guest RAM in MiB. Default: the operator's setting." },
+	[P_VM_CREATE_VCPUS] = { "vcpus", TP_INT, 0, 0, 1, VM_VCPUS_MAX, 0,
+	    NULL, NULL,
+	    "Virtual CPUs. Default: the operator's setting." },
+	[P_VM_CREATE_NETWORK] = { "network", TP_ENUM, 0, 0, 0, 0, 0,
+	    network_values, "\"off\"",
 	    "\"off\": no NIC at all. \"on\": IPv4 NAT to the internet, "
 	    "private and host addresses denied; needs a workspace allowed "
 	    "to use the network." },
-	{ "idle_seconds", TP_INT, 0, 0, 0, 7 * 24 * 3600, 0, NULL, "300",
-	    "Suspend the VM after this many idle seconds; 0 disables." },
-	{ "idle_mode", TP_ENUM, 0, 0, 0, 0, 0, idle_mode_values,
-	    "\"hibernate\"",
-	    "How to suspend when idle: \"hibernate\" frees RAM, \"pause\" "
-	    "keeps it." },
-	{ "port_forwards", TP_LIST, TS_FORWARD, 0, 0, 16, TOOL_FORWARD_MAX,
-	    NULL, "[]",
+	[P_VM_CREATE_IDLE_SECONDS] = { "idle_seconds", TP_INT, 0, 0, 0,
+	    7 * 24 * 3600, 0, NULL, NULL,
+	    "Idle policy: seconds without work before the VM would be "
+	    "suspended, 0 for never. Recorded with the VM only: this build "
+	    "does not suspend idle VMs yet. Default: the operator's "
+	    "setting." },
+	[P_VM_CREATE_IDLE_MODE] = { "idle_mode", TP_ENUM, 0, 0, 0, 0, 0,
+	    idle_mode_values, NULL,
+	    "Idle policy: how the VM would be suspended. Recorded with the "
+	    "VM only, like idle_seconds. Default: the operator's setting." },
+	[P_VM_CREATE_PORT_FORWARDS] = { "port_forwards", TP_LIST,
+	    TS_FORWARD, 0, 0, TOOL_FORWARDS_MAX, TOOL_FORWARD_MAX, NULL,
+	    "[]",
 	    "Host-to-guest TCP forwards on the host's loopback: \"auto:22\" "
-	    "picks a free host port, \"2222:22\" is explicit. The result "
-	    "reports the ports chosen." },
+	    "picks a free host port, \"2222:22\" is explicit. Needs "
+	    "network \"on\". The result reports the ports chosen." },
 };
+PARAMS_SIZE(p_vm_create, VM_CREATE);
 
-static const struct tool_param p_vm_only[] = {
-	P_VM_ID,
+static const struct tool_param p_vm_status[] = {
+	[P_VM_STATUS_VM_ID] = PARAM_VM_ID,
 };
+PARAMS_SIZE(p_vm_status, VM_STATUS);
 
 static const struct tool_param p_vm_stop[] = {
-	P_VM_ID,
-	P_BOOL("force", "Power off at once instead of an ACPI shutdown."),
-	{ "timeout_seconds", TP_INT, 0, 0, 1, 600, 0, NULL, "30",
-	    "How long to wait for a graceful shutdown before failing." },
+	[P_VM_STOP_VM_ID] = PARAM_VM_ID,
+	[P_VM_STOP_FORCE] = PARAM_BOOL("force", "End the VM's QEMU process "
+	    "at once instead of asking the guest to shut down."),
+	[P_VM_STOP_TIMEOUT_SECONDS] = { "timeout_seconds", TP_INT, 0, 0, 1,
+	    TOOL_STOP_TIMEOUT_MAX, 0, NULL, "${TOOL_STOP_TIMEOUT_DEFAULT}",
+	    "How long to wait for the guest to shut down; then the call "
+	    "fails and the VM keeps running." },
 };
+PARAMS_SIZE(p_vm_stop, VM_STOP);
+
+static const struct tool_param p_vm_start[] = {
+	[P_VM_START_VM_ID] = PARAM_VM_ID,
+};
+PARAMS_SIZE(p_vm_start, VM_START);
 
 static const struct tool_param p_vm_suspend[] = {
-	P_VM_ID,
-	{ "mode", TP_ENUM, 0, 0, 0, 0, 0, suspend_values, "\"hibernate\"",
-	    "\"hibernate\" checkpoints RAM to disk and stops the VM "
-	    "process; \"pause\" stops the vCPUs and keeps RAM." },
-	P_BOOL("force", "Suspend even while jobs run; they are frozen and "
-	    "continue on resume."),
+	[P_VM_SUSPEND_VM_ID] = PARAM_VM_ID,
+	[P_VM_SUSPEND_MODE] = { "mode", TP_ENUM, 0, 0, 0, 0, 0,
+	    suspend_values, NULL,
+	    "Pass \"pause\": it stops the vCPUs and keeps RAM. "
+	    "\"hibernate\", which an omitted mode also means, is not "
+	    "available in this build yet and is refused." },
+	[P_VM_SUSPEND_FORCE] = PARAM_BOOL("force", "Pause even while jobs "
+	    "run; they are frozen and continue on vm_resume."),
 };
+PARAMS_SIZE(p_vm_suspend, VM_SUSPEND);
+
+static const struct tool_param p_vm_resume[] = {
+	[P_VM_RESUME_VM_ID] = PARAM_VM_ID,
+};
+PARAMS_SIZE(p_vm_resume, VM_RESUME);
+
+static const struct tool_param p_vm_destroy[] = {
+	[P_VM_DESTROY_VM_ID] = PARAM_VM_ID,
+};
+PARAMS_SIZE(p_vm_destroy, VM_DESTROY);
+
+/* ---- jobs --------------------------------------------------------------- */
 
 static const struct tool_param p_vm_exec[] = {
-	P_VM_ID,
-	P_REQUEST_ID("command"),
-	{ "command", TP_STRING, TS_TEXT, 1, 0, 0, TOOL_TEXT_MAX, NULL, NULL,
-	    "Shell command, run by /bin/sh -c as uid 1000." },
-	{ "cwd", TP_STRING, TS_PATH, 0, 0, 0, TOOL_PATH_MAX, NULL, "\".\"",
+	[P_VM_EXEC_VM_ID] = PARAM_VM_ID,
+	[P_VM_EXEC_REQUEST_ID] = PARAM_REQUEST_ID("command"),
+	[P_VM_EXEC_COMMAND] = { "command", TP_STRING, TS_TEXT, 1, 0, 0,
+	    TOOL_TEXT_MAX, NULL, NULL,
+	    "Shell command, run by /bin/sh -c as uid ${AGENT_JOB_UID}; "
+	    "under ${AGENT_ARG_MAX_KIB} KiB." },
+	[P_VM_EXEC_CWD] = { "cwd", TP_STRING, TS_PATH, 0, 0, 0,
+	    TOOL_PATH_MAX, NULL, "\".\"",
 	    "Working directory, relative to /workspace." },
-	{ "timeout_seconds", TP_INT, 0, 0, 1, 24 * 3600, 0, NULL, "600",
+	[P_VM_EXEC_TIMEOUT_SECONDS] = { "timeout_seconds", TP_INT, 0, 0, 1,
+	    TOOL_EXEC_TIMEOUT_MAX, 0, NULL, "${TOOL_EXEC_TIMEOUT_DEFAULT}",
 	    "Kill the job and all its descendants after this many "
-	    "seconds of run time (time suspended is not counted)." },
-	{ "stdin", TP_STRING, TS_TEXT, 0, 0, 0, TOOL_TEXT_MAX, NULL, NULL,
-	    "Text given to the command on standard input. Default: "
-	    "empty." },
-	P_WAIT("If the command ends within this many seconds, answer then "
+	    "seconds of run time (time paused is not counted)." },
+	[P_VM_EXEC_STDIN] = { "stdin", TP_STRING, TS_TEXT, 0, 0, 0,
+	    TOOL_TEXT_MAX, NULL, NULL,
+	    "Text given to the command on standard input, at most "
+	    "${AGENT_STDIN_MAX_KIB} KiB. Default: empty." },
+	[P_VM_EXEC_WAIT_SECONDS] = PARAM_WAIT("If the command ends within "
+	    "this many seconds (at most ${TOOL_WAIT_MAX}), answer then "
 	    "with its exit code and the first page of its output, as "
 	    "vm_job_output gives it; 0 answers at once."),
 };
+PARAMS_SIZE(p_vm_exec, VM_EXEC);
 
-static const struct tool_param p_vm_job[] = {
-	P_VM_ID,
-	P_JOB_ID,
+static const struct tool_param p_vm_job_status[] = {
+	[P_VM_JOB_STATUS_VM_ID] = PARAM_VM_ID,
+	[P_VM_JOB_STATUS_JOB_ID] = PARAM_JOB_ID,
 };
+PARAMS_SIZE(p_vm_job_status, VM_JOB_STATUS);
 
 static const struct tool_param p_vm_job_output[] = {
-	P_VM_ID,
-	P_JOB_ID,
-	{ "cursor", TP_CURSOR, 0, 0, 0, INT64_MAX, 0, NULL, NULL,
+	[P_VM_JOB_OUTPUT_VM_ID] = PARAM_VM_ID,
+	[P_VM_JOB_OUTPUT_JOB_ID] = PARAM_JOB_ID,
+	[P_VM_JOB_OUTPUT_CURSOR] = { "cursor", TP_CURSOR, 0, 0, 0,
+	    INT64_MAX, 0, NULL, NULL,
 	    "Byte offsets {\"stdout\": n, \"stderr\": n} to read from: "
 	    "pass the previous call's next_cursor. Omit on the first "
 	    "call." },
-	{ "encoding", TP_ENUM, 0, 0, 0, 0, 0, encoding_values, "\"utf-8\"",
+	[P_VM_JOB_OUTPUT_ENCODING] = { "encoding", TP_ENUM, 0, 0, 0, 0, 0,
+	    encoding_values, "\"utf-8\"",
 	    "\"utf-8\" returns text (invalid bytes become U+FFFD); "
 	    "\"base64\" returns exact bytes." },
-	P_WAIT("If the job is running, wait up to this many seconds for it "
-	    "to end before answering; 0 answers at once."),
+	[P_VM_JOB_OUTPUT_WAIT_SECONDS] = PARAM_WAIT("If the job is "
+	    "running, wait up to this many seconds (at most "
+	    "${TOOL_WAIT_MAX}) for it to end before answering; 0 answers "
+	    "at once."),
 };
+PARAMS_SIZE(p_vm_job_output, VM_JOB_OUTPUT);
+
+static const struct tool_param p_vm_job_cancel[] = {
+	[P_VM_JOB_CANCEL_VM_ID] = PARAM_VM_ID,
+	[P_VM_JOB_CANCEL_JOB_ID] = PARAM_JOB_ID,
+};
+PARAMS_SIZE(p_vm_job_cancel, VM_JOB_CANCEL);
+
+/* ---- files -------------------------------------------------------------- */
 
 static const struct tool_param p_vm_read_file[] = {
-	P_VM_ID,
-	{ "path", TP_STRING, TS_PATH, 1, 0, 0, TOOL_PATH_MAX, NULL, NULL,
-	    "File path relative to /workspace; symlinks are refused." },
-	{ "offset", TP_INT, 0, 0, 0, INT64_MAX, 0, NULL, "0",
-	    "Byte offset to start reading at." },
-	{ "max_bytes", TP_INT, 0, 0, 1, TOOL_FILE_MAX, 0, NULL, "131072",
-	    "Bytes to read at most (128 KiB ceiling)." },
+	[P_VM_READ_FILE_VM_ID] = PARAM_VM_ID,
+	[P_VM_READ_FILE_PATH] = PARAM_PATH,
+	[P_VM_READ_FILE_OFFSET] = { "offset", TP_INT, 0, 0, 0, INT64_MAX, 0,
+	    NULL, "0", "Byte offset to start reading at." },
+	[P_VM_READ_FILE_MAX_BYTES] = { "max_bytes", TP_INT, 0, 0, 1,
+	    TOOL_FILE_MAX, 0, NULL, "${TOOL_FILE_MAX}",
+	    "Bytes to read at most (${TOOL_FILE_MAX_KIB} KiB ceiling)." },
 };
+PARAMS_SIZE(p_vm_read_file, VM_READ_FILE);
 
 static const struct tool_param p_vm_write_file[] = {
-	P_VM_ID,
-	{ "path", TP_STRING, TS_PATH, 1, 0, 0, TOOL_PATH_MAX, NULL, NULL,
-	    "File path relative to /workspace; symlinks are refused." },
-	{ "content_base64", TP_BYTES, 0, 1, 0, 0, TOOL_FILE_MAX, NULL, NULL,
-	    "File contents, base64-encoded, 128 KiB at most once "
-	    "decoded." },
-	P_BOOL("append", "Append instead of replacing the file."),
+	[P_VM_WRITE_FILE_VM_ID] = PARAM_VM_ID,
+	[P_VM_WRITE_FILE_PATH] = PARAM_PATH,
+	[P_VM_WRITE_FILE_CONTENT_BASE64] = { "content_base64", TP_BYTES, 0,
+	    1, 0, 0, TOOL_FILE_MAX, NULL, NULL,
+	    "File contents, base64-encoded, ${TOOL_FILE_MAX_KIB} KiB at "
+	    "most once decoded." },
+	[P_VM_WRITE_FILE_APPEND] = PARAM_BOOL("append",
+	    "Append instead of replacing the file."),
 };
+PARAMS_SIZE(p_vm_write_file, VM_WRITE_FILE);
+
+/* ---- display, input, console -------------------------------------------- */
+
+static const struct tool_param p_vm_screenshot[] = {
+	[P_VM_SCREENSHOT_VM_ID] = PARAM_VM_ID,
+};
+PARAMS_SIZE(p_vm_screenshot, VM_SCREENSHOT);
 
 static const struct tool_param p_vm_send_keys[] = {
-	P_VM_ID,
-	{ "keys", TP_LIST, TS_KEY, 1, 1, TOOL_LIST_MAX, TOOL_KEY_MAX, NULL,
-	    NULL,
+	[P_VM_SEND_KEYS_VM_ID] = PARAM_VM_ID,
+	[P_VM_SEND_KEYS_KEYS] = { "keys", TP_LIST, TS_KEY, 1, 1,
+	    TOOL_LIST_MAX, TOOL_KEY_MAX, NULL, NULL,
 	    "Key presses in order, each a key (\"ret\", \"esc\", \"f2\", "
 	    "\"a\") or a chord (\"ctrl-alt-f2\")." },
-	{ "hold_ms", TP_INT, 0, 0, 10, 2000, 0, NULL, "100",
-	    "How long each press is held." },
-	{ "delay_ms", TP_INT, 0, 0, 0, 2000, 0, NULL, "50",
-	    "Pause between presses." },
+	[P_VM_SEND_KEYS_HOLD_MS] = { "hold_ms", TP_INT, 0, 0, 10, 2000, 0,
+	    NULL, "100", "How long each press is held." },
+	[P_VM_SEND_KEYS_DELAY_MS] = { "delay_ms", TP_INT, 0, 0, 0, 2000, 0,
+	    NULL, "50", "Pause between presses." },
 };
+PARAMS_SIZE(p_vm_send_keys, VM_SEND_KEYS);
 
 static const struct tool_param p_vm_type_text[] = {
-	P_VM_ID,
-	{ "text", TP_STRING, TS_TYPEABLE, 1, 0, 0, TOOL_TYPE_TEXT_MAX, NULL,
-	    NULL, "Text to type: printable ASCII, tab and newline." },
-	P_BOOL("enter", "Press Enter after the text."),
-	{ "delay_ms", TP_INT, 0, 0, 0, 1000, 0, NULL, "30",
-	    "Pause between characters." },
+	[P_VM_TYPE_TEXT_VM_ID] = PARAM_VM_ID,
+	[P_VM_TYPE_TEXT_TEXT] = { "text", TP_STRING, TS_TYPEABLE, 1, 0, 0,
+	    TOOL_TYPE_TEXT_MAX, NULL, NULL,
+	    "Text to type: printable ASCII, tab and newline." },
+	[P_VM_TYPE_TEXT_ENTER] = PARAM_BOOL("enter",
+	    "Press Enter after the text."),
+	[P_VM_TYPE_TEXT_DELAY_MS] = { "delay_ms", TP_INT, 0, 0, 0, 1000, 0,
+	    NULL, "30", "Pause between characters." },
 };
+PARAMS_SIZE(p_vm_type_text, VM_TYPE_TEXT);
 
 static const struct tool_param p_vm_click[] = {
-	P_VM_ID,
-	{ "x", TP_INT, 0, 1, 0, 32767, 0, NULL, NULL,
+	[P_VM_CLICK_VM_ID] = PARAM_VM_ID,
+	[P_VM_CLICK_X] = { "x", TP_INT, 0, 1, 0, 32767, 0, NULL, NULL,
 	    "Horizontal pixel, as in vm_screenshot." },
-	{ "y", TP_INT, 0, 1, 0, 32767, 0, NULL, NULL,
+	[P_VM_CLICK_Y] = { "y", TP_INT, 0, 1, 0, 32767, 0, NULL, NULL,
 	    "Vertical pixel, as in vm_screenshot." },
-	{ "button", TP_ENUM, 0, 0, 0, 0, 0, button_values, "\"left\"",
-	    "Mouse button." },
-	P_BOOL("double", "Double-click."),
+	[P_VM_CLICK_BUTTON] = { "button", TP_ENUM, 0, 0, 0, 0, 0,
+	    button_values, "\"left\"", "Mouse button." },
+	[P_VM_CLICK_DOUBLE] = PARAM_BOOL("double", "Double-click."),
 };
+PARAMS_SIZE(p_vm_click, VM_CLICK);
 
 static const struct tool_param p_vm_mouse_move[] = {
-	P_VM_ID,
-	{ "dx", TP_INT, 0, 0, -4096, 4096, 0, NULL, "0",
-	    "Relative horizontal motion in pixels." },
-	{ "dy", TP_INT, 0, 0, -4096, 4096, 0, NULL, "0",
-	    "Relative vertical motion in pixels." },
-	{ "home", TP_ENUM, 0, 0, 0, 0, 0, corner_values, NULL,
+	[P_VM_MOUSE_MOVE_VM_ID] = PARAM_VM_ID,
+	[P_VM_MOUSE_MOVE_DX] = { "dx", TP_INT, 0, 0, -4096, 4096, 0, NULL,
+	    "0", "Relative horizontal motion in pixels." },
+	[P_VM_MOUSE_MOVE_DY] = { "dy", TP_INT, 0, 0, -4096, 4096, 0, NULL,
+	    "0", "Relative vertical motion in pixels." },
+	[P_VM_MOUSE_MOVE_HOME] = { "home", TP_ENUM, 0, 0, 0, 0, 0,
+	    corner_values, NULL,
 	    "Pin the cursor to this corner before moving. Default: none." },
-	{ "click", TP_ENUM, 0, 0, 0, 0, 0, button_values, NULL,
+	[P_VM_MOUSE_MOVE_CLICK] = { "click", TP_ENUM, 0, 0, 0, 0, 0,
+	    button_values, NULL,
 	    "Press this button after moving. Default: none." },
-	P_BOOL("double", "Double-click (with click)."),
-	{ "step", TP_INT, 0, 0, 1, 127, 0, NULL, "32",
-	    "Largest motion per PS/2 packet." },
+	[P_VM_MOUSE_MOVE_DOUBLE] = PARAM_BOOL("double",
+	    "Double-click (with click)."),
+	[P_VM_MOUSE_MOVE_STEP] = { "step", TP_INT, 0, 0, 1, 127, 0, NULL,
+	    "32", "Largest motion per PS/2 packet." },
 };
+PARAMS_SIZE(p_vm_mouse_move, VM_MOUSE_MOVE);
 
 static const struct tool_param p_vm_serial_read[] = {
-	P_VM_ID,
-	{ "tail_lines", TP_INT, 0, 0, 1, 2000, 0, NULL, "50",
+	[P_VM_SERIAL_READ_VM_ID] = PARAM_VM_ID,
+	[P_VM_SERIAL_READ_TAIL_LINES] = { "tail_lines", TP_INT, 0, 0, 1,
+	    2000, 0, NULL, "50",
 	    "Lines to return from the end of the serial log." },
 };
+PARAMS_SIZE(p_vm_serial_read, VM_SERIAL_READ);
 
-static const struct tool_param p_vm_snapshot[] = {
-	P_VM_ID,
-	P_TAG,
+/* ---- live snapshots ----------------------------------------------------- */
+
+static const struct tool_param p_vm_snapshot_create[] = {
+	[P_VM_SNAPSHOT_CREATE_VM_ID] = PARAM_VM_ID,
+	[P_VM_SNAPSHOT_CREATE_TAG] = PARAM_TAG,
 };
+PARAMS_SIZE(p_vm_snapshot_create, VM_SNAPSHOT_CREATE);
+
+static const struct tool_param p_vm_snapshot_restore[] = {
+	[P_VM_SNAPSHOT_RESTORE_VM_ID] = PARAM_VM_ID,
+	[P_VM_SNAPSHOT_RESTORE_TAG] = PARAM_TAG,
+};
+PARAMS_SIZE(p_vm_snapshot_restore, VM_SNAPSHOT_RESTORE);
+
+static const struct tool_param p_vm_snapshot_delete[] = {
+	[P_VM_SNAPSHOT_DELETE_VM_ID] = PARAM_VM_ID,
+	[P_VM_SNAPSHOT_DELETE_TAG] = PARAM_TAG,
+};
+PARAMS_SIZE(p_vm_snapshot_delete, VM_SNAPSHOT_DELETE);
+
+static const struct tool_param p_vm_snapshot_list[] = {
+	[P_VM_SNAPSHOT_LIST_VM_ID] = PARAM_VM_ID,
+};
+PARAMS_SIZE(p_vm_snapshot_list, VM_SNAPSHOT_LIST);
+
+/* ---- images ------------------------------------------------------------- */
 
 static const struct tool_param p_image_create[] = {
-	P_IMAGE("name", "Name of the new image in the workspace's store."),
-	{ "size", TP_STRING, TS_SIZE, 1, 0, 0, TOOL_SIZE_MAX, NULL, NULL,
+	[P_IMAGE_CREATE_NAME] = PARAM_IMAGE("name",
+	    "Name of the new image in the workspace's store."),
+	[P_IMAGE_CREATE_SIZE] = { "size", TP_STRING, TS_SIZE, 1, 0, 0,
+	    TOOL_SIZE_MAX, NULL, NULL,
 	    "Virtual size with a K, M, G or T suffix, e.g. \"20G\"." },
-	{ "format", TP_ENUM, 0, 0, 0, 0, 0, format_values, "\"qcow2\"",
-	    "Image format." },
-	{ "base", TP_STRING, TS_NAME, 0, 0, 0, OBJ_NAME_MAX, NULL, NULL,
+	[P_IMAGE_CREATE_FORMAT] = { "format", TP_ENUM, 0, 0, 0, 0, 0,
+	    format_values, "\"qcow2\"", "Image format." },
+	[P_IMAGE_CREATE_BASE] = { "base", TP_STRING, TS_NAME, 0, 0, 0,
+	    OBJ_NAME_MAX, NULL, NULL,
 	    "Make a copy-on-write overlay of this image (qcow2 only). "
 	    "Default: none." },
-	P_BOOL("overwrite", "Replace an existing image of that name."),
+	[P_IMAGE_CREATE_OVERWRITE] = PARAM_BOOL("overwrite",
+	    "Replace an existing image of that name."),
 };
-
-static const struct tool_param p_image_only[] = {
-	P_IMAGE("name", "Image name in the workspace's store."),
-};
+PARAMS_SIZE(p_image_create, IMAGE_CREATE);
 
 static const struct tool_param p_image_info[] = {
-	P_IMAGE("name", "Image name in the workspace's store."),
-	P_BOOL("backing_chain", "Include the whole copy-on-write chain."),
+	[P_IMAGE_INFO_NAME] = PARAM_IMAGE("name",
+	    "Image name in the workspace's store."),
+	[P_IMAGE_INFO_BACKING_CHAIN] = PARAM_BOOL("backing_chain",
+	    "Include the whole copy-on-write chain."),
 };
+PARAMS_SIZE(p_image_info, IMAGE_INFO);
 
 static const struct tool_param p_image_convert[] = {
-	P_IMAGE("source", "Image to convert."),
-	P_IMAGE("dest", "Name of the converted image."),
-	{ "format", TP_ENUM, 0, 0, 0, 0, 0, format_values, "\"qcow2\"",
-	    "Format of the new image." },
-	P_BOOL("compress", "Compress (qcow2 only; smaller, slower)."),
-	P_BOOL("overwrite", "Replace an existing dest image."),
+	[P_IMAGE_CONVERT_SOURCE] = PARAM_IMAGE("source", "Image to convert."),
+	[P_IMAGE_CONVERT_DEST] = PARAM_IMAGE("dest",
+	    "Name of the converted image."),
+	[P_IMAGE_CONVERT_FORMAT] = { "format", TP_ENUM, 0, 0, 0, 0, 0,
+	    format_values, "\"qcow2\"", "Format of the new image." },
+	[P_IMAGE_CONVERT_COMPRESS] = PARAM_BOOL("compress",
+	    "Compress (qcow2 only; smaller, slower)."),
+	[P_IMAGE_CONVERT_OVERWRITE] = PARAM_BOOL("overwrite",
+	    "Replace an existing dest image."),
 };
+PARAMS_SIZE(p_image_convert, IMAGE_CONVERT);
 
 static const struct tool_param p_image_resize[] = {
-	P_IMAGE("name", "Image name in the workspace's store."),
-	{ "size", TP_STRING, TS_SIZE, 1, 0, 0, TOOL_SIZE_MAX, NULL, NULL,
+	[P_IMAGE_RESIZE_NAME] = PARAM_IMAGE("name",
+	    "Image name in the workspace's store."),
+	[P_IMAGE_RESIZE_SIZE] = { "size", TP_STRING, TS_SIZE, 1, 0, 0,
+	    TOOL_SIZE_MAX, NULL, NULL,
 	    "New virtual size (\"30G\") or growth (\"+10G\")." },
-	P_BOOL("shrink", "Allow shrinking, which destroys data past the "
-	    "new size."),
+	[P_IMAGE_RESIZE_SHRINK] = PARAM_BOOL("shrink", "Allow shrinking, "
+	    "which destroys data past the new size."),
 };
+PARAMS_SIZE(p_image_resize, IMAGE_RESIZE);
 
-static const struct tool_param p_image_snapshot[] = {
-	P_IMAGE("name", "Image name in the workspace's store."),
-	P_TAG,
+static const struct tool_param p_image_delete[] = {
+	[P_IMAGE_DELETE_NAME] = PARAM_IMAGE("name",
+	    "Image name in the workspace's store."),
 };
+PARAMS_SIZE(p_image_delete, IMAGE_DELETE);
 
-#define T(id, name, title, flags, params, target, result)		\
-	{ id, name, title, flags, params,				\
-	    sizeof(params) / sizeof((params)[0]), target, result,	\
-	    TOOL_RESULT_MAX }
-#define T0(id, name, title, flags)					\
-	{ id, name, title, flags, NULL, 0, TT_NONE, TR_JSON,		\
-	    TOOL_RESULT_MAX }
+static const struct tool_param p_image_snapshot_create[] = {
+	[P_IMAGE_SNAPSHOT_CREATE_NAME] = PARAM_IMAGE("name",
+	    "Image name in the workspace's store."),
+	[P_IMAGE_SNAPSHOT_CREATE_TAG] = PARAM_TAG,
+};
+PARAMS_SIZE(p_image_snapshot_create, IMAGE_SNAPSHOT_CREATE);
+
+static const struct tool_param p_image_snapshot_apply[] = {
+	[P_IMAGE_SNAPSHOT_APPLY_NAME] = PARAM_IMAGE("name",
+	    "Image name in the workspace's store."),
+	[P_IMAGE_SNAPSHOT_APPLY_TAG] = PARAM_TAG,
+};
+PARAMS_SIZE(p_image_snapshot_apply, IMAGE_SNAPSHOT_APPLY);
+
+static const struct tool_param p_image_snapshot_delete[] = {
+	[P_IMAGE_SNAPSHOT_DELETE_NAME] = PARAM_IMAGE("name",
+	    "Image name in the workspace's store."),
+	[P_IMAGE_SNAPSHOT_DELETE_TAG] = PARAM_TAG,
+};
+PARAMS_SIZE(p_image_snapshot_delete, IMAGE_SNAPSHOT_DELETE);
+
+static const struct tool_param p_image_snapshot_list[] = {
+	[P_IMAGE_SNAPSHOT_LIST_NAME] = PARAM_IMAGE("name",
+	    "Image name in the workspace's store."),
+};
+PARAMS_SIZE(p_image_snapshot_list, IMAGE_SNAPSHOT_LIST);
+
+/*
+ * One tool: T(TOOL, name, title, flags, params, target, result,
+ * description, output schema).  T0 is a tool without parameters.
+ */
+#define T(t, name, title, flags, params, target, result, desc, out)	\
+	{ TOOL_##t, name, title, flags, params, P_##t##_COUNT, target,	\
+	    result, TOOL_RESULT_MAX, desc, out }
+#define T0(t, name, title, flags, target, result, desc, out)		\
+	{ TOOL_##t, name, title, flags, NULL, P_##t##_COUNT, target,	\
+	    result, TOOL_RESULT_MAX, desc, out }
 
 #define RO	(TF_READONLY | TF_IDEMPOTENT)
 
 const struct tool_desc tool_table[TOOL_COUNT] = {
-	T(TOOL_VM_CREATE, "vm_create", "Create a VM",
-	    TF_IDEMPOTENT | TF_LONG, p_vm_create, TT_NONE, TR_JSON),
-	T0(TOOL_VM_LIST, "vm_list", "List VMs", RO),
-	T(TOOL_VM_STATUS, "vm_status", "VM status", RO, p_vm_only,
-	    TT_VM, TR_JSON),
-	T(TOOL_VM_STOP, "vm_stop", "Stop a VM",
-	    TF_DESTRUCTIVE | TF_IDEMPOTENT | TF_LONG, p_vm_stop,
-	    TT_VM, TR_JSON),
-	T(TOOL_VM_START, "vm_start", "Start a stopped VM",
-	    TF_IDEMPOTENT | TF_LONG, p_vm_only, TT_VM, TR_JSON),
-	T(TOOL_VM_SUSPEND, "vm_suspend", "Pause or hibernate a VM",
-	    TF_IDEMPOTENT | TF_LONG, p_vm_suspend, TT_VM, TR_JSON),
-	T(TOOL_VM_RESUME, "vm_resume", "Resume a suspended VM",
-	    TF_IDEMPOTENT | TF_LONG, p_vm_only, TT_VM, TR_JSON),
-	T(TOOL_VM_DESTROY, "vm_destroy", "Destroy a VM",
-	    TF_DESTRUCTIVE | TF_IDEMPOTENT, p_vm_only, TT_VM, TR_JSON),
-	T(TOOL_VM_EXEC, "vm_exec", "Run a command",
+	T(VM_CREATE, "vm_create", "Create a VM",
+	    TF_IDEMPOTENT | TF_LONG, p_vm_create, TT_NONE, TR_JSON,
+	    "Create and boot a VM in your workspace, from a catalogue "
+	    "image (mcvm's own is a Debian guest with bash, python3, git, "
+	    "gcc, make and node), where commands run as uid "
+	    "${AGENT_JOB_UID} in /workspace. Returns vm_id once the guest "
+	    "agent answers; use it with vm_exec, vm_read_file and "
+	    "vm_write_file. request_id is required: retrying with the same "
+	    "request_id and arguments returns the first result instead of "
+	    "creating a second VM. Networking is off unless you pass "
+	    "network=\"on\" and your workspace may use it. idle_seconds and "
+	    "idle_mode are only recorded: this build does not suspend idle "
+	    "VMs, so a VM runs until you stop or destroy it. Destroy it "
+	    "with vm_destroy when done; workspace quotas limit VMs, memory, "
+	    "vCPUs and storage.",
+	    VM_OBJECT),
+	T0(VM_LIST, "vm_list", "List VMs", RO, TT_NONE, TR_JSON,
+	    "List the VMs of your workspace with their state and "
+	    "settings.",
+	    "{'type':'object','properties':{'vms':{'type':'array','items':"
+	    VM_OBJECT "}},'required':['vms']}"),
+	T(VM_STATUS, "vm_status", "VM status", RO, p_vm_status, TT_VM,
+	    TR_JSON,
+	    "Show one VM: state, resources, network and port forwards; "
+	    "while QEMU runs, its view (qmp), and while the guest agent "
+	    "answers, the guest's (guest); and its newest jobs, for "
+	    "reconciling after a lost connection: at most "
+	    "${VM_STATUS_JOBS_MAX}, newest first, each command cut to "
+	    "${VM_STATUS_COMMAND_MAX} bytes (command_truncated); "
+	    "jobs_truncated says there are more. A paused VM stays paused.",
+	    "{'type':'object','properties':{" VM_PROPS ",'qmp':{'type':"
+	    "'object'},'guest':{'type':'object'},'jobs':{'type':'array',"
+	    "'items':{'type':'object'}},'jobs_truncated':{'type':"
+	    "'boolean'}},'required':['vm_id','state']}"),
+	T(VM_STOP, "vm_stop", "Stop a VM",
+	    TF_DESTRUCTIVE | TF_IDEMPOTENT | TF_LONG, p_vm_stop, TT_VM,
+	    TR_JSON,
+	    "Stop a VM. The guest agent is asked to shut the guest down: "
+	    "it kills the running jobs, syncs the disk and ends the VM. "
+	    "The call waits up to timeout_seconds "
+	    "(${TOOL_STOP_TIMEOUT_DEFAULT} by default); if the VM has not "
+	    "stopped by then the call fails and the VM keeps running: "
+	    "retry with force=true. With force=true, and for a paused VM "
+	    "or one whose guest agent has not answered yet, QEMU is "
+	    "terminated at once instead, like pulling the plug. Running "
+	    "jobs and memory are lost; the disk is kept. Start it again "
+	    "with vm_start.",
+	    VM_OBJECT),
+	T(VM_START, "vm_start", "Start a stopped VM",
+	    TF_IDEMPOTENT | TF_LONG, p_vm_start, TT_VM, TR_JSON,
+	    "Boot a stopped or failed VM from its disk. Nothing of the "
+	    "previous run's memory survives; a paused VM is resumed with "
+	    "vm_resume instead. Starting a running VM changes nothing.",
+	    VM_OBJECT),
+	T(VM_SUSPEND, "vm_suspend", "Pause a VM",
+	    TF_IDEMPOTENT | TF_LONG, p_vm_suspend, TT_VM, TR_JSON,
+	    "Pause a running VM with mode=\"pause\": its jobs are frozen "
+	    "and its vCPUs stop; its memory stays in use. Refused while "
+	    "jobs run unless force=true; frozen jobs' timeouts do not "
+	    "count the paused time. Hibernation (mode=\"hibernate\", also "
+	    "what an omitted mode means) is not available in this build "
+	    "yet and is refused. A paused VM does nothing until vm_resume: "
+	    "vm_exec and the job and file tools refuse it.",
+	    VM_OBJECT),
+	T(VM_RESUME, "vm_resume", "Resume a paused VM",
+	    TF_IDEMPOTENT | TF_LONG, p_vm_resume, TT_VM, TR_JSON,
+	    "Resume a paused VM: its vCPUs run again, the guest clock is "
+	    "set to the host's, and then its jobs continue. Resuming a "
+	    "running VM changes nothing.",
+	    VM_OBJECT),
+	T(VM_DESTROY, "vm_destroy", "Destroy a VM",
+	    TF_DESTRUCTIVE | TF_IDEMPOTENT, p_vm_destroy, TT_VM, TR_JSON,
+	    "Destroy a VM for good: its processes are killed at once, and "
+	    "its disk, its files on the host and its records are deleted. "
+	    "Cannot be undone. Base images are not touched.",
+	    "{'type':'object','properties':{'vm_id':{'type':'string'},"
+	    "'destroyed':{'type':'boolean'}},'required':['vm_id']}"),
+	T(VM_EXEC, "vm_exec", "Run a command",
 	    TF_DESTRUCTIVE | TF_IDEMPOTENT | TF_OPENWORLD, p_vm_exec,
-	    TT_VM_RUNNING, TR_JSON),
-	T(TOOL_VM_JOB_STATUS, "vm_job_status", "Job status", RO, p_vm_job,
-	    TT_JOB, TR_JSON),
-	T(TOOL_VM_JOB_OUTPUT, "vm_job_output", "Read job output", RO,
-	    p_vm_job_output, TT_JOB, TR_JSON),
-	T(TOOL_VM_JOB_CANCEL, "vm_job_cancel", "Cancel a job",
-	    TF_DESTRUCTIVE | TF_IDEMPOTENT, p_vm_job, TT_JOB, TR_JSON),
-	T(TOOL_VM_READ_FILE, "vm_read_file", "Read a guest file", RO,
-	    p_vm_read_file, TT_VM_RUNNING, TR_JSON),
-	T(TOOL_VM_WRITE_FILE, "vm_write_file", "Write a guest file",
-	    TF_DESTRUCTIVE, p_vm_write_file, TT_VM_RUNNING, TR_JSON),
-	T(TOOL_VM_SCREENSHOT, "vm_screenshot", "Screenshot the display", RO,
-	    p_vm_only, TT_VM_RUNNING, TR_IMAGE),
-	T(TOOL_VM_SEND_KEYS, "vm_send_keys", "Press keys",
-	    TF_DESTRUCTIVE, p_vm_send_keys, TT_VM_RUNNING, TR_JSON),
-	T(TOOL_VM_TYPE_TEXT, "vm_type_text", "Type text",
-	    TF_DESTRUCTIVE, p_vm_type_text, TT_VM_RUNNING, TR_JSON),
-	T(TOOL_VM_CLICK, "vm_click", "Click on the display",
-	    TF_DESTRUCTIVE, p_vm_click, TT_VM_RUNNING, TR_JSON),
-	T(TOOL_VM_MOUSE_MOVE, "vm_mouse_move", "Move the mouse",
-	    TF_DESTRUCTIVE, p_vm_mouse_move, TT_VM_RUNNING, TR_JSON),
-	T(TOOL_VM_SERIAL_READ, "vm_serial_read", "Read the serial console",
-	    RO, p_vm_serial_read, TT_VM, TR_TEXT),
-	T(TOOL_VM_SNAPSHOT_CREATE, "vm_snapshot_create",
-	    "Take a live snapshot", TF_LONG, p_vm_snapshot,
-	    TT_VM_RUNNING, TR_JSON),
-	T(TOOL_VM_SNAPSHOT_RESTORE, "vm_snapshot_restore",
+	    TT_VM_RUNNING, TR_JSON,
+	    "Start a shell command in a running VM and return with its "
+	    "job_id; /bin/sh -c runs it as uid ${AGENT_JOB_UID} in "
+	    "/workspace (or cwd). Without wait_seconds the answer is at "
+	    "once. With it, a command that ends within them is answered "
+	    "then, with its exit code and first page of output (stdout, "
+	    "stderr, next_cursor as vm_job_output gives them), and one "
+	    "still running when they pass is answered so. Read more output "
+	    "with vm_job_output and the state with vm_job_status; stop it "
+	    "with vm_job_cancel. request_id is required: the same id and "
+	    "arguments return the same job (its id and first state) "
+	    "instead of running it twice. At most ${AGENT_JOBS_ACTIVE_MAX} "
+	    "jobs run at once; the guest keeps the last "
+	    "${AGENT_JOBS_TOTAL_MAX}. The command must be under "
+	    "${AGENT_ARG_MAX_KIB} KiB and stdin at most "
+	    "${AGENT_STDIN_MAX_KIB} KiB: write longer scripts with "
+	    "vm_write_file. The job and its descendants are killed after "
+	    "timeout_seconds (${TOOL_EXEC_TIMEOUT_DEFAULT} by default) of "
+	    "run time.",
+	    OUTPUT_OUT("'job_id','state'")),
+	T(VM_JOB_STATUS, "vm_job_status", "Job status", RO, p_vm_job_status,
+	    TT_JOB, TR_JSON,
+	    "Show a job's state, exit code, and whether it timed out or lost "
+	    "output. The VM must be running.",
+	    JOB_OUT),
+	T(VM_JOB_OUTPUT, "vm_job_output", "Read job output", RO,
+	    p_vm_job_output, TT_JOB, TR_JSON,
+	    "Read a job's stdout and stderr from byte offsets. Omit cursor "
+	    "on the first call; then pass the whole next_cursor object "
+	    "back. Up to ${AGENT_PAGE_MAX_KIB} KiB per stream per call; "
+	    "${AGENT_JOB_RETAIN_MAX_KIB} KiB are kept per job, both streams "
+	    "together, beyond which output is dropped and truncated=true. "
+	    "Reading does not consume: repeating a cursor rereads. While "
+	    "the job runs, an empty answer is not the end; once it has "
+	    "completed, read until neither offset advances. "
+	    "encoding=\"base64\" returns exact bytes in stdout_base64 and "
+	    "stderr_base64. wait_seconds waits for a running job to end "
+	    "first. The VM must be running.",
+	    OUTPUT_OUT("'job_id','next_cursor','state'")),
+	T(VM_JOB_CANCEL, "vm_job_cancel", "Cancel a job",
+	    TF_DESTRUCTIVE | TF_IDEMPOTENT, p_vm_job_cancel, TT_JOB, TR_JSON,
+	    "Cancel a running job: it and every descendant are killed. "
+	    "Cancelling a finished job changes nothing.",
+	    JOB_OUT),
+	T(VM_READ_FILE, "vm_read_file", "Read a guest file", RO,
+	    p_vm_read_file, TT_VM_RUNNING, TR_JSON,
+	    "Read a file under /workspace in a running VM, returned as "
+	    "content_base64: up to max_bytes (at most ${TOOL_FILE_MAX_KIB} "
+	    "KiB) from offset. eof tells whether the end was reached; call "
+	    "again with a larger offset for the rest. Symlinks are "
+	    "refused.",
+	    "{'type':'object','properties':{'path':{'type':'string'},"
+	    "'offset':{'type':'integer'},'bytes':{'type':'integer'},"
+	    "'size':{'type':'integer'},'content_base64':{'type':'string'},"
+	    "'eof':{'type':'boolean'}},"
+	    "'required':['path','content_base64']}"),
+	T(VM_WRITE_FILE, "vm_write_file", "Write a guest file",
+	    TF_DESTRUCTIVE, p_vm_write_file, TT_VM_RUNNING, TR_JSON,
+	    "Write a file under /workspace in a running VM from "
+	    "content_base64 (at most ${TOOL_FILE_MAX_KIB} KiB decoded per "
+	    "call; use append=true to build larger files in pieces). "
+	    "Replaces the file unless append=true. Parent directories must "
+	    "exist (create them with vm_exec). Symlinks are refused.",
+	    "{'type':'object','properties':{'path':{'type':'string'},"
+	    "'size':{'type':'integer'},'written':{'type':'integer'}},"
+	    "'required':['path']}"),
+	T(VM_SCREENSHOT, "vm_screenshot", "Screenshot the display", RO,
+	    p_vm_screenshot, TT_VM_RUNNING, TR_IMAGE,
+	    NOT_BUILT "It is to capture the VM's display as a PNG image, "
+	    "without guest software." NO_DEVICES,
+	    "{'type':'object','properties':{'width':{'type':'integer'},"
+	    "'height':{'type':'integer'},'mime_type':{'type':'string'},"
+	    "'data_base64':{'type':'string'}},'required':['width',"
+	    "'height']}"),
+	T(VM_SEND_KEYS, "vm_send_keys", "Press keys",
+	    TF_DESTRUCTIVE, p_vm_send_keys, TT_VM_RUNNING, TR_JSON,
+	    NOT_BUILT "It is to press keys or chords on the VM's keyboard, "
+	    "in order: \"ret\", \"esc\", \"f2\", \"a\", \"ctrl-alt-f2\"."
+	    NO_DEVICES,
+	    INPUT_OUT),
+	T(VM_TYPE_TEXT, "vm_type_text", "Type text",
+	    TF_DESTRUCTIVE, p_vm_type_text, TT_VM_RUNNING, TR_JSON,
+	    NOT_BUILT "It is to type text on the VM's keyboard (US layout; "
+	    "printable ASCII, tab and newline; ${TOOL_TYPE_TEXT_MAX} "
+	    "characters at most), with enter=true pressing Enter after it."
+	    NO_DEVICES,
+	    INPUT_OUT),
+	T(VM_CLICK, "vm_click", "Click on the display",
+	    TF_DESTRUCTIVE, p_vm_click, TT_VM_RUNNING, TR_JSON,
+	    NOT_BUILT "It is to click at pixel (x, y) of the display, as "
+	    "vm_screenshot shows it." NO_DEVICES,
+	    INPUT_OUT),
+	T(VM_MOUSE_MOVE, "vm_mouse_move", "Move the mouse",
+	    TF_DESTRUCTIVE, p_vm_mouse_move, TT_VM_RUNNING, TR_JSON,
+	    NOT_BUILT "It is to move the mouse relatively: optionally pin "
+	    "it to a corner with home first, then move by dx/dy in steps "
+	    "of at most step pixels, then optionally click." NO_DEVICES,
+	    INPUT_OUT),
+	T(VM_SERIAL_READ, "vm_serial_read", "Read the serial console",
+	    RO, p_vm_serial_read, TT_VM, TR_TEXT,
+	    NOT_BUILT "It is to read the last tail_lines lines of the VM's "
+	    "serial console. mcvm VMs have no serial console yet.",
+	    "{'type':'object','properties':{'lines':{'type':'array',"
+	    "'items':{'type':'string'}},'truncated':{'type':'boolean'}},"
+	    "'required':['lines']}"),
+	T(VM_SNAPSHOT_CREATE, "vm_snapshot_create", "Take a live snapshot",
+	    TF_LONG, p_vm_snapshot_create, TT_VM_RUNNING, TR_JSON,
+	    NOT_BUILT "It is to save a live snapshot of a running VM "
+	    "(memory, devices and disk) under tag.",
+	    SNAPSHOT_OUT),
+	T(VM_SNAPSHOT_RESTORE, "vm_snapshot_restore",
 	    "Restore a live snapshot",
-	    TF_DESTRUCTIVE | TF_IDEMPOTENT | TF_LONG, p_vm_snapshot,
-	    TT_SNAPSHOT, TR_JSON),
-	T(TOOL_VM_SNAPSHOT_DELETE, "vm_snapshot_delete",
-	    "Delete a live snapshot", TF_DESTRUCTIVE | TF_IDEMPOTENT,
-	    p_vm_snapshot, TT_SNAPSHOT, TR_JSON),
-	T(TOOL_VM_SNAPSHOT_LIST, "vm_snapshot_list", "List live snapshots",
-	    RO, p_vm_only, TT_VM, TR_JSON),
-	T0(TOOL_IMAGE_LIST, "image_list", "List images", RO),
-	T(TOOL_IMAGE_CREATE, "image_create", "Create a disk image",
-	    TF_DESTRUCTIVE | TF_LONG, p_image_create, TT_NONE, TR_JSON),
-	T(TOOL_IMAGE_INFO, "image_info", "Inspect a disk image", RO,
-	    p_image_info, TT_IMAGE, TR_JSON),
-	T(TOOL_IMAGE_CONVERT, "image_convert", "Convert a disk image",
-	    TF_DESTRUCTIVE | TF_LONG, p_image_convert, TT_IMAGE, TR_JSON),
-	T(TOOL_IMAGE_RESIZE, "image_resize", "Resize a disk image",
-	    TF_DESTRUCTIVE, p_image_resize, TT_IMAGE, TR_JSON),
-	T(TOOL_IMAGE_DELETE, "image_delete", "Delete a disk image",
-	    TF_DESTRUCTIVE | TF_IDEMPOTENT, p_image_only, TT_IMAGE, TR_JSON),
-	T(TOOL_IMAGE_SNAPSHOT_CREATE, "image_snapshot_create",
-	    "Snapshot an offline image", 0, p_image_snapshot,
-	    TT_IMAGE, TR_JSON),
-	T(TOOL_IMAGE_SNAPSHOT_APPLY, "image_snapshot_apply",
+	    TF_DESTRUCTIVE | TF_IDEMPOTENT | TF_LONG, p_vm_snapshot_restore,
+	    TT_SNAPSHOT, TR_JSON,
+	    NOT_BUILT "It is to roll a running VM back to snapshot tag: "
+	    "memory, devices and disk, losing everything since.",
+	    SNAPSHOT_OUT),
+	T(VM_SNAPSHOT_DELETE, "vm_snapshot_delete", "Delete a live snapshot",
+	    TF_DESTRUCTIVE | TF_IDEMPOTENT, p_vm_snapshot_delete,
+	    TT_SNAPSHOT, TR_JSON,
+	    NOT_BUILT "It is to delete live snapshot tag of a VM.",
+	    SNAPSHOT_OUT),
+	T(VM_SNAPSHOT_LIST, "vm_snapshot_list", "List live snapshots", RO,
+	    p_vm_snapshot_list, TT_VM, TR_JSON,
+	    NOT_BUILT "It is to list the live snapshots of a VM (tag, saved "
+	    "memory size, date).",
+	    SNAPSHOTS_OUT),
+	T0(IMAGE_LIST, "image_list", "List images", RO, TT_NONE, TR_JSON,
+	    NOT_BUILT "It is to list the disk images you can use: the "
+	    "operator's catalogue (read-only) and your workspace's own "
+	    "images.",
+	    "{'type':'object','properties':{'images':{'type':'array',"
+	    "'items':" IMAGE_OBJECT "}},'required':['images']}"),
+	T(IMAGE_CREATE, "image_create", "Create a disk image",
+	    TF_DESTRUCTIVE | TF_LONG, p_image_create, TT_NONE, TR_JSON,
+	    NOT_BUILT "It is to create a disk image in your workspace's "
+	    "store, size like \"20G\", optionally as a copy-on-write "
+	    "overlay of base.",
+	    IMAGE_OBJECT),
+	T(IMAGE_INFO, "image_info", "Inspect a disk image", RO,
+	    p_image_info, TT_IMAGE, TR_JSON,
+	    NOT_BUILT "It is to show an image's format, virtual and on-disk "
+	    "size, snapshots, and with backing_chain=true its whole "
+	    "copy-on-write chain.",
+	    IMAGE_OBJECT),
+	T(IMAGE_CONVERT, "image_convert", "Convert a disk image",
+	    TF_DESTRUCTIVE | TF_LONG, p_image_convert, TT_IMAGE, TR_JSON,
+	    NOT_BUILT "It is to convert image source into a new image dest "
+	    "of another format, flattening any backing chain.",
+	    IMAGE_OBJECT),
+	T(IMAGE_RESIZE, "image_resize", "Resize a disk image",
+	    TF_DESTRUCTIVE, p_image_resize, TT_IMAGE, TR_JSON,
+	    NOT_BUILT "It is to change an image's virtual size (\"30G\", or "
+	    "\"+10G\" to grow); shrinking, which destroys data past the new "
+	    "size, needs shrink=true.",
+	    IMAGE_OBJECT),
+	T(IMAGE_DELETE, "image_delete", "Delete a disk image",
+	    TF_DESTRUCTIVE | TF_IDEMPOTENT, p_image_delete, TT_IMAGE,
+	    TR_JSON,
+	    NOT_BUILT "It is to delete one of your workspace's images.",
+	    "{'type':'object','properties':{'name':{'type':'string'},"
+	    "'deleted':{'type':'boolean'}},'required':['name','deleted']}"),
+	T(IMAGE_SNAPSHOT_CREATE, "image_snapshot_create",
+	    "Snapshot an offline image", 0, p_image_snapshot_create,
+	    TT_IMAGE, TR_JSON,
+	    NOT_BUILT "It is to create an internal disk-only snapshot tag "
+	    "in a qcow2 image no VM is running from.",
+	    SNAPSHOT_OUT),
+	T(IMAGE_SNAPSHOT_APPLY, "image_snapshot_apply",
 	    "Revert an offline image", TF_DESTRUCTIVE | TF_IDEMPOTENT,
-	    p_image_snapshot, TT_SNAPSHOT, TR_JSON),
-	T(TOOL_IMAGE_SNAPSHOT_DELETE, "image_snapshot_delete",
+	    p_image_snapshot_apply, TT_SNAPSHOT, TR_JSON,
+	    NOT_BUILT "It is to revert an offline qcow2 image to its "
+	    "snapshot tag, losing later writes.",
+	    SNAPSHOT_OUT),
+	T(IMAGE_SNAPSHOT_DELETE, "image_snapshot_delete",
 	    "Delete an image snapshot", TF_DESTRUCTIVE | TF_IDEMPOTENT,
-	    p_image_snapshot, TT_SNAPSHOT, TR_JSON),
-	T(TOOL_IMAGE_SNAPSHOT_LIST, "image_snapshot_list",
-	    "List image snapshots", RO, p_image_only, TT_IMAGE, TR_JSON),
+	    p_image_snapshot_delete, TT_SNAPSHOT, TR_JSON,
+	    NOT_BUILT "It is to delete snapshot tag from an offline qcow2 "
+	    "image, keeping the image's current contents.",
+	    SNAPSHOT_OUT),
+	T(IMAGE_SNAPSHOT_LIST, "image_snapshot_list", "List image snapshots",
+	    RO, p_image_snapshot_list, TT_IMAGE, TR_JSON,
+	    NOT_BUILT "It is to list the internal snapshots of an offline "
+	    "qcow2 image.",
+	    SNAPSHOTS_OUT),
 };
 
 const struct tool_desc *
@@ -804,4 +1255,106 @@ tool_arg_int(const struct tool_args *a, const char *name, int64_t *out)
 		return -1;
 	*out = a->v[i].i;
 	return 0;
+}
+
+/*
+ * The value of parameter i of tool id in a, or NULL if absent.  Arguments
+ * of another tool, or an index out of its range, are a bug in the caller.
+ */
+const struct tool_value *
+tool_value_at(const struct tool_args *a, enum tool_id id, int i)
+{
+	if (a->tool == NULL || a->tool->id != id || i < 0 ||
+	    (size_t)i >= a->tool->nparams)
+		fatalx("%s: parameter %d of tool %d asked of %s", __func__, i,
+		    (int)id, a->tool != NULL ? a->tool->name : "no tool");
+	return a->v[i].present ? &a->v[i] : NULL;
+}
+
+const char *
+tool_str_at(const struct tool_args *a, enum tool_id id, int i)
+{
+	const struct tool_value	*v = tool_value_at(a, id, i);
+
+	if (a->tool->params[i].type != TP_STRING)
+		fatalx("%s: %s of %s is not a string", __func__,
+		    a->tool->params[i].name, a->tool->name);
+	return v != NULL ? v->s : NULL;
+}
+
+int64_t
+tool_int_at(const struct tool_args *a, enum tool_id id, int i, int64_t dflt)
+{
+	const struct tool_value	*v = tool_value_at(a, id, i);
+
+	switch (a->tool->params[i].type) {
+	case TP_INT:
+	case TP_BOOL:
+	case TP_ENUM:
+		break;
+	default:
+		fatalx("%s: %s of %s is not an integer", __func__,
+		    a->tool->params[i].name, a->tool->name);
+	}
+	return v != NULL ? v->i : dflt;
+}
+
+static const struct tool_number *
+tool_number(const char *name, size_t len)
+{
+	size_t	 i;
+
+	for (i = 0; i < nitems(tool_numbers); i++)
+		if (strlen(tool_numbers[i].name) == len &&
+		    strncmp(tool_numbers[i].name, name, len) == 0)
+			return &tool_numbers[i];
+	return NULL;
+}
+
+/*
+ * Writes text into buf (len bytes) with each ${NAME} replaced by the
+ * number of that name.  Returns 0, or -1 with errno EINVAL for an unknown
+ * or unterminated placeholder and ENAMETOOLONG when buf is too small.
+ */
+int
+tool_render(const char *text, char *buf, size_t len)
+{
+	const struct tool_number	*n;
+	const char			*p = text, *end;
+	size_t				 o = 0, k;
+	int				 w;
+
+	if (len == 0) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	while (*p != '\0') {
+		if (p[0] != '$' || p[1] != '{') {
+			if (o + 1 >= len)
+				goto toolong;
+			buf[o++] = *p++;
+			continue;
+		}
+		p += 2;
+		if ((end = strchr(p, '}')) == NULL)
+			goto invalid;
+		k = (size_t)(end - p);
+		if ((n = tool_number(p, k)) == NULL)
+			goto invalid;
+		w = snprintf(buf + o, len - o, "%lld", n->value);
+		if (w < 0 || (size_t)w >= len - o)
+			goto toolong;
+		o += (size_t)w;
+		p = end + 1;
+	}
+	buf[o] = '\0';
+	return 0;
+invalid:
+	buf[0] = '\0';
+	errno = EINVAL;
+	return -1;
+toolong:
+	buf[0] = '\0';
+	errno = ENAMETOOLONG;
+	return -1;
 }

@@ -1,5 +1,9 @@
 /*
- * The tool catalogue shared by mcvm-frontd and mcvmd.
+ * The tool catalogue shared by mcvm-frontd and mcvmd.  Each tool is one
+ * entry of tool_table (common/tools.c): name, title, flags, parameters,
+ * target, result kind and budget, description and output schema; frontd
+ * renders what clients see from it, and mcvmd dispatches by it.  A
+ * tool's parameters are named by index: see PARAMS_<TOOL> below.
  *
  * frontd turns a tool call's JSON arguments into a struct tool_args,
  * checks it with tool_args_check() and writes it into IMSG_FRONT_TOOL with
@@ -44,6 +48,17 @@
 #define TOOL_MESSAGE_MAX	1024	/* error text from mcvmd */
 #define TOOL_PROGRESS_MAX	256	/* progress message text */
 #define TOOL_WS_NAME_MAX	64	/* workspace name from mcvmd */
+
+#define TOOL_DOC_MAX		4096	/* a description, once rendered */
+
+/* Defaults and bounds the tools' descriptions quote. */
+#define TOOL_EXEC_TIMEOUT_DEFAULT 600	/* s: vm_exec's timeout_seconds */
+#define TOOL_EXEC_TIMEOUT_MAX	(24 * 3600)
+#define TOOL_STOP_TIMEOUT_DEFAULT 30	/* s: vm_stop's timeout_seconds */
+#define TOOL_STOP_TIMEOUT_MAX	600
+#define TOOL_FORWARDS_MAX	16	/* port_forwards of one VM */
+#define VM_STATUS_JOBS_MAX	32	/* newest jobs vm_status lists */
+#define VM_STATUS_COMMAND_MAX	256	/* bytes of each one's command */
 
 #define VM_ID_PREFIX		"vm-"
 #define JOB_ID_PREFIX		"job-"
@@ -93,6 +108,112 @@ enum tool_id {
 	TOOL_ID_END
 };
 #define TOOL_COUNT		(TOOL_ID_END - 1)
+
+/*
+ * Each tool's parameters, in their order in the tool's table (and on the
+ * wire).  PARAMS_<TOOL>(M, t) calls M(t, NAME) once per parameter, NAME
+ * being the parameter's name in upper case; TOOL_PARAMS(M) calls
+ * M(<TOOL>) once per tool, in TOOL_LIST order.  From them come one enum
+ * per tool of the parameters' indices:
+ *
+ *	P_<TOOL>_<NAME>		index of parameter <name> of tool <tool>,
+ *				e.g. P_VM_EXEC_COMMAND
+ *	P_<TOOL>_COUNT		how many parameters the tool has
+ *
+ * so that code names a parameter by index, checked by the compiler:
+ *
+ *	args->v[P_VM_EXEC_COMMAND]		the struct tool_value
+ *	TOOL_ARG(args, VM_EXEC, COMMAND)	the value, NULL if absent
+ *	TOOL_STR(args, VM_EXEC, COMMAND)	the string, NULL if absent
+ *	TOOL_INT(args, VM_EXEC, TIMEOUT_SECONDS, dflt)
+ *						the integer (TP_INT, TP_BOOL,
+ *						TP_ENUM), dflt if absent
+ *
+ * The macros also check at run time that args are that tool's (else
+ * fatalx).  common/tools.c fills each tool's array by these indices, and
+ * asserts at compile time that its size is P_<TOOL>_COUNT.  The lookups by
+ * name (tool_param_index, tool_arg_str, tool_arg_int) remain for frontd's
+ * JSON conversion and older callers.
+ *
+ * The target's parameters come first: P_TARGET is vm_id for the VM and job
+ * targets and the image's name for TT_IMAGE; P_TARGET_SUB is job_id for
+ * TT_JOB and tag for TT_SNAPSHOT (whose P_TARGET is vm_id or name).
+ */
+#define P_TARGET		0
+#define P_TARGET_SUB		1
+
+#define PARAMS_VM_CREATE(M, t)						\
+	M(t, REQUEST_ID) M(t, NAME) M(t, IMAGE) M(t, MEMORY_MIB)	\
+	M(t, VCPUS) M(t, NETWORK) M(t, IDLE_SECONDS) M(t, IDLE_MODE)	\
+	M(t, PORT_FORWARDS)
+#define PARAMS_VM_LIST(M, t)
+#define PARAMS_VM_STATUS(M, t)		M(t, VM_ID)
+#define PARAMS_VM_STOP(M, t)						\
+	M(t, VM_ID) M(t, FORCE) M(t, TIMEOUT_SECONDS)
+#define PARAMS_VM_START(M, t)		M(t, VM_ID)
+#define PARAMS_VM_SUSPEND(M, t)		M(t, VM_ID) M(t, MODE) M(t, FORCE)
+#define PARAMS_VM_RESUME(M, t)		M(t, VM_ID)
+#define PARAMS_VM_DESTROY(M, t)		M(t, VM_ID)
+#define PARAMS_VM_EXEC(M, t)						\
+	M(t, VM_ID) M(t, REQUEST_ID) M(t, COMMAND) M(t, CWD)		\
+	M(t, TIMEOUT_SECONDS) M(t, STDIN) M(t, WAIT_SECONDS)
+#define PARAMS_VM_JOB_STATUS(M, t)	M(t, VM_ID) M(t, JOB_ID)
+#define PARAMS_VM_JOB_OUTPUT(M, t)					\
+	M(t, VM_ID) M(t, JOB_ID) M(t, CURSOR) M(t, ENCODING)		\
+	M(t, WAIT_SECONDS)
+#define PARAMS_VM_JOB_CANCEL(M, t)	M(t, VM_ID) M(t, JOB_ID)
+#define PARAMS_VM_READ_FILE(M, t)					\
+	M(t, VM_ID) M(t, PATH) M(t, OFFSET) M(t, MAX_BYTES)
+#define PARAMS_VM_WRITE_FILE(M, t)					\
+	M(t, VM_ID) M(t, PATH) M(t, CONTENT_BASE64) M(t, APPEND)
+#define PARAMS_VM_SCREENSHOT(M, t)	M(t, VM_ID)
+#define PARAMS_VM_SEND_KEYS(M, t)					\
+	M(t, VM_ID) M(t, KEYS) M(t, HOLD_MS) M(t, DELAY_MS)
+#define PARAMS_VM_TYPE_TEXT(M, t)					\
+	M(t, VM_ID) M(t, TEXT) M(t, ENTER) M(t, DELAY_MS)
+#define PARAMS_VM_CLICK(M, t)						\
+	M(t, VM_ID) M(t, X) M(t, Y) M(t, BUTTON) M(t, DOUBLE)
+#define PARAMS_VM_MOUSE_MOVE(M, t)					\
+	M(t, VM_ID) M(t, DX) M(t, DY) M(t, HOME) M(t, CLICK)		\
+	M(t, DOUBLE) M(t, STEP)
+#define PARAMS_VM_SERIAL_READ(M, t)	M(t, VM_ID) M(t, TAIL_LINES)
+#define PARAMS_VM_SNAPSHOT_CREATE(M, t)	M(t, VM_ID) M(t, TAG)
+#define PARAMS_VM_SNAPSHOT_RESTORE(M, t) M(t, VM_ID) M(t, TAG)
+#define PARAMS_VM_SNAPSHOT_DELETE(M, t)	M(t, VM_ID) M(t, TAG)
+#define PARAMS_VM_SNAPSHOT_LIST(M, t)	M(t, VM_ID)
+#define PARAMS_IMAGE_LIST(M, t)
+#define PARAMS_IMAGE_CREATE(M, t)					\
+	M(t, NAME) M(t, SIZE) M(t, FORMAT) M(t, BASE) M(t, OVERWRITE)
+#define PARAMS_IMAGE_INFO(M, t)		M(t, NAME) M(t, BACKING_CHAIN)
+#define PARAMS_IMAGE_CONVERT(M, t)					\
+	M(t, SOURCE) M(t, DEST) M(t, FORMAT) M(t, COMPRESS)		\
+	M(t, OVERWRITE)
+#define PARAMS_IMAGE_RESIZE(M, t)	M(t, NAME) M(t, SIZE) M(t, SHRINK)
+#define PARAMS_IMAGE_DELETE(M, t)	M(t, NAME)
+#define PARAMS_IMAGE_SNAPSHOT_CREATE(M, t) M(t, NAME) M(t, TAG)
+#define PARAMS_IMAGE_SNAPSHOT_APPLY(M, t) M(t, NAME) M(t, TAG)
+#define PARAMS_IMAGE_SNAPSHOT_DELETE(M, t) M(t, NAME) M(t, TAG)
+#define PARAMS_IMAGE_SNAPSHOT_LIST(M, t) M(t, NAME)
+
+#define TOOL_PARAMS(M)							\
+	M(VM_CREATE) M(VM_LIST) M(VM_STATUS) M(VM_STOP) M(VM_START)	\
+	M(VM_SUSPEND) M(VM_RESUME) M(VM_DESTROY) M(VM_EXEC)		\
+	M(VM_JOB_STATUS) M(VM_JOB_OUTPUT) M(VM_JOB_CANCEL)		\
+	M(VM_READ_FILE) M(VM_WRITE_FILE) M(VM_SCREENSHOT)		\
+	M(VM_SEND_KEYS) M(VM_TYPE_TEXT) M(VM_CLICK) M(VM_MOUSE_MOVE)	\
+	M(VM_SERIAL_READ) M(VM_SNAPSHOT_CREATE) M(VM_SNAPSHOT_RESTORE)	\
+	M(VM_SNAPSHOT_DELETE) M(VM_SNAPSHOT_LIST) M(IMAGE_LIST)		\
+	M(IMAGE_CREATE) M(IMAGE_INFO) M(IMAGE_CONVERT) M(IMAGE_RESIZE)	\
+	M(IMAGE_DELETE) M(IMAGE_SNAPSHOT_CREATE)			\
+	M(IMAGE_SNAPSHOT_APPLY) M(IMAGE_SNAPSHOT_DELETE)		\
+	M(IMAGE_SNAPSHOT_LIST)
+
+#define TOOL_PARAM_ENUM(t, p)	P_##t##_##p,
+#define TOOL_PARAMS_ENUM(t)						\
+	enum { PARAMS_##t(TOOL_PARAM_ENUM, t) P_##t##_COUNT };
+TOOL_PARAMS(TOOL_PARAMS_ENUM)
+#undef TOOL_PARAMS_ENUM
+#undef TOOL_PARAM_ENUM
 
 enum tparam_type {
 	TP_STRING = 1,
@@ -169,7 +290,18 @@ struct tool_desc {
 	enum tool_target	 target;
 	enum tool_result	 result;
 	size_t			 budget;	/* result bytes at most */
+	const char		*description;	/* for the model, see below */
+	const char		*output;	/* schema, single-quoted JSON */
 };
+
+/*
+ * Descriptions, parameter docs and default values may quote constants as
+ * ${NAME}, NAME one of the numbers common/tools.c lists (a constant's own
+ * name, or with _KIB its value in KiB).  tool_render() writes text into
+ * buf with each one replaced by its value; it fails on an unknown or
+ * unterminated placeholder or a text that does not fit.  Output schemas
+ * are JSON with ' for ", which frontd turns into JSON.
+ */
 
 struct tool_value {
 	int			 present;
@@ -201,7 +333,20 @@ void	 tool_args_encode(struct ibuf *, const struct tool_args *);
 int	 tool_args_decode(struct mreader *, const struct tool_desc *,
 	    struct tool_args *, char *, size_t);
 
-/* Convenience readers for the back end, after a successful decode. */
+int	 tool_render(const char *, char *, size_t);
+
+/*
+ * Readers for the back end, after a successful decode, by index (see the
+ * parameter lists above).  The by-name readers are kept for older callers.
+ */
+#define TOOL_ARG(a, t, p)	tool_value_at((a), TOOL_##t, P_##t##_##p)
+#define TOOL_STR(a, t, p)	tool_str_at((a), TOOL_##t, P_##t##_##p)
+#define TOOL_INT(a, t, p, d)	tool_int_at((a), TOOL_##t, P_##t##_##p, (d))
+const struct tool_value	*tool_value_at(const struct tool_args *,
+			    enum tool_id, int);
+const char	*tool_str_at(const struct tool_args *, enum tool_id, int);
+int64_t		 tool_int_at(const struct tool_args *, enum tool_id, int,
+		    int64_t);
 const char	*tool_arg_str(const struct tool_args *, const char *);
 int		 tool_arg_int(const struct tool_args *, const char *,
 		    int64_t *);

@@ -1,12 +1,11 @@
 /*
- * The tools as MCP clients see them: descriptions, input schemas generated
- * from common/tools.c, output schemas, annotations; the conversion of JSON
- * arguments into typed ones; and the rendering of mcvmd's answers as
- * CallToolResult objects.
- *
- * Output schemas are written below with single quotes for readability and
- * turned into JSON at startup.  They list what every result carries;
- * results may carry more.
+ * The tools as MCP clients see them, rendered from common/tools.c's table
+ * at startup: descriptions and parameter docs with their numbers filled
+ * in, input schemas, output schemas (written there with single quotes,
+ * turned into JSON here; they list what every result carries, results may
+ * carry more) and annotations.  Also the conversion of JSON arguments into
+ * typed ones, and the rendering of mcvmd's answers as CallToolResult
+ * objects.  No text about any one tool lives here.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,264 +16,6 @@
 #include "utf8.h"
 
 #define SCHEMA_TEXT_MAX		4096
-
-struct tool_text {
-	enum tool_id	 id;
-	const char	*description;
-	const char	*output;	/* schema, single-quoted JSON */
-};
-
-#define VM_PROPS							\
-	"'vm_id':{'type':'string'},'name':{'type':'string'},"		\
-	"'state':{'type':'string','description':'creating, booting, "	\
-	"running, paused, hibernated, stopped or failed'},"		\
-	"'image':{'type':'string'},'memory_mib':{'type':'integer'},"	\
-	"'vcpus':{'type':'integer'},'network':{'type':'string'},"	\
-	"'created':{'type':'integer'},'idle_seconds':{'type':'integer'},"\
-	"'idle_mode':{'type':'string'},'reason':{'type':'string'}"
-#define VM_OBJECT							\
-	"{'type':'object','properties':{" VM_PROPS "},"			\
-	"'required':['vm_id','state']}"
-#define JOB_PROPS							\
-	"'vm_id':{'type':'string'},'job_id':{'type':'string'},"		\
-	"'state':{'type':'string','description':'running, completed, "	\
-	"failed, cancelled or timed_out'},'exit_code':{'type':["	\
-	"'integer','null']},'signal':{'type':'integer'},'timed_out':"	\
-	"{'type':'boolean'},'truncated':{'type':'boolean'},"		\
-	"'stdout_bytes':{'type':'integer'},'stderr_bytes':{'type':"	\
-	"'integer'},'runtime_ms':{'type':'integer'}"
-#define JOB_OUT								\
-	"{'type':'object','properties':{" JOB_PROPS "},"		\
-	"'required':['job_id','state']}"
-#define OUTPUT_OUT(required)						\
-	"{'type':'object','properties':{" JOB_PROPS ","			\
-	"'encoding':{'type':'string'},'stdout':{'type':'string'},"	\
-	"'stderr':{'type':'string'},'stdout_base64':{'type':'string'},"	\
-	"'stderr_base64':{'type':'string'},'next_cursor':{'type':"	\
-	"'object','properties':{'stdout':{'type':'integer'},'stderr':"	\
-	"{'type':'integer'}},'required':['stdout','stderr']},"		\
-	"'decoding_errors':{'type':'object','properties':{'stdout':"	\
-	"{'type':'boolean'},'stderr':{'type':'boolean'}}}},"		\
-	"'required':[" required "]}"
-#define INPUT_OUT							\
-	"{'type':'object','properties':{'vm_id':{'type':'string'},"	\
-	"'events':{'type':'integer'}},'required':['vm_id']}"
-#define SNAPSHOTS_OUT							\
-	"{'type':'object','properties':{'snapshots':{'type':'array',"	\
-	"'items':{'type':'object','properties':{'tag':{'type':'string'},"\
-	"'vm_size':{'type':'integer'},'date':{'type':'string'}},"	\
-	"'required':['tag']}}},'required':['snapshots']}"
-#define SNAPSHOT_OUT							\
-	"{'type':'object','properties':{'tag':{'type':'string'}},"	\
-	"'required':['tag']}"
-#define IMAGE_OBJECT							\
-	"{'type':'object','properties':{'name':{'type':'string'},"	\
-	"'format':{'type':'string'},'virtual_size':{'type':'integer'},"	\
-	"'disk_size':{'type':'integer'},'base':{'type':['string','null']},"\
-	"'in_use':{'type':'boolean'},'catalog':{'type':'boolean'}},"	\
-	"'required':['name']}"
-
-static const struct tool_text tool_texts[] = {
-	{ TOOL_VM_CREATE,
-	  "Create and boot a VM in your workspace: a Debian guest with bash, "
-	  "python3, git, gcc, make and node, where commands run as uid 1000 "
-	  "in /workspace. Returns vm_id once the guest agent answers; use it "
-	  "with vm_exec, vm_read_file and vm_write_file. request_id is "
-	  "required: retrying with the same request_id and arguments returns "
-	  "the first result instead of creating a second VM. Networking is "
-	  "off unless you pass network=\"on\" and your workspace may use it. "
-	  "The VM hibernates after idle_seconds (300) without work and wakes "
-	  "by itself when you use it. Destroy it with vm_destroy when done; "
-	  "workspace quotas limit VMs, memory and storage.",
-	  VM_OBJECT },
-	{ TOOL_VM_LIST,
-	  "List the VMs of your workspace with their state. Does not wake "
-	  "suspended VMs.",
-	  "{'type':'object','properties':{'vms':{'type':'array','items':"
-	  VM_OBJECT "}},'required':['vms']}" },
-	{ TOOL_VM_STATUS,
-	  "Show one VM: state, resources, network, port forwards and its "
-	  "newest jobs (for reconciling after a lost connection): at most "
-	  "32, newest first, each command cut to 256 bytes "
-	  "(command_truncated); jobs_truncated says there are more. Does "
-	  "not wake a suspended VM.",
-	  "{'type':'object','properties':{" VM_PROPS ",'jobs':{'type':"
-	  "'array','items':{'type':'object'}},'jobs_truncated':{'type':"
-	  "'boolean'}},'required':['vm_id','state']}" },
-	{ TOOL_VM_STOP,
-	  "Shut a VM down: an ACPI power-button press, waiting up to "
-	  "timeout_seconds (30). If the guest ignores it the call fails; "
-	  "retry with force=true to power off at once. Running jobs and "
-	  "unsaved guest state are lost; the disk is kept. Start it again "
-	  "with vm_start.",
-	  VM_OBJECT },
-	{ TOOL_VM_START,
-	  "Boot a stopped VM from its disk. Nothing of the previous run's "
-	  "memory survives; use vm_resume for suspended VMs.",
-	  VM_OBJECT },
-	{ TOOL_VM_SUSPEND,
-	  "Suspend a VM. mode=\"hibernate\" (the default) writes its memory "
-	  "to disk and frees it; mode=\"pause\" stops its vCPUs and keeps "
-	  "memory. Refused while jobs run unless force=true, which freezes "
-	  "them; their timeouts do not count suspended time. Resume with "
-	  "vm_resume, or just use the VM: work wakes it.",
-	  VM_OBJECT },
-	{ TOOL_VM_RESUME,
-	  "Resume a paused or hibernated VM. The guest clock is corrected "
-	  "before jobs continue.",
-	  VM_OBJECT },
-	{ TOOL_VM_DESTROY,
-	  "Destroy a VM for good: stop it and delete its disk, checkpoints "
-	  "and logs. Cannot be undone. Base images are not touched.",
-	  "{'type':'object','properties':{'vm_id':{'type':'string'},"
-	  "'destroyed':{'type':'boolean'}},'required':['vm_id']}" },
-	{ TOOL_VM_EXEC,
-	  "Start a shell command in the VM and return with its job_id; the "
-	  "command runs as uid 1000 in /workspace (or cwd). Without "
-	  "wait_seconds the answer is at once. With it, a command that ends "
-	  "within them is answered then, with its exit code and first page "
-	  "of output (stdout, stderr, next_cursor as vm_job_output gives "
-	  "them), and one still running when they pass is answered so. "
-	  "Read more output with vm_job_output and the state with "
-	  "vm_job_status; stop it with vm_job_cancel. request_id is "
-	  "required: the same id and arguments return the same job (its id "
-	  "and first state) instead of running it twice. At most 4 jobs run "
-	  "at once and 256 exist per VM. The job and its descendants are "
-	  "killed after timeout_seconds (600).",
-	  OUTPUT_OUT("'job_id','state'") },
-	{ TOOL_VM_JOB_STATUS,
-	  "Show a job's state, exit code, and whether it timed out or lost "
-	  "output.",
-	  JOB_OUT },
-	{ TOOL_VM_JOB_OUTPUT,
-	  "Read a job's stdout and stderr from byte offsets. Omit cursor on "
-	  "the first call; then pass the whole next_cursor object back. Up "
-	  "to 16 KiB per stream per call; 256 KiB are kept per job, beyond "
-	  "which output is dropped and truncated=true. Reading does not "
-	  "consume: repeating a cursor rereads. While the job runs, an "
-	  "empty answer is not the end; once it has completed, read until "
-	  "neither offset advances. encoding=\"base64\" returns exact bytes "
-	  "in stdout_base64 and stderr_base64. wait_seconds waits for a "
-	  "running job to end first.",
-	  OUTPUT_OUT("'job_id','next_cursor','state'") },
-	{ TOOL_VM_JOB_CANCEL,
-	  "Cancel a running job: it and every descendant are killed. "
-	  "Cancelling a finished job changes nothing.",
-	  JOB_OUT },
-	{ TOOL_VM_READ_FILE,
-	  "Read a file under /workspace in the VM, returned as "
-	  "content_base64: up to max_bytes (128 KiB) from offset. eof tells "
-	  "whether the end was reached; call again with a larger offset for "
-	  "the rest. Symlinks are refused.",
-	  "{'type':'object','properties':{'path':{'type':'string'},"
-	  "'offset':{'type':'integer'},'bytes':{'type':'integer'},"
-	  "'size':{'type':'integer'},'content_base64':{'type':'string'},"
-	  "'eof':{'type':'boolean'}},"
-	  "'required':['path','content_base64']}" },
-	{ TOOL_VM_WRITE_FILE,
-	  "Write a file under /workspace in the VM from content_base64 (at "
-	  "most 128 KiB decoded per call; use append=true to build larger "
-	  "files in pieces). Replaces the file unless append=true. Parent "
-	  "directories must exist (create them with vm_exec). Symlinks are "
-	  "refused.",
-	  "{'type':'object','properties':{'path':{'type':'string'},"
-	  "'size':{'type':'integer'},'written':{'type':'integer'}},"
-	  "'required':['path']}" },
-	{ TOOL_VM_SCREENSHOT,
-	  "Capture the VM's display as a PNG image. Works without guest "
-	  "software. Use it to read a console or installer, and before "
-	  "vm_click to find coordinates.",
-	  "{'type':'object','properties':{'width':{'type':'integer'},"
-	  "'height':{'type':'integer'},'mime_type':{'type':'string'},"
-	  "'data_base64':{'type':'string'}},'required':['width','height']}" },
-	{ TOOL_VM_SEND_KEYS,
-	  "Press keys or chords on the VM's keyboard, in order: \"ret\", "
-	  "\"esc\", \"f2\", \"a\", \"ctrl-alt-f2\". To type prose use "
-	  "vm_type_text.",
-	  INPUT_OUT },
-	{ TOOL_VM_TYPE_TEXT,
-	  "Type text on the VM's keyboard (US layout; printable ASCII, tab "
-	  "and newline; 4096 characters at most). enter=true presses Enter "
-	  "after it.",
-	  INPUT_OUT },
-	{ TOOL_VM_CLICK,
-	  "Click at pixel (x, y) of the display, as vm_screenshot shows it. "
-	  "Needs the VM's tablet device (present on mcvm VMs).",
-	  INPUT_OUT },
-	{ TOOL_VM_MOUSE_MOVE,
-	  "Move the mouse relatively, for guests without a tablet driver: "
-	  "optionally pin it to a corner with home first, then move by "
-	  "dx/dy in steps of at most step pixels, then optionally click. "
-	  "Check with vm_screenshot where it landed; guests may accelerate.",
-	  INPUT_OUT },
-	{ TOOL_VM_SERIAL_READ,
-	  "Read the last tail_lines (50) lines of the VM's serial console: "
-	  "boot messages and kernel logs.",
-	  "{'type':'object','properties':{'lines':{'type':'array','items':"
-	  "{'type':'string'}},'truncated':{'type':'boolean'}},'required':"
-	  "['lines']}" },
-	{ TOOL_VM_SNAPSHOT_CREATE,
-	  "Save a live snapshot of a running VM (memory, devices and disk) "
-	  "under tag. The VM pauses while it is written. Needs a qcow2 "
-	  "disk. Restore it with vm_snapshot_restore.",
-	  SNAPSHOT_OUT },
-	{ TOOL_VM_SNAPSHOT_RESTORE,
-	  "Roll a running VM back to snapshot tag: memory, devices and disk "
-	  "revert, and everything since is lost.",
-	  SNAPSHOT_OUT },
-	{ TOOL_VM_SNAPSHOT_DELETE,
-	  "Delete live snapshot tag of a VM. The VM keeps running.",
-	  SNAPSHOT_OUT },
-	{ TOOL_VM_SNAPSHOT_LIST,
-	  "List the live snapshots of a VM (tag, saved memory size, date). "
-	  "Restore one with vm_snapshot_restore.",
-	  SNAPSHOTS_OUT },
-	{ TOOL_IMAGE_LIST,
-	  "List the disk images you can use: the operator's catalogue "
-	  "(read-only) and your workspace's own images.",
-	  "{'type':'object','properties':{'images':{'type':'array',"
-	  "'items':" IMAGE_OBJECT "}},'required':['images']}" },
-	{ TOOL_IMAGE_CREATE,
-	  "Create a disk image in your workspace's store, size like "
-	  "\"20G\". qcow2 grows on demand. With base, the image is a "
-	  "copy-on-write overlay of another image, which then stays in use. "
-	  "Refuses an existing name unless overwrite=true.",
-	  IMAGE_OBJECT },
-	{ TOOL_IMAGE_INFO,
-	  "Inspect an image: format, virtual and on-disk size, snapshots, "
-	  "and with backing_chain=true its whole copy-on-write chain.",
-	  IMAGE_OBJECT },
-	{ TOOL_IMAGE_CONVERT,
-	  "Convert image source into a new image dest of another format, "
-	  "flattening any backing chain. compress=true compresses qcow2.",
-	  IMAGE_OBJECT },
-	{ TOOL_IMAGE_RESIZE,
-	  "Change an image's virtual size (\"30G\", or \"+10G\" to grow). "
-	  "Shrinking destroys data past the new size and needs shrink=true; "
-	  "shrink the guest filesystem first. Refused while a VM uses it.",
-	  IMAGE_OBJECT },
-	{ TOOL_IMAGE_DELETE,
-	  "Delete one of your workspace's images. Refused while a VM or an "
-	  "overlay uses it. Cannot be undone.",
-	  "{'type':'object','properties':{'name':{'type':'string'},"
-	  "'deleted':{'type':'boolean'}},'required':['name','deleted']}" },
-	{ TOOL_IMAGE_SNAPSHOT_CREATE,
-	  "Create an internal disk-only snapshot tag in an image no VM is "
-	  "running from (qcow2). For running VMs use vm_snapshot_create.",
-	  SNAPSHOT_OUT },
-	{ TOOL_IMAGE_SNAPSHOT_APPLY,
-	  "Revert an offline qcow2 image to its snapshot tag; later writes "
-	  "are lost.",
-	  SNAPSHOT_OUT },
-	{ TOOL_IMAGE_SNAPSHOT_DELETE,
-	  "Delete snapshot tag from an offline qcow2 image; the image's "
-	  "current contents are kept.",
-	  SNAPSHOT_OUT },
-	{ TOOL_IMAGE_SNAPSHOT_LIST,
-	  "List the internal snapshots of an offline qcow2 image. Apply one "
-	  "with image_snapshot_apply.",
-	  SNAPSHOTS_OUT },
-};
 
 /* What each string kind looks like, for the schema. */
 static const char *
@@ -302,6 +43,17 @@ kind_pattern(enum tstr_kind k)
 	}
 }
 
+/* A text of the table with its numbers filled in; fatal if it is bad. */
+static json_t *
+rendered(const char *what, const char *text)
+{
+	char	 buf[TOOL_DOC_MAX];
+
+	if (text == NULL || tool_render(text, buf, sizeof(buf)) == -1)
+		fatalx("%s: %s: cannot be rendered", __func__, what);
+	return json_string(buf);
+}
+
 static json_t *
 load_quoted(const char *text)
 {
@@ -324,7 +76,7 @@ load_quoted(const char *text)
 static json_t *
 param_schema(const struct tool_param *p)
 {
-	json_t		*s, *e;
+	json_t		*s, *e, *d;
 	const char	*pat;
 	size_t		 i;
 
@@ -377,14 +129,18 @@ param_schema(const struct tool_param *p)
 		    "'integer','minimum':0}},'additionalProperties':false}");
 		break;
 	}
-	if (p->defval != NULL)
-		json_object_set_new(s, "default", load_quoted(p->defval));
-	json_object_set_new(s, "description", json_string(p->doc));
+	if (p->defval != NULL) {
+		d = rendered(p->name, p->defval);
+		json_object_set_new(s, "default",
+		    load_quoted(json_string_value(d)));
+		json_decref(d);
+	}
+	json_object_set_new(s, "description", rendered(p->name, p->doc));
 	return s;
 }
 
 static json_t *
-tool_json(const struct tool_desc *t, const struct tool_text *tt)
+tool_json(const struct tool_desc *t)
 {
 	json_t	*props, *req, *in, *ann;
 	size_t	 i;
@@ -405,32 +161,29 @@ tool_json(const struct tool_desc *t, const struct tool_text *tt)
 	    "destructiveHint", (t->flags & TF_DESTRUCTIVE) != 0,
 	    "idempotentHint", (t->flags & TF_IDEMPOTENT) != 0,
 	    "openWorldHint", (t->flags & TF_OPENWORLD) != 0);
-	return json_pack("{s:s,s:s,s:s,s:o,s:o,s:o}", "name", t->name,
-	    "title", t->title, "description", tt->description,
-	    "inputSchema", in, "outputSchema", load_quoted(tt->output),
-	    "annotations", ann);
+	if (t->output == NULL)
+		fatalx("%s: %s has no output schema", __func__, t->name);
+	return json_pack("{s:s,s:s,s:o,s:o,s:o,s:o}", "name", t->name,
+	    "title", t->title, "description", rendered(t->name,
+	    t->description), "inputSchema", in, "outputSchema",
+	    load_quoted(t->output), "annotations", ann);
 }
 
 int
 catalog_init(void)
 {
 	json_t	*tools;
-	size_t	 i, k;
+	size_t	 i;
 
 	tools = json_array();
 	for (i = 0; i < TOOL_COUNT; i++) {
-		for (k = 0; k < sizeof(tool_texts) / sizeof(tool_texts[0]); k++)
-			if (tool_texts[k].id == tool_table[i].id)
-				break;
-		if (k == sizeof(tool_texts) / sizeof(tool_texts[0]) ||
-		    tool_table[i].id != (enum tool_id)(i + 1)) {
-			log_warnx("%s: no text for %s", __func__,
+		if (tool_table[i].id != (enum tool_id)(i + 1)) {
+			log_warnx("%s: %s out of order", __func__,
 			    tool_table[i].name);
 			json_decref(tools);
 			return -1;
 		}
-		json_array_append_new(tools, tool_json(&tool_table[i],
-		    &tool_texts[k]));
+		json_array_append_new(tools, tool_json(&tool_table[i]));
 	}
 	if ((fenv->tools_list = json_pack("{s:o}", "tools", tools)) == NULL)
 		return -1;

@@ -26,8 +26,6 @@
 #define VM_RESULT_MAX		8192	/* a receipt's replayed result */
 #define VM_GUEST_STR_MAX	256
 #define VM_JOB_PAGE_MAX		(16 * 1024)	/* per stream per read */
-#define VM_STATUS_JOBS_MAX	32	/* newest jobs vm_status lists */
-#define VM_STATUS_COMMAND_MAX	256	/* bytes of each one's command */
 #define VM_VMM_BINARY		"mcvm-vmm"
 
 enum vm_state {

@@ -48,6 +48,62 @@ Test(catalog, builds_every_tool)
 	cr_assert_eq(strlen(fenv->tools_list_text), fenv->tools_list_len);
 }
 
+/* What frontd lists is the table, rendered: nothing of frontd's own. */
+Test(catalog, lists_the_table_rendered)
+{
+	json_t		*tools, *t, *props, *ann;
+	const char	*d;
+	char		 want[64];
+	size_t		 i, k;
+
+	cr_assert_eq(catalog_init(), 0);
+	tools = json_object_get(fenv->tools_list, "tools");
+	json_array_foreach(tools, i, t) {
+		const struct tool_desc *td = &tool_table[i];
+
+		cr_assert_str_eq(json_string_value(json_object_get(t, "name")),
+		    td->name);
+		cr_assert_str_eq(json_string_value(json_object_get(t,
+		    "title")), td->title);
+		d = json_string_value(json_object_get(t, "description"));
+		cr_assert_not_null(d, "%s", td->name);
+		cr_assert_null(strchr(d, '$'), "%s: %s", td->name, d);
+		props = json_object_get(json_object_get(t, "inputSchema"),
+		    "properties");
+		cr_assert_eq(json_object_size(props), td->nparams);
+		for (k = 0; k < td->nparams; k++) {
+			json_t *p = json_object_get(props, td->params[k].name);
+
+			cr_assert_not_null(p, "%s", td->params[k].name);
+			cr_assert_null(strchr(json_string_value(
+			    json_object_get(p, "description")), '$'));
+		}
+		ann = json_object_get(t, "annotations");
+		cr_assert_eq(json_is_true(json_object_get(ann,
+		    "readOnlyHint")), (td->flags & TF_READONLY) != 0);
+		cr_assert_eq(json_is_true(json_object_get(ann,
+		    "destructiveHint")), (td->flags & TF_DESTRUCTIVE) != 0);
+		cr_assert_str_eq(json_string_value(json_object_get(
+		    json_object_get(t, "outputSchema"), "type")), "object");
+	}
+	t = json_array_get(tools, TOOL_VM_READ_FILE - 1);
+	(void)snprintf(want, sizeof(want), "%d KiB", TOOL_FILE_MAX / 1024);
+	cr_assert(strstr(json_string_value(json_object_get(t,
+	    "description")), want) != NULL);
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(
+	    json_object_get(json_object_get(t, "inputSchema"), "properties"),
+	    "max_bytes"), "default")), TOOL_FILE_MAX);
+	t = json_array_get(tools, TOOL_VM_EXEC - 1);
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(
+	    json_object_get(json_object_get(t, "inputSchema"), "properties"),
+	    "timeout_seconds"), "default")), TOOL_EXEC_TIMEOUT_DEFAULT);
+	/* a default the operator sets is not advertised as a number */
+	t = json_array_get(tools, TOOL_VM_CREATE - 1);
+	cr_assert_null(json_object_get(json_object_get(json_object_get(
+	    json_object_get(t, "inputSchema"), "properties"),
+	    "idle_seconds"), "default"));
+}
+
 Test(catalog, arguments)
 {
 	cr_assert_eq(convert("vm_create", "{\"request_id\":\"r1\","
