@@ -5,7 +5,7 @@ LIBMCVM_SRCS := common/log.c common/imsg.c common/msg.c common/proto.c \
 	common/proc.c common/privdrop.c common/sandbox.c common/validate.c \
 	common/config.c common/hash.c common/rdfile.c common/agent.c \
 	common/utf8.c common/b64.c common/tools.c common/vmm_relay.c \
-	common/netslot.c
+	common/netslot.c common/msg_vmm.c
 
 $(GEN)/parse.c: common/parse.y
 	@mkdir -p $(@D)

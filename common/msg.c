@@ -43,9 +43,12 @@ m_add_blob(struct ibuf *b, uint8_t tag, const void *data, size_t len)
 	imsg_add(b, data, len);
 }
 
+/* NULL goes out as "". */
 void
 m_add_str(struct ibuf *b, const char *s)
 {
+	if (s == NULL)
+		s = "";
 	m_add_blob(b, MF_STR, s, strlen(s) + 1);
 }
 
@@ -182,5 +185,41 @@ m_end(const struct mreader *r)
 {
 	if (r->left != 0)
 		return m_fail();
+	return 0;
+}
+
+/* A reader over an imsg that must be of the given type. */
+int
+m_open(struct mreader *r, const struct imsg *imsg, uint32_t type)
+{
+	if (imsg->hdr.type != type) {
+		m_init_buf(r, NULL, 0);
+		return m_fail();
+	}
+	m_init(r, imsg);
+	return 0;
+}
+
+/* 0 for an imsg of the given type without payload. */
+int
+m_empty(const struct imsg *imsg, uint32_t type)
+{
+	if (imsg->hdr.type != type || imsg->datalen != 0)
+		return m_fail();
+	return 0;
+}
+
+/* A u32 that must be 0 or 1. */
+int
+m_get_flag(struct mreader *r, uint32_t *v)
+{
+	struct mreader	 saved = *r;
+
+	if (m_get_u32(r, v) == -1)
+		return -1;
+	if (*v > 1) {
+		*r = saved;
+		return m_fail();
+	}
 	return 0;
 }

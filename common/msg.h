@@ -44,6 +44,11 @@ int	 m_get_bytes(struct mreader *, const void **, size_t *, size_t);
 int	 m_get_bytes_exact(struct mreader *, void *, size_t);
 int	 m_end(const struct mreader *);
 
+/* For the codecs (msg_*.c): the imsg's type checked first. */
+int	 m_open(struct mreader *, const struct imsg *, uint32_t);
+int	 m_empty(const struct imsg *, uint32_t);
+int	 m_get_flag(struct mreader *, uint32_t *);
+
 static inline void
 le32_put(uint8_t *p, uint32_t v)
 {

@@ -1,0 +1,269 @@
+/*
+ * The codecs of the monitor's messages (IMSG_VMM_*), called by mcvmd and
+ * mcvm-vmm alike.  For IMSG_FOO a struct msg_foo, msg_foo_put() and
+ * msg_foo_get(); a message without fields has only its getter, which
+ * checks that the payload is empty.
+ *
+ * The rules of every codec header (msg_*.h):
+ *  - A getter returns 0, or -1 with errno EBADMSG when the imsg is of
+ *    another type, a field is missing or has the wrong tag, a value is
+ *    out of its bound, or bytes are left over.  It checks every bound
+ *    named beside the field; the sender is never trusted.
+ *  - Strings and byte ranges are pointers into the imsg: they live until
+ *    imsg_free() and must be copied to outlive it.  Fixed-length fields
+ *    (token hashes) are arrays, copied.  Strings are NUL-terminated, and
+ *    a string's bound is in bytes before the NUL.
+ *  - A putter writes what it is given, after imsg_create(); only a count
+ *    beyond its array sets the ibuf's error (EMSGSIZE), as does a message
+ *    too large.  Check b->err, or let imsg_close() refuse it.
+ *  - An fd that travels with a message is the caller's, on both sides.
+ *
+ * The requests describe the operation, not the agent's wire format: a
+ * guest back end maps them to its own protocol.
+ */
+#ifndef MCVM_MSG_VMM_H
+#define MCVM_MSG_VMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent_proto.h"
+#include "imsg.h"
+#include "msg.h"
+#include "utf8.h"
+
+#define VMM_DETAIL_MAX		255	/* an event's detail */
+#define VMM_QMP_STATUS_MAX	63	/* QEMU's run state name */
+#define VMM_TEXT_MAX		UTF8_DECODED_MAX(AGENT_PAGE_MAX)
+					/* a decoded output page */
+#define VMM_NSEC_MAX		999999999U
+
+/* IMSG_VMM_READY: the guest answered; strings < AGENT_INFO_STR_MAX */
+struct msg_vmm_ready {
+	const char	*agent_version;
+	const char	*os;
+	const char	*kernel;
+};
+
+/* IMSG_VMM_EVENT, unasked */
+struct msg_vmm_event {
+	uint32_t	 event;		/* enum vmm_event */
+	const char	*detail;	/* VMM_DETAIL_MAX */
+};
+
+/* IMSG_VMM_ERROR: ends any request instead of its reply */
+struct msg_vmm_error {
+	uint32_t	 code;		/* AGENT_ERR_* or VMM_ERR_* */
+	uint32_t	 sys_errno;
+	const char	*message;	/* < AGENT_ERRMSG_MAX, UTF-8 */
+};
+
+/* IMSG_VMM_OK */
+struct msg_vmm_ok {
+	uint32_t	 value;		/* FREEZE: the jobs frozen; else 0 */
+};
+
+/* IMSG_VMM_QMP_STATE, the reply to QMP_STATUS */
+struct msg_vmm_qmp_state {
+	const char	*status;	/* VMM_QMP_STATUS_MAX, UTF-8 */
+	uint32_t	 running;	/* 0 or 1 */
+};
+
+/* IMSG_VMM_EXEC -> JOB */
+struct msg_vmm_exec {
+	uint32_t	 flags;		/* AGENT_EXEC_FLAGS */
+	uint32_t	 timeout_ms;	/* 0 none, AGENT_TIMEOUT_MAX_MS */
+	const char	*cwd;		/* < AGENT_PATH_MAX */
+	uint32_t	 argc;		/* 1..AGENT_ARGC_MAX; 1 with SHELL */
+	const char	*argv[AGENT_ARGC_MAX];	/* each < AGENT_ARG_MAX */
+	uint32_t	 envc;		/* AGENT_ENVC_MAX */
+	const char	*env[AGENT_ENVC_MAX];	/* each < AGENT_ARG_MAX */
+					/* argv and env with their NULs:
+					   AGENT_ARGS_TOTAL_MAX */
+	const void	*input;		/* stdin, AGENT_STDIN_MAX */
+	size_t		 input_len;
+};
+
+/* IMSG_VMM_JOB, the reply to EXEC */
+struct msg_vmm_job {
+	uint32_t	 job;
+};
+
+/* IMSG_VMM_JOB_STATUS and JOB_CANCEL -> JOB_STATE */
+struct msg_vmm_job_status {
+	uint32_t	 job;
+};
+
+struct msg_vmm_job_cancel {
+	uint32_t	 job;
+};
+
+/* A job's status, as JOB_STATE and JOB_OUTPUT carry it. */
+struct msg_job_status {
+	uint32_t	 job;
+	uint32_t	 state;		/* AGENT_JOB_RUNNING.._STATE_MAX - 1 */
+	uint32_t	 truncated;	/* 0 or 1, as the eofs */
+	uint32_t	 out_eof;
+	uint32_t	 err_eof;
+	int32_t		 exit_code;
+	int32_t		 signal;
+	uint64_t	 out_total;
+	uint64_t	 err_total;
+	uint64_t	 out_retained;	/* <= out_total; both retained */
+	uint64_t	 err_retained;	/* AGENT_JOB_RETAIN_MAX together */
+	uint64_t	 runtime_ms;
+};
+
+struct msg_vmm_job_state {
+	struct msg_job_status	 st;
+};
+
+/* IMSG_VMM_JOB_READ -> JOB_OUTPUT */
+struct msg_vmm_job_read {
+	uint32_t	 job;
+	uint64_t	 out_cursor;
+	uint64_t	 err_cursor;
+	uint32_t	 out_max;	/* AGENT_PAGE_MAX */
+	uint32_t	 err_max;	/* AGENT_PAGE_MAX */
+	uint32_t	 encoding;	/* VMM_ENC_* */
+	uint32_t	 wait_ms;	/* AGENT_WAIT_MAX_MS */
+};
+
+/*
+ * IMSG_VMM_JOB_OUTPUT: the pages as text the monitor decoded (UTF-8
+ * or base64, as asked), each with the cursor after it (within what is
+ * retained) and whether decoding met errors (0 or 1).
+ */
+struct msg_vmm_job_output {
+	struct msg_job_status	 st;
+	uint64_t	 out_next;
+	const char	*out;		/* VMM_TEXT_MAX, UTF-8 */
+	uint32_t	 out_errors;
+	uint64_t	 err_next;
+	const char	*err;		/* VMM_TEXT_MAX, UTF-8 */
+	uint32_t	 err_errors;
+};
+
+/* IMSG_VMM_FILE_READ -> FILE_DATA */
+struct msg_vmm_file_read {
+	const char	*path;		/* < AGENT_PATH_MAX */
+	uint64_t	 offset;
+	uint32_t	 length;	/* AGENT_FILE_CHUNK_MAX */
+};
+
+struct msg_vmm_file_data {
+	uint64_t	 offset;
+	uint64_t	 size;		/* the file's */
+	uint32_t	 eof;		/* 0 or 1 */
+	const void	*data;		/* AGENT_FILE_CHUNK_MAX */
+	size_t		 len;
+};
+
+/* IMSG_VMM_FILE_WRITE -> FILE_WRITTEN */
+struct msg_vmm_file_write {
+	const char	*path;		/* < AGENT_PATH_MAX */
+	uint32_t	 flags;		/* AGENT_WRITE_FLAGS */
+	uint64_t	 offset;
+	uint32_t	 mode;		/* 07777 */
+	const void	*data;		/* AGENT_FILE_CHUNK_MAX */
+	size_t		 len;
+};
+
+struct msg_vmm_file_written {
+	uint64_t	 size;		/* the file's */
+	uint32_t	 written;	/* AGENT_FILE_CHUNK_MAX */
+};
+
+/* IMSG_VMM_GUEST_INFO_RESULT; strings < AGENT_INFO_STR_MAX, UTF-8 */
+struct msg_vmm_guest_info_result {
+	const char	*os;
+	const char	*kernel;
+	const char	*agent_version;
+	uint64_t	 uptime_ms;
+	uint32_t	 jobs_active;
+	uint32_t	 jobs_total;
+	uint32_t	 frozen;	/* 0 or 1 */
+};
+
+/* IMSG_VMM_SET_TIME -> OK */
+struct msg_vmm_set_time {
+	uint64_t	 sec;		/* INT64_MAX */
+	uint32_t	 nsec;		/* VMM_NSEC_MAX */
+};
+
+/* IMSG_VMM_NET_CONFIG -> OK; strings < AGENT_NET_STR_MAX */
+struct msg_vmm_net_config {
+	const char	*address;	/* a.b.c.d/n */
+	const char	*gateway;
+	const char	*resolver;
+	const char	*mac;
+};
+
+void	 msg_vmm_ready_put(struct ibuf *, const struct msg_vmm_ready *);
+int	 msg_vmm_ready_get(struct imsg *, struct msg_vmm_ready *);
+void	 msg_vmm_event_put(struct ibuf *, const struct msg_vmm_event *);
+int	 msg_vmm_event_get(struct imsg *, struct msg_vmm_event *);
+void	 msg_vmm_error_put(struct ibuf *, const struct msg_vmm_error *);
+int	 msg_vmm_error_get(struct imsg *, struct msg_vmm_error *);
+int	 msg_vmm_error_code_valid(uint32_t);
+void	 msg_vmm_ok_put(struct ibuf *, const struct msg_vmm_ok *);
+int	 msg_vmm_ok_get(struct imsg *, struct msg_vmm_ok *);
+int	 msg_vmm_qmp_status_get(struct imsg *);
+void	 msg_vmm_qmp_state_put(struct ibuf *,
+	    const struct msg_vmm_qmp_state *);
+int	 msg_vmm_qmp_state_get(struct imsg *, struct msg_vmm_qmp_state *);
+int	 msg_vmm_pause_get(struct imsg *);
+int	 msg_vmm_cont_get(struct imsg *);
+int	 msg_vmm_powerdown_get(struct imsg *);
+int	 msg_vmm_quit_get(struct imsg *);
+void	 msg_vmm_exec_put(struct ibuf *, const struct msg_vmm_exec *);
+int	 msg_vmm_exec_get(struct imsg *, struct msg_vmm_exec *);
+void	 msg_vmm_job_put(struct ibuf *, const struct msg_vmm_job *);
+int	 msg_vmm_job_get(struct imsg *, struct msg_vmm_job *);
+void	 msg_vmm_job_status_put(struct ibuf *,
+	    const struct msg_vmm_job_status *);
+int	 msg_vmm_job_status_get(struct imsg *, struct msg_vmm_job_status *);
+void	 msg_vmm_job_cancel_put(struct ibuf *,
+	    const struct msg_vmm_job_cancel *);
+int	 msg_vmm_job_cancel_get(struct imsg *, struct msg_vmm_job_cancel *);
+void	 msg_vmm_job_state_put(struct ibuf *,
+	    const struct msg_vmm_job_state *);
+int	 msg_vmm_job_state_get(struct imsg *, struct msg_vmm_job_state *);
+void	 msg_vmm_job_read_put(struct ibuf *, const struct msg_vmm_job_read *);
+int	 msg_vmm_job_read_get(struct imsg *, struct msg_vmm_job_read *);
+void	 msg_vmm_job_output_put(struct ibuf *,
+	    const struct msg_vmm_job_output *);
+int	 msg_vmm_job_output_get(struct imsg *, struct msg_vmm_job_output *);
+void	 msg_vmm_file_read_put(struct ibuf *,
+	    const struct msg_vmm_file_read *);
+int	 msg_vmm_file_read_get(struct imsg *, struct msg_vmm_file_read *);
+void	 msg_vmm_file_data_put(struct ibuf *,
+	    const struct msg_vmm_file_data *);
+int	 msg_vmm_file_data_get(struct imsg *, struct msg_vmm_file_data *);
+void	 msg_vmm_file_write_put(struct ibuf *,
+	    const struct msg_vmm_file_write *);
+int	 msg_vmm_file_write_get(struct imsg *, struct msg_vmm_file_write *);
+void	 msg_vmm_file_written_put(struct ibuf *,
+	    const struct msg_vmm_file_written *);
+int	 msg_vmm_file_written_get(struct imsg *,
+	    struct msg_vmm_file_written *);
+int	 msg_vmm_guest_info_get(struct imsg *);
+void	 msg_vmm_guest_info_result_put(struct ibuf *,
+	    const struct msg_vmm_guest_info_result *);
+int	 msg_vmm_guest_info_result_get(struct imsg *,
+	    struct msg_vmm_guest_info_result *);
+int	 msg_vmm_freeze_get(struct imsg *);
+int	 msg_vmm_thaw_get(struct imsg *);
+void	 msg_vmm_set_time_put(struct ibuf *, const struct msg_vmm_set_time *);
+int	 msg_vmm_set_time_get(struct imsg *, struct msg_vmm_set_time *);
+int	 msg_vmm_guest_poweroff_get(struct imsg *);
+void	 msg_vmm_net_config_put(struct ibuf *,
+	    const struct msg_vmm_net_config *);
+int	 msg_vmm_net_config_get(struct imsg *, struct msg_vmm_net_config *);
+int	 msg_vmm_checkpoint_get(struct imsg *);
+
+/* The job status fields alone, for codecs that embed them. */
+void	 msg_job_status_put(struct ibuf *, const struct msg_job_status *);
+int	 msg_job_status_get(struct mreader *, struct msg_job_status *);
+
+#endif

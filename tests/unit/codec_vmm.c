@@ -1,0 +1,511 @@
+/* The monitor's messages, for test_codec.c. */
+#include <stdint.h>
+#include <string.h>
+
+#include "agent_proto.h"
+#include "msg_vmm.h"
+#include "proto.h"
+#include "codec_table.h"
+
+CODEC_WRAP(vmm_ready)
+CODEC_WRAP(vmm_event)
+CODEC_WRAP(vmm_error)
+CODEC_WRAP(vmm_ok)
+CODEC_WRAP(vmm_qmp_state)
+CODEC_WRAP(vmm_exec)
+CODEC_WRAP(vmm_job)
+CODEC_WRAP(vmm_job_status)
+CODEC_WRAP(vmm_job_cancel)
+CODEC_WRAP(vmm_job_state)
+CODEC_WRAP(vmm_job_read)
+CODEC_WRAP(vmm_job_output)
+CODEC_WRAP(vmm_file_read)
+CODEC_WRAP(vmm_file_data)
+CODEC_WRAP(vmm_file_write)
+CODEC_WRAP(vmm_file_written)
+CODEC_WRAP(vmm_guest_info_result)
+CODEC_WRAP(vmm_set_time)
+CODEC_WRAP(vmm_net_config)
+
+#define INFO	(AGENT_INFO_STR_MAX - 1)
+
+static void
+fill_ready(void *p)
+{
+	struct msg_vmm_ready	*m = p;
+
+	m->agent_version = codec_str(INFO);
+	m->os = codec_str(INFO);
+	m->kernel = codec_str(INFO);
+}
+
+static int
+over_ready(void *p, int i)
+{
+	struct msg_vmm_ready	*m = p;
+
+	switch (i) {
+	case 0: m->agent_version = codec_str(INFO + 1); break;
+	case 1: m->os = codec_str(INFO + 1); break;
+	case 2: m->kernel = codec_str(INFO + 1); break;
+	case 3: m->os = "\xff"; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_event(void *p)
+{
+	struct msg_vmm_event	*m = p;
+
+	m->event = VMM_EV_HELD;
+	m->detail = codec_str(VMM_DETAIL_MAX);
+}
+
+static int
+over_event(void *p, int i)
+{
+	struct msg_vmm_event	*m = p;
+
+	switch (i) {
+	case 0: m->detail = codec_str(VMM_DETAIL_MAX + 1); break;
+	case 1: m->event = VMM_EV_HELD + 1; break;
+	case 2: m->event = 0; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_error(void *p)
+{
+	struct msg_vmm_error	*m = p;
+
+	m->code = VMM_ERR_BUSY;
+	m->sys_errno = UINT32_MAX;
+	m->message = codec_str(AGENT_ERRMSG_MAX - 1);
+}
+
+static int
+over_error(void *p, int i)
+{
+	struct msg_vmm_error	*m = p;
+
+	switch (i) {
+	case 0: m->message = codec_str(AGENT_ERRMSG_MAX); break;
+	case 1: m->code = AGENT_ERR_MAX; break;
+	case 2: m->code = VMM_ERR_BUSY + 1; break;
+	case 3: m->message = "\xc3"; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_ok(void *p)
+{
+	((struct msg_vmm_ok *)p)->value = UINT32_MAX;
+}
+
+static void
+fill_qmp_state(void *p)
+{
+	struct msg_vmm_qmp_state	*m = p;
+
+	m->status = codec_str(VMM_QMP_STATUS_MAX);
+	m->running = 1;
+}
+
+static int
+over_qmp_state(void *p, int i)
+{
+	struct msg_vmm_qmp_state	*m = p;
+
+	switch (i) {
+	case 0: m->status = codec_str(VMM_QMP_STATUS_MAX + 1); break;
+	case 1: m->running = 2; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+/* 256 arguments and 128 variables, AGENT_ARGS_TOTAL_MAX bytes in all. */
+static void
+fill_exec(void *p)
+{
+	struct msg_vmm_exec	*m = p;
+	size_t			 left = AGENT_ARGS_TOTAL_MAX, n;
+	uint32_t		 i;
+
+	m->flags = 0;
+	m->timeout_ms = AGENT_TIMEOUT_MAX_MS;
+	m->cwd = codec_str(AGENT_PATH_MAX - 1);
+	m->argc = AGENT_ARGC_MAX;
+	m->envc = AGENT_ENVC_MAX;
+	left -= AGENT_ARGC_MAX + AGENT_ENVC_MAX;	/* the NULs */
+	for (i = 0; i < m->argc; i++) {
+		n = left < AGENT_ARG_MAX - 1 ? left : AGENT_ARG_MAX - 1;
+		m->argv[i] = codec_str(n);
+		left -= n;
+	}
+	for (i = 0; i < m->envc; i++)
+		m->env[i] = "";
+	m->input = codec_bytes(AGENT_STDIN_MAX);
+	m->input_len = AGENT_STDIN_MAX;
+}
+
+static int
+over_exec(void *p, int i)
+{
+	struct msg_vmm_exec	*m = p;
+
+	switch (i) {
+	case 0: m->cwd = codec_str(AGENT_PATH_MAX); break;
+	case 1: m->argc = 0; break;
+	case 2: m->flags = AGENT_EXEC_FLAGS + 1; break;
+	case 3: m->timeout_ms = AGENT_TIMEOUT_MAX_MS + 1; break;
+	case 4: m->env[0] = codec_str(AGENT_ARG_MAX); break;
+	case 5: m->env[1] = "x"; break;			/* the total */
+	case 6: m->input_len = AGENT_STDIN_MAX + 1; break;
+	case 7: m->flags = AGENT_EXEC_SHELL; break;	/* argc must be 1 */
+	case 8: m->argv[0] = codec_str(AGENT_ARG_MAX); break;
+	default: return -1;
+	}
+	if (i == 6)
+		m->input = codec_bytes(m->input_len);
+	return 0;
+}
+
+static void
+fill_job(void *p)
+{
+	((struct msg_vmm_job *)p)->job = UINT32_MAX;
+}
+
+static void
+fill_job_status(void *p)
+{
+	((struct msg_vmm_job_status *)p)->job = UINT32_MAX;
+}
+
+static void
+fill_job_cancel(void *p)
+{
+	((struct msg_vmm_job_cancel *)p)->job = UINT32_MAX;
+}
+
+static void
+fill_status(struct msg_job_status *st)
+{
+	st->job = UINT32_MAX;
+	st->state = AGENT_JOB_STATE_MAX - 1;
+	st->truncated = st->out_eof = st->err_eof = 1;
+	st->exit_code = INT32_MIN;
+	st->signal = INT32_MAX;
+	st->out_total = st->err_total = UINT64_MAX;
+	st->out_retained = AGENT_JOB_RETAIN_MAX / 2;
+	st->err_retained = AGENT_JOB_RETAIN_MAX / 2;
+	st->runtime_ms = UINT64_MAX;
+}
+
+static int
+over_status(struct msg_job_status *st, int i)
+{
+	switch (i) {
+	case 0: st->state = AGENT_JOB_STATE_MAX; break;
+	case 1: st->state = 0; break;
+	case 2: st->truncated = 2; break;
+	case 3: st->out_eof = 2; break;
+	case 4: st->err_eof = 2; break;
+	case 5: st->err_retained++; break;
+	case 6: st->out_total = st->out_retained - 1; break;
+	case 7: st->err_total = st->err_retained - 1; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_job_state(void *p)
+{
+	fill_status(&((struct msg_vmm_job_state *)p)->st);
+}
+
+static int
+over_job_state(void *p, int i)
+{
+	return over_status(&((struct msg_vmm_job_state *)p)->st, i);
+}
+
+static void
+fill_job_read(void *p)
+{
+	struct msg_vmm_job_read	*m = p;
+
+	m->job = UINT32_MAX;
+	m->out_cursor = m->err_cursor = UINT64_MAX;
+	m->out_max = m->err_max = AGENT_PAGE_MAX;
+	m->encoding = VMM_ENC_BASE64;
+	m->wait_ms = AGENT_WAIT_MAX_MS;
+}
+
+static int
+over_job_read(void *p, int i)
+{
+	struct msg_vmm_job_read	*m = p;
+
+	switch (i) {
+	case 0: m->out_max = AGENT_PAGE_MAX + 1; break;
+	case 1: m->err_max = AGENT_PAGE_MAX + 1; break;
+	case 2: m->encoding = VMM_ENC_BASE64 + 1; break;
+	case 3: m->wait_ms = AGENT_WAIT_MAX_MS + 1; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_job_output(void *p)
+{
+	struct msg_vmm_job_output	*m = p;
+
+	fill_status(&m->st);
+	m->out_next = m->st.out_retained;
+	m->err_next = m->st.err_retained;
+	m->out = m->err = codec_str(VMM_TEXT_MAX);
+	m->out_errors = m->err_errors = 1;
+}
+
+static int
+over_job_output(void *p, int i)
+{
+	struct msg_vmm_job_output	*m = p;
+
+	switch (i) {
+	case 0: m->out = codec_str(VMM_TEXT_MAX + 1); break;
+	case 1: m->err = codec_str(VMM_TEXT_MAX + 1); break;
+	case 2: m->out_errors = 2; break;
+	case 3: m->err_errors = 2; break;
+	case 4: m->out_next++; break;
+	case 5: m->err_next++; break;
+	case 6: m->out = "\x80"; break;
+	default: return over_status(&m->st, i - 7);
+	}
+	return 0;
+}
+
+static void
+fill_file_read(void *p)
+{
+	struct msg_vmm_file_read	*m = p;
+
+	m->path = codec_str(AGENT_PATH_MAX - 1);
+	m->offset = UINT64_MAX;
+	m->length = AGENT_FILE_CHUNK_MAX;
+}
+
+static int
+over_file_read(void *p, int i)
+{
+	struct msg_vmm_file_read	*m = p;
+
+	switch (i) {
+	case 0: m->path = codec_str(AGENT_PATH_MAX); break;
+	case 1: m->length = AGENT_FILE_CHUNK_MAX + 1; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_file_data(void *p)
+{
+	struct msg_vmm_file_data	*m = p;
+
+	m->offset = m->size = UINT64_MAX;
+	m->eof = 1;
+	m->data = codec_bytes(AGENT_FILE_CHUNK_MAX);
+	m->len = AGENT_FILE_CHUNK_MAX;
+}
+
+static int
+over_file_data(void *p, int i)
+{
+	struct msg_vmm_file_data	*m = p;
+
+	switch (i) {
+	case 0: m->eof = 2; break;
+	case 1:
+		m->len = AGENT_FILE_CHUNK_MAX + 1;
+		m->data = codec_bytes(m->len);
+		break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_file_write(void *p)
+{
+	struct msg_vmm_file_write	*m = p;
+
+	m->path = codec_str(AGENT_PATH_MAX - 1);
+	m->flags = AGENT_WRITE_FLAGS;
+	m->offset = UINT64_MAX;
+	m->mode = 07777;
+	m->data = codec_bytes(AGENT_FILE_CHUNK_MAX);
+	m->len = AGENT_FILE_CHUNK_MAX;
+}
+
+static int
+over_file_write(void *p, int i)
+{
+	struct msg_vmm_file_write	*m = p;
+
+	switch (i) {
+	case 0: m->path = codec_str(AGENT_PATH_MAX); break;
+	case 1: m->flags = AGENT_WRITE_FLAGS + 1; break;
+	case 2: m->mode = 010000; break;
+	case 3:
+		m->len = AGENT_FILE_CHUNK_MAX + 1;
+		m->data = codec_bytes(m->len);
+		break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_file_written(void *p)
+{
+	struct msg_vmm_file_written	*m = p;
+
+	m->size = UINT64_MAX;
+	m->written = AGENT_FILE_CHUNK_MAX;
+}
+
+static int
+over_file_written(void *p, int i)
+{
+	if (i > 0)
+		return -1;
+	((struct msg_vmm_file_written *)p)->written = AGENT_FILE_CHUNK_MAX + 1;
+	return 0;
+}
+
+static void
+fill_guest_info_result(void *p)
+{
+	struct msg_vmm_guest_info_result	*m = p;
+
+	m->os = m->kernel = m->agent_version = codec_str(INFO);
+	m->uptime_ms = UINT64_MAX;
+	m->jobs_active = m->jobs_total = UINT32_MAX;
+	m->frozen = 1;
+}
+
+static int
+over_guest_info_result(void *p, int i)
+{
+	struct msg_vmm_guest_info_result	*m = p;
+
+	switch (i) {
+	case 0: m->os = codec_str(INFO + 1); break;
+	case 1: m->kernel = codec_str(INFO + 1); break;
+	case 2: m->agent_version = codec_str(INFO + 1); break;
+	case 3: m->frozen = 2; break;
+	case 4: m->kernel = "\xed\xa0\x80"; break;	/* a surrogate */
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_set_time(void *p)
+{
+	struct msg_vmm_set_time	*m = p;
+
+	m->sec = INT64_MAX;
+	m->nsec = VMM_NSEC_MAX;
+}
+
+static int
+over_set_time(void *p, int i)
+{
+	struct msg_vmm_set_time	*m = p;
+
+	switch (i) {
+	case 0: m->sec = (uint64_t)INT64_MAX + 1; break;
+	case 1: m->nsec = VMM_NSEC_MAX + 1; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_net_config(void *p)
+{
+	struct msg_vmm_net_config	*m = p;
+
+	m->address = m->gateway = m->resolver = m->mac =
+	    codec_str(AGENT_NET_STR_MAX - 1);
+}
+
+static int
+over_net_config(void *p, int i)
+{
+	struct msg_vmm_net_config	*m = p;
+	const char			*s = codec_str(AGENT_NET_STR_MAX);
+
+	switch (i) {
+	case 0: m->address = s; break;
+	case 1: m->gateway = s; break;
+	case 2: m->resolver = s; break;
+	case 3: m->mac = s; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+const struct codec codec_vmm[] = {
+	CODEC(IMSG_VMM_READY, vmm_ready, fill_ready, over_ready),
+	CODEC(IMSG_VMM_EVENT, vmm_event, fill_event, over_event),
+	CODEC(IMSG_VMM_ERROR, vmm_error, fill_error, over_error),
+	CODEC(IMSG_VMM_OK, vmm_ok, fill_ok, NULL),
+	CODEC0(IMSG_VMM_QMP_STATUS, vmm_qmp_status),
+	CODEC(IMSG_VMM_QMP_STATE, vmm_qmp_state, fill_qmp_state,
+	    over_qmp_state),
+	CODEC0(IMSG_VMM_PAUSE, vmm_pause),
+	CODEC0(IMSG_VMM_CONT, vmm_cont),
+	CODEC0(IMSG_VMM_POWERDOWN, vmm_powerdown),
+	CODEC0(IMSG_VMM_QUIT, vmm_quit),
+	CODEC(IMSG_VMM_EXEC, vmm_exec, fill_exec, over_exec),
+	CODEC(IMSG_VMM_JOB, vmm_job, fill_job, NULL),
+	CODEC(IMSG_VMM_JOB_STATUS, vmm_job_status, fill_job_status, NULL),
+	CODEC(IMSG_VMM_JOB_CANCEL, vmm_job_cancel, fill_job_cancel, NULL),
+	CODEC(IMSG_VMM_JOB_STATE, vmm_job_state, fill_job_state,
+	    over_job_state),
+	CODEC(IMSG_VMM_JOB_READ, vmm_job_read, fill_job_read, over_job_read),
+	CODEC(IMSG_VMM_JOB_OUTPUT, vmm_job_output, fill_job_output,
+	    over_job_output),
+	CODEC(IMSG_VMM_FILE_READ, vmm_file_read, fill_file_read,
+	    over_file_read),
+	CODEC(IMSG_VMM_FILE_DATA, vmm_file_data, fill_file_data,
+	    over_file_data),
+	CODEC(IMSG_VMM_FILE_WRITE, vmm_file_write, fill_file_write,
+	    over_file_write),
+	CODEC(IMSG_VMM_FILE_WRITTEN, vmm_file_written, fill_file_written,
+	    over_file_written),
+	CODEC0(IMSG_VMM_GUEST_INFO, vmm_guest_info),
+	CODEC(IMSG_VMM_GUEST_INFO_RESULT, vmm_guest_info_result,
+	    fill_guest_info_result, over_guest_info_result),
+	CODEC0(IMSG_VMM_FREEZE, vmm_freeze),
+	CODEC0(IMSG_VMM_THAW, vmm_thaw),
+	CODEC(IMSG_VMM_SET_TIME, vmm_set_time, fill_set_time, over_set_time),
+	CODEC0(IMSG_VMM_GUEST_POWEROFF, vmm_guest_poweroff),
+	CODEC(IMSG_VMM_NET_CONFIG, vmm_net_config, fill_net_config,
+	    over_net_config),
+	CODEC0(IMSG_VMM_CHECKPOINT, vmm_checkpoint),
+	CODEC_END
+};
