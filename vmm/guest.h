@@ -10,9 +10,10 @@
  * READY or GUEST_BACK), and when it loses the agent it fails the guest's
  * requests in flight (vmm_req_fail_all) and reports VMM_EV_GUEST_LOST.
  *
- * A request: the op table's entry has checked that the session is up and
- * armed the deadline; the implementation sends it, and answers r once,
- * with the reply IMSG_TYPES gives for the request, or with vmm_fail().
+ * A request: the op table's entry has read its fields with the message's
+ * codec, checked that the session is up and armed the deadline; the
+ * implementation sends it and answers r once, with the reply type
+ * imsg_reply_type() gives for the request, or with vmm_fail().
  * What the guest sends back is untrusted: an answer that does not fit
  * costs that request, never the monitor.
  */
@@ -21,16 +22,8 @@
 
 #include <stdint.h>
 
-#include "agent_proto.h"
+#include "msg_vmm.h"
 #include "vmm.h"
-
-/* A request's fields, as the op table's get read them. */
-union vmm_args {
-	struct {
-		struct agent_msg	 m;
-		uint32_t		 enc;	/* JOB_READ: VMM_ENC_* */
-	}			 guest;
-};
 
 struct vmm_guest {
 	const char	*name;
@@ -40,8 +33,24 @@ struct vmm_guest {
 	int	(*up)(const char **);		/* 1, or 0 and why not */
 	void	(*reset)(const char *);		/* the guest was reset */
 
-	/* Requests. */
-	void	(*request)(struct vmm_req *, const union vmm_args *);
+	/* Requests: each answers r, or fails it. */
+	void	(*exec)(struct vmm_req *, const struct msg_vmm_exec *);
+	void	(*job_status)(struct vmm_req *, uint32_t);
+	void	(*job_cancel)(struct vmm_req *, uint32_t);
+	void	(*job_read)(struct vmm_req *,
+		    const struct msg_vmm_job_read *);
+	void	(*file_read)(struct vmm_req *,
+		    const struct msg_vmm_file_read *);
+	void	(*file_write)(struct vmm_req *,
+		    const struct msg_vmm_file_write *);
+	void	(*info)(struct vmm_req *);
+	void	(*freeze)(struct vmm_req *);
+	void	(*thaw)(struct vmm_req *);
+	void	(*set_time)(struct vmm_req *,
+		    const struct msg_vmm_set_time *);
+	void	(*poweroff)(struct vmm_req *);
+	void	(*net_config)(struct vmm_req *,
+		    const struct msg_vmm_net_config *);
 
 	/* r ends (answered, timed out): forget it, unsend its bytes. */
 	void	(*forget)(struct vmm_req *);

@@ -3,8 +3,8 @@
  * messages on the virtio-serial port.  The session is HELLO (repeated
  * while the guest boots), then the host's time, fresh randomness and
  * INFO; each request of mcvmd's is one agent request, and its reply is
- * converted back to the monitor's message (vmm_relay.c checks every
- * bound on the way).
+ * converted back to the monitor's answer (agent_relay.c, which checks
+ * every bound on the way).
  *
  * The guest is untrusted: a malformed frame header loses the channel; a
  * well framed message that makes no sense costs the request it answers,
@@ -21,11 +21,11 @@
 #include <time.h>
 
 #include "agent_proto.h"
+#include "agent_relay.h"
 #include "guest.h"
 #include "log.h"
 #include "proto.h"
 #include "vmm.h"
-#include "vmm_relay.h"
 
 enum ag_state {
 	AG_S_HELLO,		/* HELLO sent, repeated while booting */
@@ -269,14 +269,17 @@ static void
 ag_reply(struct vmm_req *r, const struct agent_msg *m)
 {
 	struct ibuf	*b;
+	uint32_t	 type;
 
 	if (m->type != AGENT_ERROR &&
 	    m->type != (AGENT_REPLY | (uint16_t)r->g_kind)) {
 		ag_bad_reply(r, m->type, "a reply of the wrong type");
 		return;
 	}
-	b = vmm_answer_begin(r, vmm_reply_imsg_type(m->type));
-	if (vmm_reply_put(b, m, r->g_enc) == -1) {
+	type = m->type == AGENT_ERROR ? IMSG_VMM_ERROR :
+	    imsg_reply_type(r->op->type);
+	b = vmm_answer_begin(r, type);
+	if (agent_reply_put(b, type, m, r->g_enc) == -1) {
 		imsg_discard(b);
 		ag_bad_reply(r, m->type, "it cannot be relayed");
 		return;
@@ -395,11 +398,115 @@ ag_send(struct vmm_req *r, struct agent_msg *m)
 }
 
 static void
-ag_request(struct vmm_req *r, const union vmm_args *a)
+ag_exec(struct vmm_req *r, const struct msg_vmm_exec *x)
 {
-	struct agent_msg	 m = a->guest.m;
+	struct agent_msg	 m;
 
-	r->g_enc = a->guest.enc;
+	agent_req_exec(x, &m);
+	ag_send(r, &m);
+}
+
+static void
+ag_job(struct vmm_req *r, uint16_t type, uint32_t job)
+{
+	struct agent_msg	 m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = type;
+	m.u.job.job = job;
+	ag_send(r, &m);
+}
+
+static void
+ag_job_status(struct vmm_req *r, uint32_t job)
+{
+	ag_job(r, AGENT_JOB_STATUS, job);
+}
+
+static void
+ag_job_cancel(struct vmm_req *r, uint32_t job)
+{
+	ag_job(r, AGENT_JOB_CANCEL, job);
+}
+
+static void
+ag_job_read(struct vmm_req *r, const struct msg_vmm_job_read *x)
+{
+	struct agent_msg	 m;
+
+	agent_req_job_read(x, &m);
+	r->g_enc = x->encoding;
+	ag_send(r, &m);
+}
+
+static void
+ag_file_read(struct vmm_req *r, const struct msg_vmm_file_read *x)
+{
+	struct agent_msg	 m;
+
+	agent_req_file_read(x, &m);
+	ag_send(r, &m);
+}
+
+static void
+ag_file_write(struct vmm_req *r, const struct msg_vmm_file_write *x)
+{
+	struct agent_msg	 m;
+
+	agent_req_file_write(x, &m);
+	ag_send(r, &m);
+}
+
+/* A request without fields. */
+static void
+ag_simple(struct vmm_req *r, uint16_t type)
+{
+	struct agent_msg	 m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = type;
+	ag_send(r, &m);
+}
+
+static void
+ag_info(struct vmm_req *r)
+{
+	ag_simple(r, AGENT_INFO);
+}
+
+static void
+ag_freeze(struct vmm_req *r)
+{
+	ag_simple(r, AGENT_FREEZE);
+}
+
+static void
+ag_thaw(struct vmm_req *r)
+{
+	ag_simple(r, AGENT_THAW);
+}
+
+static void
+ag_poweroff(struct vmm_req *r)
+{
+	ag_simple(r, AGENT_POWEROFF);
+}
+
+static void
+ag_set_time(struct vmm_req *r, const struct msg_vmm_set_time *x)
+{
+	struct agent_msg	 m;
+
+	agent_req_set_time(x, &m);
+	ag_send(r, &m);
+}
+
+static void
+ag_net_config(struct vmm_req *r, const struct msg_vmm_net_config *x)
+{
+	struct agent_msg	 m;
+
+	agent_req_net_config(x, &m);
 	ag_send(r, &m);
 }
 
@@ -425,6 +532,17 @@ const struct vmm_guest vmm_guest_agent = {
 	.init = ag_init,
 	.up = ag_up,
 	.reset = ag_reset,
-	.request = ag_request,
+	.exec = ag_exec,
+	.job_status = ag_job_status,
+	.job_cancel = ag_job_cancel,
+	.job_read = ag_job_read,
+	.file_read = ag_file_read,
+	.file_write = ag_file_write,
+	.info = ag_info,
+	.freeze = ag_freeze,
+	.thaw = ag_thaw,
+	.set_time = ag_set_time,
+	.poweroff = ag_poweroff,
+	.net_config = ag_net_config,
 	.forget = ag_forget,
 };

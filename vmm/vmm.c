@@ -24,7 +24,8 @@
 #include "proc.h"
 #include "proto.h"
 #include "vmm.h"
-#include "vmm_relay.h"
+#include "msg_vmm.h"
+#include "utf8.h"
 
 /* The guest side: the mcvm agent, today the only one. */
 const struct vmm_guest	*vmm_guest = &vmm_guest_agent;
@@ -61,21 +62,55 @@ msg_close(struct ibuf *b)
 		fatal("%s: %s", __func__, strerror(b->err ? b->err : errno));
 }
 
+/*
+ * A text as mcvmd's codecs take it: valid UTF-8 (what is not becomes
+ * U+FFFD), cut on a character boundary to fit size.  A guest's string
+ * may be anything its decoder let through.
+ */
+void
+vmm_text(const char *in, char *text, size_t size)
+{
+	static char	 dec[UTF8_DECODED_MAX(VMM_TEXT_IN_MAX)];
+	size_t		 n, len;
+	int		 errors = 0;
+
+	if (size == 0)
+		return;
+	if (in == NULL)
+		in = "";
+	n = strnlen(in, VMM_TEXT_IN_MAX);
+	(void)utf8_decode((const uint8_t *)in, n, 1, dec, &len, &errors);
+	if (len > size - 1) {
+		len = size - 1;
+		while (len > 0 && ((unsigned char)dec[len] & 0xc0) == 0x80)
+			len--;
+	}
+	memcpy(text, dec, len);
+	text[len] = '\0';
+}
+
 static void
 send_error(uint32_t peerid, uint32_t code, uint32_t err, const char *text)
 {
-	struct ibuf	*b = msg_create(IMSG_VMM_ERROR, peerid);
+	struct ibuf		*b = msg_create(IMSG_VMM_ERROR, peerid);
+	struct msg_vmm_error	 e;
+	char			 clean[AGENT_ERRMSG_MAX];
 
-	vmm_error_put(b, code, err, text);
+	vmm_text(text, clean, sizeof(clean));
+	e.code = code;
+	e.sys_errno = err;
+	e.message = clean;
+	msg_vmm_error_put(b, &e);
 	msg_close(b);
 }
 
 static void
 send_ok(uint32_t peerid, uint32_t value)
 {
-	struct ibuf	*b = msg_create(IMSG_VMM_OK, peerid);
+	struct ibuf		*b = msg_create(IMSG_VMM_OK, peerid);
+	struct msg_vmm_ok	 ok = { .value = value };
 
-	m_add_u32(b, value);
+	msg_vmm_ok_put(b, &ok);
 	msg_close(b);
 }
 
@@ -110,13 +145,17 @@ vmm_answer_end(struct vmm_req *r, struct ibuf *b)
 void
 vmm_event(enum vmm_event ev, const char *detail)
 {
-	struct ibuf	*b = msg_create(IMSG_VMM_EVENT, 0);
+	struct ibuf		*b = msg_create(IMSG_VMM_EVENT, 0);
+	struct msg_vmm_event	 e;
+	char			 clean[VMM_DETAIL_MAX + 1];
 
 	log_debug("event %d: %s", ev, detail);
 	if (ev == VMM_EV_SHUTDOWN)
 		vmm.shutdown_sent = 1;
-	m_add_u32(b, ev);
-	m_add_str(b, detail);
+	vmm_text(detail, clean, sizeof(clean));
+	e.event = ev;
+	e.detail = clean;
+	msg_vmm_event_put(b, &e);
 	msg_close(b);
 }
 
@@ -131,26 +170,28 @@ vmm_error_unasked(uint32_t code, uint32_t err, const char *text)
 void
 vmm_check_ready(void)
 {
-	struct ibuf	*b;
+	struct ibuf		*b;
+	struct msg_vmm_ready	 m;
 
 	if (vmm.ready_sent || vmm_qmp_state() != VMM_QMP_READY ||
 	    !vmm_guest->up(NULL))
 		return;
+	m.agent_version = vmm.g_version;
+	m.os = vmm.g_os;
+	m.kernel = vmm.g_kernel;
 	b = msg_create(IMSG_VMM_READY, 0);
-	m_add_str(b, vmm.g_version);
-	m_add_str(b, vmm.g_os);
-	m_add_str(b, vmm.g_kernel);
+	msg_vmm_ready_put(b, &m);
 	msg_close(b);
 	vmm.ready_sent = 1;
 }
 
-/* The guest's session is up (again): what it said it is. */
+/* The guest's session is up (again): what it said it is, made text. */
 void
 vmm_guest_up(const char *version, const char *os, const char *kernel)
 {
-	snprintf(vmm.g_version, sizeof(vmm.g_version), "%s", version);
-	snprintf(vmm.g_os, sizeof(vmm.g_os), "%s", os);
-	snprintf(vmm.g_kernel, sizeof(vmm.g_kernel), "%s", kernel);
+	vmm_text(version, vmm.g_version, sizeof(vmm.g_version));
+	vmm_text(os, vmm.g_os, sizeof(vmm.g_os));
+	vmm_text(kernel, vmm.g_kernel, sizeof(vmm.g_kernel));
 	log_debug("guest %s: %s, %s", vmm.g_version, vmm.g_os,
 	    vmm.g_kernel);
 	if (vmm.ready_sent)
@@ -505,14 +546,8 @@ vmm_dispatch(struct imsg *imsg)
 		fatalx("%s from mcvmd without a request id",
 		    imsg_type_name(type));
 	memset(&args, 0, sizeof(args));
-	if (op->get != NULL) {
-		if (op->get(imsg, &args) == -1)
-			parent_malformed(type);
-	} else {
-		m_init(&mr, imsg);
-		if (m_end(&mr) == -1)
-			parent_malformed(type);
-	}
+	if (op->get(imsg, &args) == -1)
+		parent_malformed(type);
 	if (op->flags & VMM_OP_FD && (fd = imsg_get_fd(imsg)) == -1)
 		parent_malformed(type);
 

@@ -27,6 +27,7 @@
 
 #include "agent_proto.h"
 #include "imsg.h"
+#include "msg_vmm.h"
 #include "proc.h"
 #include "proto.h"
 
@@ -61,12 +62,23 @@ enum vmm_chan {
 
 struct vmm_req;
 struct qmp_msg;
-union vmm_args;
+
+/* A request's fields, as its op's get read them (msg_vmm.h). */
+union vmm_args {
+	struct msg_vmm_exec		 exec;
+	struct msg_vmm_job_status	 job_status;
+	struct msg_vmm_job_cancel	 job_cancel;
+	struct msg_vmm_job_read		 job_read;
+	struct msg_vmm_file_read	 file_read;
+	struct msg_vmm_file_write	 file_write;
+	struct msg_vmm_set_time		 set_time;
+	struct msg_vmm_net_config	 net_config;
+};
 
 /*
  * The op table (ops.c): one entry per IMSG_VMM_* request mcvmd may send,
  * and nothing else.  For each request the dispatcher (vmm.c) reads its
- * fields with get (NULL: it has none); a malformed request is fatal.  It
+ * fields with get, the message's codec; a malformed request is fatal.  It
  * then checks what the entry asks for, answering an error itself when the
  * channel is not there, the guest not up or every slot taken; it takes
  * the fd (VMM_OP_FD), arms the timeout, and calls start.  start, or the
@@ -123,11 +135,16 @@ struct vmm_req {
 	struct vmm_outbuf	*out;		/* its bytes, while queued */
 };
 
+#define VMM_TEXT_IN_MAX		1024	/* a text's bytes looked at */
+
 /* Answers to mcvmd: each ends the request. */
 void	 vmm_fail(struct vmm_req *, uint32_t, uint32_t, const char *);
 void	 vmm_ok(struct vmm_req *, uint32_t);
 struct ibuf *vmm_answer_begin(struct vmm_req *, uint32_t);
 void	 vmm_answer_end(struct vmm_req *, struct ibuf *);
+
+/* Any text for mcvmd, a guest's first: valid UTF-8, cut to fit. */
+void	 vmm_text(const char *, char *, size_t);
 
 /* Messages nobody asked for. */
 void	 vmm_event(enum vmm_event, const char *);
