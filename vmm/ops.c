@@ -14,6 +14,12 @@
 #include "qmp.h"
 #include "vmm.h"
 
+/* What QEMU may name fits the answers' codecs. */
+_Static_assert(QMP_NAME_MAX - 1 <= VMM_QMP_STATUS_MAX,
+    "a QMP status longer than QMP_STATE carries");
+_Static_assert(QMP_TEXT_MAX - 1 <= VMM_DETAIL_MAX,
+    "a QMP event detail longer than EVENT carries");
+
 /* --- QMP commands of one step, without arguments */
 
 static void

@@ -13,6 +13,15 @@
  *	checkpoint.c	the checkpoint: an op of several QMP steps
  *	guest.h		the guest side, an interface ...
  *	guest_agent.c	... and its implementation for mcvm-guestd's agent
+ *	agent_relay.c	that implementation's conversions
+ *
+ * An op of several QMP steps is one file like checkpoint.c: its start
+ * (the op table's start column) sends the first command with
+ * vmm_qmp_send (or vmm_qmp_send_fd, when an fd goes with it), naming the
+ * continuation its reply calls; each continuation sends the next, waits
+ * with vmm_req_after, or answers with vmm_ok, vmm_fail or
+ * vmm_answer_begin/end.  A QMP error, the deadline and the loss of QEMU
+ * answer for it.  Its state is the request's (an fd in r->fd).
  */
 #ifndef MCVM_VMM_H
 #define MCVM_VMM_H
