@@ -125,8 +125,8 @@ struct vmm_req {
 	int			 used;
 	const struct vmm_op	*op;
 	uint32_t		 peerid;	/* mcvmd's request id */
-	uint32_t		 wire_id;	/* the QMP or guest id awaited */
-	int			 fd;		/* VMM_OP_FD: ours until given */
+	uint32_t		 wire_id;	/* QMP or guest id awaited */
+	int			 fd;		/* VMM_OP_FD: ours till given */
 	struct event		 timer;		/* the op's deadline */
 
 	/* QMP: the reply awaited, and a command held until negotiation */
