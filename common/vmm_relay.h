@@ -1,7 +1,10 @@
 /*
- * The codec of the monitor's agent messages: IMSG_VMM_* fields (proto.h
- * gives their order) to and from agent messages (agent_proto.h), one to
- * one.  The monitor and mcvmd both call it; so do the tests.
+ * The former codec of the monitor's agent messages: IMSG_VMM_* fields to
+ * and from agent messages (agent_proto.h), one to one.  The monitor and
+ * its driver no longer use it: they read and write with msg_vmm.h, and
+ * the agent's conversions are the monitor's own (vmm/agent_relay.c).
+ * What is left is for mcvmd's readers (vmm_status_get) and goes once
+ * mcvmd reads with msg_vmm.h too.
  */
 #ifndef MCVM_VMM_RELAY_H
 #define MCVM_VMM_RELAY_H

@@ -276,24 +276,30 @@ qmp_input(struct qmp_parser *p, const void *data, size_t n, qmp_cb cb,
 }
 
 int
-qmp_encode_command(char *buf, size_t cap, const char *cmd, const char *args,
+qmp_encode_command(char *buf, size_t cap, const char *cmd, json_t *args,
     uint32_t id)
 {
+	json_t	*root;
 	size_t	 n = strlen(cmd);
-	int	 len;
 
 	if (n == 0 || n >= QMP_NAME_MAX ||
 	    strspn(cmd, "abcdefghijklmnopqrstuvwxyz_-") != n || id == 0 ||
-	    (args != NULL && args[0] != '{'))
+	    (args != NULL && !json_is_object(args)) || cap < 2)
 		return -1;
-	if (args != NULL)
-		len = snprintf(buf, cap, "{\"execute\": \"%s\", "
-		    "\"arguments\": %s, \"id\": %u}\n", cmd, args,
-		    (unsigned int)id);
-	else
-		len = snprintf(buf, cap, "{\"execute\": \"%s\", \"id\": %u}\n",
-		    cmd, (unsigned int)id);
-	if (len < 0 || (size_t)len >= cap)
+	if ((root = json_object()) == NULL)
 		return -1;
-	return len;
+	if (json_object_set_new(root, "execute", json_string(cmd)) == -1 ||
+	    (args != NULL && json_object_set(root, "arguments", args) == -1) ||
+	    json_object_set_new(root, "id", json_integer(id)) == -1) {
+		json_decref(root);
+		return -1;
+	}
+	/* Room for the newline and a NUL after it. */
+	n = json_dumpb(root, buf, cap - 2, 0);
+	json_decref(root);
+	if (n == 0 || n > cap - 2)
+		return -1;
+	buf[n++] = '\n';
+	buf[n] = '\0';
+	return (int)n;
 }

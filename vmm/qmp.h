@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #define QMP_MSG_MAX		(64 * 1024)	/* a line and newline */
 #define QMP_NAME_MAX		64	/* events, errors, status */
 #define QMP_TEXT_MAX		256	/* error texts, event details */
@@ -78,10 +80,11 @@ int	 qmp_decode_line(const char *, size_t, struct qmp_msg *, char *,
 /*
  * Encodes {"execute": cmd, "arguments": args, "id": id} and a newline into
  * buf.  cmd must be a plain QMP command name; args is NULL or a JSON
- * object the monitor's own code wrote (never anything from a peer).
- * Returns the length, or -1.
+ * object, serialized by jansson: a string in it is escaped there, never
+ * pasted into the line.  args stays the caller's.  Returns the length, or
+ * -1.
  */
-int	 qmp_encode_command(char *, size_t, const char *, const char *,
+int	 qmp_encode_command(char *, size_t, const char *, json_t *,
 	    uint32_t);
 
 #endif

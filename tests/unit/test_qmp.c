@@ -247,23 +247,61 @@ Test(qmp, garbage_after_good_lines)
 Test(qmp, encode_command)
 {
 	char	 buf[QMP_CMD_MAX];
+	json_t	*args, *arr;
 	int	 n;
 
 	n = qmp_encode_command(buf, sizeof(buf), "query-status", NULL, 12);
 	cr_assert_gt(n, 0);
 	cr_assert_str_eq(buf, "{\"execute\": \"query-status\", \"id\": 12}\n");
 	cr_assert_eq((size_t)n, strlen(buf));
-	n = qmp_encode_command(buf, sizeof(buf), "getfd",
-	    "{\"fdname\": \"x\"}", 3);
+	args = json_pack("{s:s}", "fdname", "x");
+	cr_assert_not_null(args);
+	n = qmp_encode_command(buf, sizeof(buf), "getfd", args, 3);
 	cr_assert_str_eq(buf, "{\"execute\": \"getfd\", \"arguments\": "
 	    "{\"fdname\": \"x\"}, \"id\": 3}\n");
 	cr_assert_eq((size_t)n, strlen(buf));
+	/* The arguments stay the caller's. */
+	cr_assert_eq(args->refcount, 1);
 	cr_assert_eq(qmp_encode_command(buf, sizeof(buf), "bad\"name", NULL,
 	    1), -1);
 	cr_assert_eq(qmp_encode_command(buf, sizeof(buf), "", NULL, 1), -1);
 	cr_assert_eq(qmp_encode_command(buf, sizeof(buf), "quit", NULL, 0),
 	    -1);
-	cr_assert_eq(qmp_encode_command(buf, sizeof(buf), "quit", "[]", 1),
-	    -1);
+	arr = json_array();
+	cr_assert_eq(qmp_encode_command(buf, sizeof(buf), "quit", arr, 1), -1);
+	json_decref(arr);
 	cr_assert_eq(qmp_encode_command(buf, 10, "quit", NULL, 1), -1);
+	cr_assert_eq(qmp_encode_command(buf, 10, "getfd", args, 1), -1);
+	json_decref(args);
+}
+
+/* An argument is one JSON string whatever it holds: nothing is pasted. */
+Test(qmp, encode_arguments_escaped)
+{
+	static const char	 hostile[] = "x\"}, \"execute\": \"quit\n\\";
+	char			 buf[QMP_CMD_MAX];
+	json_t			*args, *root, *a;
+	json_error_t		 jerr;
+	int			 n;
+
+	args = json_pack("{s:s, s:I}", "uri", hostile, "max", 1099511627776LL);
+	cr_assert_not_null(args);
+	n = qmp_encode_command(buf, sizeof(buf), "migrate", args, 9);
+	json_decref(args);
+	cr_assert_gt(n, 0);
+	/* One line: the newline in the argument was escaped. */
+	cr_assert_eq(memchr(buf, '\n', (size_t)n), buf + n - 1);
+	root = json_loadb(buf, (size_t)n - 1, JSON_REJECT_DUPLICATES, &jerr);
+	cr_assert_not_null(root);
+	cr_assert_eq(json_object_size(root), 3);
+	cr_assert_str_eq(json_string_value(json_object_get(root, "execute")),
+	    "migrate");
+	cr_assert_eq(json_integer_value(json_object_get(root, "id")), 9);
+	a = json_object_get(root, "arguments");
+	cr_assert_eq(json_object_size(a), 2);
+	cr_assert_str_eq(json_string_value(json_object_get(a, "uri")),
+	    hostile);
+	cr_assert_eq(json_integer_value(json_object_get(a, "max")),
+	    1099511627776LL);
+	json_decref(root);
 }

@@ -29,10 +29,10 @@
 #include "agent_proto.h"
 #include "imsg.h"
 #include "msg.h"
+#include "msg_vmm.h"
 #include "proto.h"
 #include "utf8.h"
 #include "vmm.h"
-#include "vmm_relay.h"
 
 #define QEMU_BIN		"qemu-system-x86_64"
 #define GUEST_MEM_MIB		"1024"
@@ -67,6 +67,19 @@ struct vmm_run {
 	int		 ready;
 	struct imsg	 cur;		/* the last reply, kept */
 	int		 cur_ok;
+};
+
+/* A reply, as its codec read it. */
+union reply {
+	struct msg_vmm_job		 job;
+	struct msg_vmm_job_state	 state;
+	struct msg_vmm_job_output	 output;
+	struct msg_vmm_file_data	 data;
+	struct msg_vmm_file_written	 written;
+	struct msg_vmm_guest_info_result info;
+	struct msg_vmm_qmp_state	 qmp;
+	struct msg_vmm_ok		 ok;
+	struct msg_vmm_error		 error;
 };
 
 static struct vmm_run	 run;
@@ -352,41 +365,36 @@ next_imsg(struct imsg *im, int timeout_ms)
 static int
 note_unasked(struct imsg *im)
 {
-	struct mreader	 r;
-	const char	*s1, *s2, *s3;
-	uint32_t	 ev, code, err;
+	struct msg_vmm_event	 ev;
+	struct msg_vmm_ready	 ready;
+	struct msg_vmm_error	 err;
 
 	if (im->hdr.peerid != 0)
 		return 0;
-	m_init(&r, im);
 	switch (im->hdr.type) {
 	case IMSG_VMM_EVENT:
-		if (m_get_u32(&r, &ev) == -1 || m_get_str(&r, &s1,
-		    AGENT_INFO_STR_MAX - 1) == -1 || m_end(&r) == -1)
+		if (msg_vmm_event_get(im, &ev) == -1)
 			break;
 		if (run.nevents < EVENTS_MAX) {
-			run.events[run.nevents].ev = ev;
+			run.events[run.nevents].ev = ev.event;
 			snprintf(run.events[run.nevents].detail,
-			    sizeof(run.events[0].detail), "%s", s1);
+			    sizeof(run.events[0].detail), "%s", ev.detail);
 			run.nevents++;
 		}
-		printf("# event %u: %s\n", ev, s1);
+		printf("# event %u: %s\n", ev.event, ev.detail);
 		return 1;
 	case IMSG_VMM_READY:
-		if (m_get_str(&r, &s1, AGENT_INFO_STR_MAX - 1) == -1 ||
-		    m_get_str(&r, &s2, AGENT_INFO_STR_MAX - 1) == -1 ||
-		    m_get_str(&r, &s3, AGENT_INFO_STR_MAX - 1) == -1 ||
-		    m_end(&r) == -1)
+		if (msg_vmm_ready_get(im, &ready) == -1)
 			break;
-		snprintf(run.ready_os, sizeof(run.ready_os), "%s", s2);
+		snprintf(run.ready_os, sizeof(run.ready_os), "%s", ready.os);
 		run.ready = 1;
-		printf("# ready: agent %s, %s, %s\n", s1, s2, s3);
+		printf("# ready: agent %s, %s, %s\n", ready.agent_version,
+		    ready.os, ready.kernel);
 		return 1;
 	case IMSG_VMM_ERROR:
-		if (m_get_u32(&r, &code) == -1 || m_get_u32(&r, &err) == -1 ||
-		    m_get_str(&r, &s1, AGENT_ERRMSG_MAX - 1) == -1)
+		if (msg_vmm_error_get(im, &err) == -1)
 			break;
-		printf("# unasked error %u: %s\n", code, s1);
+		printf("# unasked error %u: %s\n", err.code, err.message);
 		run.unasked_errors++;
 		return 1;
 	case IMSG_HELLO:
@@ -439,8 +447,9 @@ wait_event(uint32_t ev, int timeout_ms)
 	return 0;
 }
 
+/* A request with its fields (NULL: none), written by its codec. */
 static uint32_t
-send_req(uint32_t type, const struct agent_msg *m)
+send_req(uint32_t type, const union vmm_args *a)
 {
 	struct ibuf	*b;
 	uint32_t	 peerid = run.next_peerid++;
@@ -450,9 +459,31 @@ send_req(uint32_t type, const struct agent_msg *m)
 		perror("imsg_create");
 		exit(1);
 	}
-	if (m != NULL && vmm_req_put(b, m, VMM_ENC_UTF8) == -1) {
-		fprintf(stderr, "vmm_req_put failed\n");
-		exit(1);
+	switch (type) {
+	case IMSG_VMM_EXEC:
+		msg_vmm_exec_put(b, &a->exec);
+		break;
+	case IMSG_VMM_JOB_STATUS:
+		msg_vmm_job_status_put(b, &a->job_status);
+		break;
+	case IMSG_VMM_JOB_CANCEL:
+		msg_vmm_job_cancel_put(b, &a->job_cancel);
+		break;
+	case IMSG_VMM_JOB_READ:
+		msg_vmm_job_read_put(b, &a->job_read);
+		break;
+	case IMSG_VMM_FILE_READ:
+		msg_vmm_file_read_put(b, &a->file_read);
+		break;
+	case IMSG_VMM_FILE_WRITE:
+		msg_vmm_file_write_put(b, &a->file_write);
+		break;
+	case IMSG_VMM_SET_TIME:
+		msg_vmm_set_time_put(b, &a->set_time);
+		break;
+	case IMSG_VMM_NET_CONFIG:
+		msg_vmm_net_config_put(b, &a->net_config);
+		break;
 	}
 	if (imsg_close(&run.ib, b) == -1 || imsgbuf_flush(&run.ib) == -1) {
 		perror("imsg send");
@@ -499,75 +530,85 @@ wait_reply(uint32_t peerid, int timeout_ms)
 	}
 }
 
-/* An agent request and its reply (pointers valid until the next call). */
+/* The current reply, read by the codec of its type; -1 if malformed. */
 static int
-call_agent(struct agent_msg *req, struct agent_msg *rep)
+cur_get(union reply *rep)
 {
-	struct mreader	 r;
-	uint32_t	 type = vmm_req_imsg_type(req->type), peerid;
+	struct imsg	*im = &run.cur;
 
-	peerid = send_req(type, req);
+	memset(rep, 0, sizeof(*rep));
+	switch (im->hdr.type) {
+	case IMSG_VMM_JOB:
+		return msg_vmm_job_get(im, &rep->job);
+	case IMSG_VMM_JOB_STATE:
+		return msg_vmm_job_state_get(im, &rep->state);
+	case IMSG_VMM_JOB_OUTPUT:
+		return msg_vmm_job_output_get(im, &rep->output);
+	case IMSG_VMM_FILE_DATA:
+		return msg_vmm_file_data_get(im, &rep->data);
+	case IMSG_VMM_FILE_WRITTEN:
+		return msg_vmm_file_written_get(im, &rep->written);
+	case IMSG_VMM_GUEST_INFO_RESULT:
+		return msg_vmm_guest_info_result_get(im, &rep->info);
+	case IMSG_VMM_QMP_STATE:
+		return msg_vmm_qmp_state_get(im, &rep->qmp);
+	case IMSG_VMM_OK:
+		return msg_vmm_ok_get(im, &rep->ok);
+	case IMSG_VMM_ERROR:
+		return msg_vmm_error_get(im, &rep->error);
+	}
+	return -1;
+}
+
+/*
+ * A request (fields NULL: none) and its reply, of the type the message
+ * list gives (pointers valid until the next call); an error fails.
+ */
+static int
+call(uint32_t type, const union vmm_args *a, union reply *rep)
+{
+	uint32_t	 peerid;
+
+	peerid = send_req(type, a);
 	if (wait_reply(peerid, CALL_TIMEOUT_MS) == -1)
 		return -1;
-	m_init(&r, &run.cur);
-	if (vmm_reply_get(req->type, run.cur.hdr.type, &r, rep) == -1)
+	if (cur_get(rep) == -1)
 		return fail("malformed %s for %s",
 		    imsg_type_name(run.cur.hdr.type), imsg_type_name(type));
-	if (rep->type == AGENT_ERROR)
+	if (run.cur.hdr.type == IMSG_VMM_ERROR)
 		return fail("%s: error %u: %s", imsg_type_name(type),
-		    rep->u.error.code, rep->u.error.message);
+		    rep->error.code, rep->error.message);
+	if (run.cur.hdr.type != imsg_reply_type(type))
+		return fail("%s answered with %s", imsg_type_name(type),
+		    imsg_type_name(run.cur.hdr.type));
 	return 0;
 }
 
+/* A QMP request without fields; QMP_STATUS's state into status. */
 static int
 call_qmp(uint32_t type, char *status, size_t len, uint32_t *running)
 {
-	struct mreader	 r;
-	const char	*s, *msg;
-	uint32_t	 v, code, err, peerid;
+	union reply	 rep;
 
-	peerid = send_req(type, NULL);
-	if (wait_reply(peerid, CALL_TIMEOUT_MS) == -1)
+	if (call(type, NULL, &rep) == -1)
 		return -1;
-	m_init(&r, &run.cur);
-	switch (run.cur.hdr.type) {
-	case IMSG_VMM_QMP_STATE:
-		if (type != IMSG_VMM_QMP_STATUS ||
-		    m_get_str(&r, &s, 63) == -1 || m_get_u32(&r, &v) == -1 ||
-		    m_end(&r) == -1)
-			return fail("malformed QMP_STATE");
-		snprintf(status, len, "%s", s);
-		*running = v;
-		return 0;
-	case IMSG_VMM_OK:
-		if (type == IMSG_VMM_QMP_STATUS ||
-		    m_get_u32(&r, &v) == -1 || v != 0 || m_end(&r) == -1)
-			return fail("malformed OK");
-		return 0;
-	case IMSG_VMM_ERROR:
-		if (m_get_u32(&r, &code) == -1 || m_get_u32(&r, &err) == -1 ||
-		    m_get_str(&r, &msg, AGENT_ERRMSG_MAX - 1) == -1)
-			return fail("malformed ERROR");
-		return fail("%s: error %u: %s", imsg_type_name(type), code,
-		    msg);
-	}
-	return fail("%s answered with %s", imsg_type_name(type),
-	    imsg_type_name(run.cur.hdr.type));
+	if (type == IMSG_VMM_QMP_STATUS) {
+		snprintf(status, len, "%s", rep.qmp.status);
+		*running = rep.qmp.running;
+	} else if (rep.ok.value != 0)
+		return fail("OK %u", rep.ok.value);
+	return 0;
 }
 
 /* The error code of the current reply, or 0. */
 static uint32_t
 cur_error(void)
 {
-	struct mreader	 r;
-	uint32_t	 code;
+	struct msg_vmm_error	 e;
 
-	if (!run.cur_ok || run.cur.hdr.type != IMSG_VMM_ERROR)
+	if (!run.cur_ok || msg_vmm_error_get(&run.cur, &e) == -1)
 		return 0;
-	m_init(&r, &run.cur);
-	if (m_get_u32(&r, &code) == -1)
-		return 0;
-	return code;
+	return e.code;
 }
 
 /* --- tests with the real guest */
@@ -679,26 +720,28 @@ t_proc(void)
 
 static int
 job_read_all(uint32_t job, char *out, size_t outlen,
-    struct agent_job_status *st)
+    struct msg_job_status *st)
 {
-	struct agent_msg	 req, rep;
+	union vmm_args		 req;
+	union reply		 rep;
 	uint64_t		 deadline = now_ms() + JOB_TIMEOUT_MS;
-	size_t			 len = 0;
+	size_t			 len = 0, n;
 
 	for (;;) {
 		memset(&req, 0, sizeof(req));
-		req.type = AGENT_JOB_READ;
-		req.u.job_read.job = job;
-		req.u.job_read.out_cursor = len;
-		req.u.job_read.out_max = AGENT_PAGE_MAX;
-		if (call_agent(&req, &rep) == -1)
+		req.job_read.job = job;
+		req.job_read.out_cursor = len;
+		req.job_read.out_max = AGENT_PAGE_MAX;
+		req.job_read.encoding = VMM_ENC_UTF8;
+		if (call(IMSG_VMM_JOB_READ, &req, &rep) == -1)
 			return -1;
-		if (rep.u.output.out_len >= outlen - len)
+		n = strlen(rep.output.out);
+		if (n >= outlen - len)
 			return fail("output too long");
-		memcpy(out + len, rep.u.output.out, rep.u.output.out_len);
-		len += rep.u.output.out_len;
+		memcpy(out + len, rep.output.out, n);
+		len += n;
 		out[len] = '\0';
-		*st = rep.u.output.st;
+		*st = rep.output.st;
 		if (st->state != AGENT_JOB_RUNNING && st->out_eof &&
 		    len == st->out_retained)
 			return 0;
@@ -711,24 +754,24 @@ job_read_all(uint32_t job, char *out, size_t outlen,
 static int
 t_exec(void)
 {
-	struct agent_msg	 req, rep;
-	struct agent_job_status	 st;
+	union vmm_args		 req;
+	union reply		 rep;
+	struct msg_job_status	 st;
 	char			 out[256];
 
 	memset(&st, 0, sizeof(st));
 	memset(&req, 0, sizeof(req));
-	req.type = AGENT_EXEC;
-	req.u.exec.flags = AGENT_EXEC_SHELL;
-	req.u.exec.cwd = "";
-	req.u.exec.argc = 1;
-	req.u.exec.argv[0] = "python3 -c 'print(2+2)'";
-	if (call_agent(&req, &rep) == -1)
+	req.exec.flags = AGENT_EXEC_SHELL;
+	req.exec.cwd = "";
+	req.exec.argc = 1;
+	req.exec.argv[0] = "python3 -c 'print(2+2)'";
+	if (call(IMSG_VMM_EXEC, &req, &rep) == -1)
 		return -1;
-	if (job_read_all(rep.u.job.job, out, sizeof(out), &st) == -1)
+	if (job_read_all(rep.job.job, out, sizeof(out), &st) == -1)
 		return -1;
 	if (st.state != AGENT_JOB_COMPLETED || st.exit_code != 0)
-		return fail("state %s exit %d", agent_job_state_name(st.state),
-		    st.exit_code);
+		return fail("state %s exit %d",
+		    agent_job_state_name((uint8_t)st.state), st.exit_code);
 	if (strcmp(out, "4\n") != 0)
 		return fail("stdout \"%s\"", out);
 	return 0;
@@ -738,45 +781,43 @@ static int
 t_files(void)
 {
 	static uint8_t		 data[AGENT_FILE_CHUNK_MAX];
-	struct agent_msg	 req, rep;
+	union vmm_args		 req;
+	union reply		 rep;
 	size_t			 i;
 
 	for (i = 0; i < sizeof(data); i++)
 		data[i] = (uint8_t)(i * 7 + 3);
 	memset(&req, 0, sizeof(req));
-	req.type = AGENT_FILE_WRITE;
-	req.u.file_write.path = "vmm-test/data.bin";
-	req.u.file_write.flags = AGENT_WRITE_MKDIRS;
-	req.u.file_write.data = data;
-	req.u.file_write.len = sizeof(data);
-	if (call_agent(&req, &rep) == -1)
+	req.file_write.path = "vmm-test/data.bin";
+	req.file_write.flags = AGENT_WRITE_MKDIRS;
+	req.file_write.data = data;
+	req.file_write.len = sizeof(data);
+	if (call(IMSG_VMM_FILE_WRITE, &req, &rep) == -1)
 		return -1;
-	if (rep.u.file_written.written != sizeof(data) ||
-	    rep.u.file_written.size != sizeof(data))
-		return fail("wrote %u, size %llu", rep.u.file_written.written,
-		    (unsigned long long)rep.u.file_written.size);
+	if (rep.written.written != sizeof(data) ||
+	    rep.written.size != sizeof(data))
+		return fail("wrote %u, size %llu", rep.written.written,
+		    (unsigned long long)rep.written.size);
 	memset(&req, 0, sizeof(req));
-	req.type = AGENT_FILE_READ;
-	req.u.file_read.path = "vmm-test/data.bin";
-	req.u.file_read.length = AGENT_FILE_CHUNK_MAX;
-	if (call_agent(&req, &rep) == -1)
+	req.file_read.path = "vmm-test/data.bin";
+	req.file_read.length = AGENT_FILE_CHUNK_MAX;
+	if (call(IMSG_VMM_FILE_READ, &req, &rep) == -1)
 		return -1;
-	if (rep.u.file_data.len != sizeof(data) ||
-	    memcmp(rep.u.file_data.data, data, sizeof(data)) != 0)
-		return fail("read back %u bytes, differing",
-		    rep.u.file_data.len);
+	if (rep.data.len != sizeof(data) ||
+	    memcmp(rep.data.data, data, sizeof(data)) != 0)
+		return fail("read back %zu bytes, differing", rep.data.len);
 	return 0;
 }
 
 static int
 t_agent_error(void)
 {
-	struct agent_msg	 req, rep;
+	union vmm_args		 req;
+	union reply		 rep;
 
 	memset(&req, 0, sizeof(req));
-	req.type = AGENT_JOB_STATUS;
-	req.u.job.job = 999999;
-	if (call_agent(&req, &rep) == 0)
+	req.job_status.job = 999999;
+	if (call(IMSG_VMM_JOB_STATUS, &req, &rep) == 0)
 		return fail("status of a job that does not exist");
 	if (cur_error() != AGENT_ERR_NOJOB)
 		return fail("error %u, expected NOJOB", cur_error());
@@ -786,14 +827,12 @@ t_agent_error(void)
 static int
 t_info(void)
 {
-	struct agent_msg	 req, rep;
+	union reply		 rep;
 
-	memset(&req, 0, sizeof(req));
-	req.type = AGENT_INFO;
-	if (call_agent(&req, &rep) == -1)
+	if (call(IMSG_VMM_GUEST_INFO, NULL, &rep) == -1)
 		return -1;
-	if (strncmp(rep.u.info.kernel, "Linux ", 6) != 0)
-		return fail("kernel \"%s\"", rep.u.info.kernel);
+	if (strncmp(rep.info.kernel, "Linux ", 6) != 0)
+		return fail("kernel \"%s\"", rep.info.kernel);
 	return 0;
 }
 
@@ -825,23 +864,21 @@ t_pause(void)
 static int
 t_busy_timeout(void)
 {
-	struct agent_msg	 req, rep;
+	union reply		 rep;
+	struct msg_vmm_error	 e;
 	char			 status[64];
-	uint32_t		 running, first, peerid, code;
-	struct mreader		 r;
+	uint32_t		 running, first, peerid;
 	struct imsg		 im;
 	int			 i, timeouts = 0;
 	uint64_t		 t0;
 
 	if (call_qmp(IMSG_VMM_PAUSE, status, sizeof(status), &running) == -1)
 		return -1;
-	memset(&req, 0, sizeof(req));
-	req.type = AGENT_INFO;
 	first = run.next_peerid;
 	t0 = now_ms();
 	for (i = 0; i < VMM_REQ_MAX; i++)
-		send_req(IMSG_VMM_GUEST_INFO, &req);
-	peerid = send_req(IMSG_VMM_GUEST_INFO, &req);
+		send_req(IMSG_VMM_GUEST_INFO, NULL);
+	peerid = send_req(IMSG_VMM_GUEST_INFO, NULL);
 	if (wait_reply(peerid, SHORT_TIMEOUT_MS) == -1)
 		return fail("request %d: %s", VMM_REQ_MAX + 1, failmsg);
 	if (cur_error() != VMM_ERR_BUSY)
@@ -856,10 +893,9 @@ t_busy_timeout(void)
 			i--;
 			continue;
 		}
-		m_init(&r, &im);
 		if (im.hdr.peerid >= first && im.hdr.peerid < peerid &&
-		    im.hdr.type == IMSG_VMM_ERROR &&
-		    m_get_u32(&r, &code) == 0 && code == VMM_ERR_TIMEOUT)
+		    msg_vmm_error_get(&im, &e) == 0 &&
+		    e.code == VMM_ERR_TIMEOUT)
 			timeouts++;
 		imsg_free(&im);
 	}
@@ -869,7 +905,7 @@ t_busy_timeout(void)
 	    (unsigned long long)(now_ms() - t0));
 	if (call_qmp(IMSG_VMM_CONT, status, sizeof(status), &running) == -1)
 		return -1;
-	return call_agent(&req, &rep);
+	return call(IMSG_VMM_GUEST_INFO, NULL, &rep);
 }
 
 static int
@@ -1021,15 +1057,15 @@ t_fake_handshake(void)
 static int
 t_fake_busy(void)
 {
-	struct agent_msg	 req, m, rep;
+	union vmm_args		 req;
+	struct agent_msg	 m, rep;
 	uint32_t		 first, peerid, ids[VMM_REQ_MAX];
 	int			 i;
 
 	memset(&req, 0, sizeof(req));
-	req.type = AGENT_JOB_STATUS;
 	first = run.next_peerid;
 	for (i = 0; i < VMM_REQ_MAX; i++) {
-		req.u.job.job = (uint32_t)i;
+		req.job_status.job = (uint32_t)i;
 		send_req(IMSG_VMM_JOB_STATUS, &req);
 	}
 	peerid = send_req(IMSG_VMM_JOB_STATUS, &req);
@@ -1079,18 +1115,27 @@ fake_agent_next(struct agent_msg *m, uint16_t type)
 static uint32_t
 fake_ask(uint16_t type, uint32_t job, struct agent_msg *m)
 {
-	struct agent_msg	 req;
+	union vmm_args		 req;
 	uint32_t		 peerid;
 
 	memset(&req, 0, sizeof(req));
-	req.type = type;
-	if (type == AGENT_JOB_READ) {
-		req.u.job_read.job = job;
-		req.u.job_read.out_max = AGENT_PAGE_MAX;
-		req.u.job_read.err_max = AGENT_PAGE_MAX;
-	} else
-		req.u.job.job = job;
-	peerid = send_req(vmm_req_imsg_type(type), &req);
+	switch (type) {
+	case AGENT_JOB_READ:
+		req.job_read.job = job;
+		req.job_read.out_max = AGENT_PAGE_MAX;
+		req.job_read.err_max = AGENT_PAGE_MAX;
+		req.job_read.encoding = VMM_ENC_UTF8;
+		peerid = send_req(IMSG_VMM_JOB_READ, &req);
+		break;
+	case AGENT_JOB_CANCEL:
+		req.job_cancel.job = job;
+		peerid = send_req(IMSG_VMM_JOB_CANCEL, &req);
+		break;
+	default:
+		req.job_status.job = job;
+		peerid = send_req(IMSG_VMM_JOB_STATUS, &req);
+		break;
+	}
 	if (fake_agent_next(m, type) == -1)
 		return 0;
 	return peerid;
@@ -1101,7 +1146,7 @@ static int
 fake_status_ok(void)
 {
 	struct agent_msg	 m, rep;
-	struct mreader		 r;
+	union reply		 back;
 	uint32_t		 peerid;
 
 	if ((peerid = fake_ask(AGENT_JOB_STATUS, 7, &m)) == 0)
@@ -1114,10 +1159,8 @@ fake_status_ok(void)
 	if (fake_agent_send(&rep) == -1 ||
 	    wait_reply(peerid, SHORT_TIMEOUT_MS) == -1)
 		return -1;
-	m_init(&r, &run.cur);
-	if (vmm_reply_get(AGENT_JOB_STATUS, run.cur.hdr.type, &r, &rep) ==
-	    -1 || rep.type != (AGENT_REPLY | AGENT_JOB_STATUS) ||
-	    rep.u.status.st.job != 7)
+	if (run.cur.hdr.type != IMSG_VMM_JOB_STATE || cur_get(&back) == -1 ||
+	    back.state.st.job != 7)
 		return fail("JOB_STATUS answered with %s",
 		    imsg_type_name(run.cur.hdr.type));
 	return 0;
@@ -1127,22 +1170,19 @@ fake_status_ok(void)
 static int
 cur_error_text(const char **text)
 {
-	static char	 dec[UTF8_DECODED_MAX(AGENT_ERRMSG_MAX)];
-	struct mreader	 r;
-	struct agent_msg m;
-	size_t		 len;
-	int		 errs = 0;
+	static char		 dec[UTF8_DECODED_MAX(AGENT_ERRMSG_MAX)];
+	struct msg_vmm_error	 e;
+	size_t			 len;
+	int			 errs = 0;
 
-	m_init(&r, &run.cur);
-	if (run.cur.hdr.type != IMSG_VMM_ERROR ||
-	    vmm_reply_get(AGENT_JOB_STATUS, run.cur.hdr.type, &r, &m) == -1)
+	if (msg_vmm_error_get(&run.cur, &e) == -1)
 		return fail("%s, not a well formed error",
 		    imsg_type_name(run.cur.hdr.type));
-	(void)utf8_decode((const uint8_t *)m.u.error.message,
-	    strlen(m.u.error.message), 1, dec, &len, &errs);
+	(void)utf8_decode((const uint8_t *)e.message, strlen(e.message), 1,
+	    dec, &len, &errs);
 	if (errs)
-		return fail("error text is not UTF-8: %s", m.u.error.message);
-	*text = m.u.error.message;
+		return fail("error text is not UTF-8: %s", e.message);
+	*text = e.message;
 	return 0;
 }
 
@@ -1229,7 +1269,7 @@ t_fake_bad_reply(void)
 static int
 t_fake_garbage(void)
 {
-	struct agent_msg	 req, rep;
+	union reply		 rep;
 	static const uint8_t	 junk[] =
 	    "MCVA\x01\x80\x00\x00garbage frame";
 
@@ -1242,9 +1282,7 @@ t_fake_garbage(void)
 	/* QMP is still served. */
 	if (expect_status("prelaunch", 0) == -1)
 		return -1;
-	memset(&req, 0, sizeof(req));
-	req.type = AGENT_INFO;
-	if (call_agent(&req, &rep) == 0)
+	if (call(IMSG_VMM_GUEST_INFO, NULL, &rep) == 0)
 		return fail("agent request served after the channel was lost");
 	if (cur_error() != VMM_ERR_GUEST_DOWN)
 		return fail("error %u, expected GUEST_DOWN", cur_error());

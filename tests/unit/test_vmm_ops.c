@@ -1,0 +1,100 @@
+/*
+ * The monitor's op table (vmm/ops.c): exactly one entry per IMSG_VMM_*
+ * request of the message list (a type with a reply), and none for any
+ * other type; each entry complete, its getter the codec of its own type.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "imsg.h"
+#include "msg.h"
+#include "proto.h"
+#include "vmm.h"
+
+static const struct {
+	uint32_t	 type;
+	const char	*name;
+} all_types[] = {
+#define ALL_TYPE(name, val, reply)	{ name, #name },
+	IMSG_TYPES(ALL_TYPE)
+#undef ALL_TYPE
+};
+#define ALL_TYPES_N	(sizeof(all_types) / sizeof(all_types[0]))
+
+static int
+is_vmm_request(size_t i)
+{
+	return strncmp(all_types[i].name, "IMSG_VMM_", 9) == 0 &&
+	    imsg_reply_type(all_types[i].type) != IMSG_NONE;
+}
+
+Test(vmm_ops, one_entry_per_request)
+{
+	const struct vmm_op	*op;
+	size_t			 i, requests = 0;
+
+	for (i = 0; i < ALL_TYPES_N; i++) {
+		op = vmm_op_find(all_types[i].type);
+		if (!is_vmm_request(i)) {
+			cr_expect_null(op, "%s has an op", all_types[i].name);
+			continue;
+		}
+		requests++;
+		cr_expect_not_null(op, "%s has no op", all_types[i].name);
+		if (op != NULL)
+			cr_expect_eq(op->type, all_types[i].type);
+	}
+	cr_expect_eq(vmm_nops, requests, "%zu ops for %zu requests",
+	    vmm_nops, requests);
+	/* No type twice: each entry is the one its type finds. */
+	for (i = 0; i < vmm_nops; i++)
+		cr_expect_eq(vmm_op_find(vmm_ops[i].type), &vmm_ops[i],
+		    "%s twice", imsg_type_name(vmm_ops[i].type));
+	cr_expect_null(vmm_op_find(IMSG_VERBOSE));
+	cr_expect_null(vmm_op_find(IMSG_NONE));
+}
+
+Test(vmm_ops, entries_complete)
+{
+	const struct vmm_op	*op;
+	size_t			 i;
+
+	for (i = 0; i < vmm_nops; i++) {
+		op = &vmm_ops[i];
+		cr_expect_not_null(op->name);
+		cr_expect_not_null(op->get, "%s", op->name);
+		cr_expect_not_null(op->start, "%s", op->name);
+		cr_expect_gt(op->timeout_ms, 0, "%s", op->name);
+		cr_expect(op->chan == VMM_CHAN_QMP ||
+		    op->chan == VMM_CHAN_GUEST, "%s", op->name);
+		/* Guest ops need the session; QMP ops never do. */
+		cr_expect_eq(!!(op->flags & VMM_OP_GUEST_UP),
+		    op->chan == VMM_CHAN_GUEST, "%s", op->name);
+		cr_expect(!(op->flags & VMM_OP_QMP_UP) ||
+		    op->chan == VMM_CHAN_QMP, "%s", op->name);
+	}
+	cr_expect(vmm_op_find(IMSG_VMM_CHECKPOINT)->flags & VMM_OP_FD);
+	cr_expect(vmm_op_find(IMSG_VMM_QUIT)->flags & VMM_OP_EXITS);
+}
+
+/* Each getter reads its own type: an empty payload of another is refused. */
+Test(vmm_ops, getters_check_the_type)
+{
+	union vmm_args	 a;
+	struct imsg	 imsg;
+	size_t		 i, j;
+
+	for (i = 0; i < vmm_nops; i++) {
+		for (j = 0; j < vmm_nops; j++) {
+			memset(&imsg, 0, sizeof(imsg));
+			imsg.hdr.type = vmm_ops[j].type;
+			imsg.hdr.len = IMSG_HDR_SIZE;
+			imsg.fd = -1;
+			if (i == j)
+				continue;
+			cr_expect_eq(vmm_ops[i].get(&imsg, &a), -1,
+			    "%s read as %s", imsg_type_name(vmm_ops[j].type),
+			    vmm_ops[i].name);
+		}
+	}
+}
