@@ -24,6 +24,7 @@
 #include "proc.h"
 #include "proto.h"
 #include "vmm.h"
+#include "msg_proc.h"
 #include "msg_vmm.h"
 #include "utf8.h"
 
@@ -528,16 +529,15 @@ vmm_dispatch(struct imsg *imsg)
 	static union vmm_args	 args;
 	const struct vmm_op	*op;
 	struct vmm_req		*r;
-	struct mreader		 mr;
-	uint32_t		 type = imsg->hdr.type, v, code, err;
+	struct msg_verbose	 verbose;
+	uint32_t		 type = imsg->hdr.type, code, err;
 	const char		*why;
 	int			 fd = -1;
 
 	if (type == IMSG_VERBOSE) {
-		m_init(&mr, imsg);
-		if (m_get_u32(&mr, &v) == -1 || m_end(&mr) == -1)
+		if (msg_verbose_get(imsg, &verbose) == -1)
 			parent_malformed(type);
-		log_setverbose((int)v);
+		log_setverbose((int)verbose.level);
 		return;
 	}
 	if ((op = vmm_op_find(type)) == NULL)

@@ -29,6 +29,7 @@
 #include "agent_proto.h"
 #include "imsg.h"
 #include "msg.h"
+#include "msg_proc.h"
 #include "msg_vmm.h"
 #include "proto.h"
 #include "utf8.h"
@@ -616,15 +617,13 @@ cur_error(void)
 static int
 t_hello(void)
 {
-	struct imsg	 im;
-	struct mreader	 r;
-	uint32_t	 v;
+	struct imsg		 im;
+	struct msg_hello	 h;
 
 	if (next_imsg(&im, SHORT_TIMEOUT_MS) == -1)
 		return fail("no HELLO: %s", strerror(errno));
-	m_init(&r, &im);
-	if (im.hdr.type != IMSG_HELLO || m_get_u32(&r, &v) == -1 ||
-	    v != MCVM_PROTO_VERSION || m_end(&r) == -1) {
+	if (msg_hello_get(&im, &h) == -1 ||
+	    h.version != MCVM_PROTO_VERSION) {
 		imsg_free(&im);
 		return fail("first message is %s",
 		    imsg_type_name(im.hdr.type));
