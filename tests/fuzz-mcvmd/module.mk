@@ -4,15 +4,16 @@
 # generator.  Built with clang whatever CC is.
 FUZZ_MCVMD_SRCS := tests/fuzz-mcvmd/fuzz_mcvmd.c mcvmd/mcvmd.c \
 	mcvmd/control.c mcvmd/state.c mcvmd/schema.c mcvmd/qemu.c mcvmd/jail.c \
-	mcvmd/cgroup.c mcvmd/vm.c mcvmd/vmtools.c common/vmm_relay.c \
-	mcvmd/front.c common/netslot.c common/log.c common/imsg.c common/msg.c \
+	mcvmd/cgroup.c $(MCVMD_VM_SRCS) mcvmd/front.c common/vmm_relay.c \
+	common/netslot.c common/log.c common/imsg.c common/msg.c \
 	common/proto.c common/proc.c common/privdrop.c common/sandbox.c \
 	common/validate.c common/config.c common/hash.c common/rdfile.c \
 	common/tools.c common/utf8.c common/b64.c common/agent.c
 FUZZ_MCVMD_PKGS := libevent sqlite3 libcap-ng libseccomp libcrypto jansson
 
 $(BUILD)/fuzz/fuzz-mcvmd: $(FUZZ_MCVMD_SRCS) $(GEN)/parse.c mcvmd/mcvmd.h \
-    mcvmd/vm.h common/vmm_relay.h common/tools.h common/proto.h
+    mcvmd/vm.h mcvmd/req.h mcvmd/dispatch.h common/vmm_relay.h \
+    common/tools.h common/proto.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -Dmain=mcvmd_main -g -O1 -Wall \
 	    -Wextra -Werror -Wno-unused-parameter -Icommon -Imcvmd \
