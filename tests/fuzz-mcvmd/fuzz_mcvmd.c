@@ -38,10 +38,9 @@
  * u32 status and a str of at most TOOL_RESULT_MAX bytes, valid UTF-8, a
  * JSON object when the status is TOOL_OK), when a call is answered twice
  * or an answer comes for no call, when the VM's state moves in a way no
- * step may move it (a destroyed VM coming back, a failed one running),
- * (and vm_fsm() makes a transition its table does not
- * have fatal), or when a control reply is not one mcvmctl reads.  ASan finds the
- * rest.
+ * step may move it (a destroyed VM coming back, a failed one running;
+ * vm_fsm() makes any transition its table does not have fatal), or when
+ * a control reply is not one mcvmctl reads.  ASan finds the rest.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
