@@ -174,6 +174,12 @@ net_setup_done(struct req *q, struct imsg *imsg)
 		vm_processes_gone(vm);
 		return;
 	}
+	if (vm->state != VS_CREATING) {
+		/* It failed meanwhile: nothing starts. */
+		vm_close_store_fds(vm);
+		vm_net_teardown(vm);
+		return;
+	}
 	if (status != 0) {
 		vm->address[0] = '\0';
 		(void)snprintf(msg, sizeof(msg), "the network could not be "

@@ -334,7 +334,7 @@ vm_processes_gone(struct vm *vm)
 	case VS_STOPPED:
 		break;
 	default:
-		if (vm->boot.poweroff) {
+		if (vm->boot.poweroff && vm->state != VS_CREATING) {
 			vm_fsm(vm, VE_GUEST_POWEROFF,
 			    "the guest powered off");
 			vm_op_done(vm, 0, "the guest powered off");

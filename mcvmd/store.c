@@ -141,14 +141,18 @@ store_result_get(struct imsg *imsg, uint32_t *status, uint32_t *format,
 		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
 }
 
-/* The destroy overtook a creation: now the delete. */
+/*
+ * The destroy overtook a creation: now the delete.  A VM that is no
+ * longer being made (it failed meanwhile) takes nothing either.
+ */
 static int
 store_overtaken(struct vm *vm)
 {
-	if (vm->state != VS_DESTROYING)
+	if (vm->state == VS_CREATING)
 		return 0;
 	vm_close_store_fds(vm);
-	vm_store_disk(vm, IMSG_STORE_DISK_DELETE);
+	if (vm->state == VS_DESTROYING)
+		vm_store_disk(vm, IMSG_STORE_DISK_DELETE);
 	return 1;
 }
 
