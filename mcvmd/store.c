@@ -143,12 +143,13 @@ store_result_get(struct imsg *imsg, uint32_t *status, uint32_t *format,
 
 /*
  * The destroy overtook a creation: now the delete.  A VM that is no
- * longer being made (it failed meanwhile) takes nothing either.
+ * longer in the state that asked (it failed meanwhile) takes nothing
+ * either.
  */
 static int
-store_overtaken(struct vm *vm)
+store_overtaken(struct vm *vm, enum vm_state asked)
 {
-	if (vm->state == VS_CREATING)
+	if (vm->state == asked)
 		return 0;
 	vm_close_store_fds(vm);
 	if (vm->state == VS_DESTROYING)
@@ -186,7 +187,7 @@ store_disk_done(struct req *r, struct imsg *imsg)
 	char		 msg[320];
 
 	store_result_get(imsg, &status, &format, &text);
-	if (store_overtaken(vm))
+	if (store_overtaken(vm, VS_CREATING))
 		return;
 	if (status != 0 || vm->store_fds[STORE_FD_DISK] == -1 ||
 	    vm->store_fds[STORE_FD_KERNEL] == -1 ||
@@ -224,7 +225,8 @@ store_checkpoint_done(struct req *r, struct imsg *imsg)
 	char		 msg[400];
 
 	store_result_get(imsg, &status, &format, &text);
-	if (store_overtaken(vm))
+	/* The template asks once it holds; a new VM before it boots. */
+	if (store_overtaken(vm, vm->tpl ? VS_BOOTING : VS_CREATING))
 		return;
 	fd = vm->store_fds[STORE_FD_CHECKPOINT];
 	vm->store_fds[STORE_FD_CHECKPOINT] = -1;
