@@ -1,7 +1,10 @@
 /*
- * The VM controller inside mcvmd: VM objects, their state machine, the
- * processes behind them (QEMU in its jail, the VM monitor), and the tools
- * that act on them.
+ * The VM controller inside mcvmd: VM objects and their state machine
+ * (vm.c, fsm.c, lifecycle.c), the processes behind them (spawn.c), its
+ * clients of stored, netd and the VM monitors (store.c, net.c,
+ * monitor.c, all through the request table of req.h), the template
+ * (template.c), admission (admit.c) and receipts (receipt.c).  The tools
+ * are reached through the dispatcher (dispatch.h).
  */
 #ifndef MCVMD_VM_H
 #define MCVMD_VM_H
@@ -27,6 +30,8 @@
 #define VM_GUEST_STR_MAX	256
 #define VM_JOB_PAGE_MAX		(16 * 1024)	/* per stream per read */
 #define VM_VMM_BINARY		"mcvm-vmm"
+#define VM_FORWARD_BIND		"127.0.0.1"
+#define VM_MSG_MAX		512	/* a tool's error text */
 
 enum vm_state {
 	VS_CREATING = 0,	/* disk being made */
@@ -40,37 +45,56 @@ enum vm_state {
 	VS_NSTATES,
 };
 
+/* What moves a VM from one state to another (fsm.c). */
+#define VM_EVENTS(X)							\
+	X(VE_START,		"start")	/* vm_start */		\
+	X(VE_DISK_READY,	"disk-ready")	/* stored made it */	\
+	X(VE_NET_READY,		"net-ready")	/* netd set it up */	\
+	X(VE_SPAWNED,		"spawned")	/* QEMU and monitor */	\
+	X(VE_AGENT_READY,	"agent-ready")	/* the guest is up */	\
+	X(VE_PAUSED,		"paused")	/* vCPUs stopped */	\
+	X(VE_RESUMED,		"resumed")	/* vCPUs run again */	\
+	X(VE_STOP,		"stop")		/* vm_stop */		\
+	X(VE_STOP_TIMEOUT,	"stop-timeout")	/* still running */	\
+	X(VE_GUEST_POWEROFF,	"guest-poweroff") /* and gone */	\
+	X(VE_PROCESSES_GONE,	"processes-gone") /* both reaped */	\
+	X(VE_FAIL,		"fail")					\
+	X(VE_SHUTDOWN,		"shutdown")	/* mcvmd stops */	\
+	X(VE_DESTROY,		"destroy")
+
+enum vm_event {
+#define VM_EVENT_ENUM(e, n)	e,
+	VM_EVENTS(VM_EVENT_ENUM)
+#undef VM_EVENT_ENUM
+	VE_NEVENTS
+};
+
+/* The operation a VM is under, as state.db's intent records it. */
+enum vm_opkind {
+	VO_NONE = 0,
+	VO_CREATE,
+	VO_START,
+	VO_STOP,
+	VO_PAUSE,
+	VO_RESUME,
+	VO_DESTROY,
+};
+
 /* What the current lifecycle operation owes its caller. */
 struct vm_op {
 	int		 pending;
-	uint64_t	 peerid;	/* frontd call (see vm_reply) */
-	enum tool_id	 tool;
+	uint64_t	 peerid;	/* frontd call (see call_reply) */
+	enum vm_opkind	 kind;
 	char		 rid[REQUEST_ID_MAX + 1];	/* receipt, or "" */
-	int		 timed_out;
+	int		 disk_gone;	/* destroy: stored deleted it */
 };
 
-struct vm;
-
-/* A request to a VM's monitor, and what to do with its answer. */
-struct vm_call {
-	TAILQ_ENTRY(vm_call) entry;
-	uint32_t	 id;		/* imsg peerid to the monitor */
-	struct vm	*vm;
-	uint64_t	 peerid;	/* frontd call, 0 for internal */
-	enum tool_id	 tool;
-	int		 step;		/* chained calls */
-	uint32_t	 type;		/* IMSG_VMM_* sent */
-	time_t		 deadline;	/* monotonic seconds */
-	int		 force;
-	uint32_t	 encoding;	/* vm_job_output: 0 utf-8, 1 base64 */
-	uint32_t	 wait_ms;	/* for the job to end */
-	char		 job_id[ID_MAX + 1];
-	char		 rid[REQUEST_ID_MAX + 1];
-	char		 path[TOOL_PATH_MAX];
-	char		*command;	/* vm_exec, for the jobs table */
-	json_t		*acc;		/* partial result of a chain */
+/* What one boot of the VM knows, from its spawn to its processes' end. */
+struct vm_boot {
+	int		 restore;	/* from the template's checkpoint */
+	int		 agent;		/* the guest agent answers */
+	int		 poweroff;	/* the guest powered off: no crash */
 };
-TAILQ_HEAD(vm_calls, vm_call);
 
 struct vm {
 	TAILQ_ENTRY(vm)	 entry;
@@ -79,20 +103,14 @@ struct vm {
 	pid_t		 qemu_pid;
 	pid_t		 vmm_pid;
 	int		 qemu_status;	/* wait status once reaped */
-	struct imsgev	 vmm;
-	int		 vmm_live;
-	int		 ready;
-	int		 guest_poweroff;	/* SHUTDOWN seen: not a crash */
-	struct event	 timer;
-	int		 timer_set;
+	struct imsgev	 vmm;		/* the monitor's channel ... */
+	int		 vmm_live;	/* ... while it is open */
+	uint32_t	 vmm_gen;	/* counts the monitors attached */
+	struct event	 timer;		/* boot, stop or SIGTERM grace */
 	struct vm_op	 op;
-	uint32_t	 store_req;	/* stored request in flight, 0 none */
-	uint32_t	 net_req;	/* netd request in flight, 0 none */
-	time_t		 store_deadline;	/* monotonic seconds */
-	time_t		 net_deadline;
+	struct vm_boot	 boot;
+	int		 tpl;		/* the template (see template.c) */
 	int		 net_live;	/* netd holds this VM's slot */
-	int		 net_teardown;	/* net_req is a teardown */
-	int		 disk_gone;	/* destroying: stored deleted it */
 	int		 net_fds[NET_FD_TAP + 1];
 	char		 address[VM_NET_STR_MAX];	/* "" when off */
 	char		 gateway[VM_NET_STR_MAX];
@@ -104,62 +122,120 @@ struct vm {
 	}		 fwd[VM_FORWARDS_MAX];
 	size_t		 nfwd;
 	int		 store_fds[STORE_FD_MAX + 1];
-	int		 tpl;		/* the template (see template_build) */
-	int		 restore;	/* boots from the template's checkpoint */
-	uint32_t	 store_type;	/* store_req's IMSG_STORE_* */
 	enum disk_format disk_format;
 	char		 os[VM_GUEST_STR_MAX];
 	char		 kernel[VM_GUEST_STR_MAX];
 	char		 agent[VM_GUEST_STR_MAX];
-	struct vm_calls	 calls;
-	unsigned int	 ncalls;
 };
 TAILQ_HEAD(vm_list, vm);
 
 extern struct vm_list	 vms;
 
-/* vm.c */
+/* vm.c: objects and views */
 void		 vm_init(void);
-void		 vm_timers_init(void);
-void		 vm_store_up(void);
-void		 vm_store_imsg(struct imsg *);
-void		 vm_net_up(void);
+struct vm	*vm_new(const struct vm_row *);
+void		 vm_free(struct vm *);
+struct vm	*vm_find(const char *, int64_t);
+json_t		*vm_json(const struct vm *);
+void		 vm_random_id(const char *, char *, size_t);
 void		 vm_status_notes(void (*)(const char *, const char *, void *),
 		    void *);
-void		 vm_net_imsg(struct imsg *);
-void		 vm_net_configured(struct vm *, int);
-void		 vm_checkpointed(struct vm *, int);
-int		 vm_reap(pid_t, int);
-void		 vm_shutdown(void);
-struct vm	*vm_find(const char *, int64_t);
+void		 vm_timers_init(void);
+
+/* fsm.c: the state machine */
 const char	*vm_state_name(enum vm_state);
-uint64_t	 vm_front_call(uint32_t);
-void		 vm_front_lost(void);
-void		 vm_cancel(uint64_t);
-void		 vm_reply(uint64_t, enum tool_status, const char *);
-void		 vm_reply_json(uint64_t, json_t *);
-int		 vm_receipt_begin(uint64_t, int64_t, const char *,
-		    const struct tool_args *, const char *, const char *);
-void		 vm_create(uint64_t, const struct ws_auth *,
-		    const struct tool_args *);
+enum vm_state	 vm_state_parse(const char *);
+const char	*vm_event_name(enum vm_event);
+const char	*vm_op_name(enum vm_opkind);
+int		 vm_fsm_next(enum vm_state, enum vm_event, enum vm_state *);
+void		 vm_fsm(struct vm *, enum vm_event, const char *);
+void		 vm_intent(struct vm *, enum vm_opkind);
+
+/* lifecycle.c: the operations */
+void		 vm_op_begin(struct vm *, uint64_t, enum vm_opkind,
+		    const char *);
+void		 vm_op_done(struct vm *, int, const char *);
+void		 vm_progress(const struct vm *, uint64_t, uint64_t,
+		    const char *);
+void		 vm_fail(struct vm *, const char *);
 void		 vm_start(uint64_t, struct vm *);
 void		 vm_stop(uint64_t, struct vm *, int, uint32_t);
 void		 vm_destroy(uint64_t, struct vm *);
-void		 vm_set_state(struct vm *, enum vm_state, const char *);
-void		 vm_monitor_attach(struct vm *, int);
-int		 vm_call(struct vm *, struct vm_call *, struct ibuf *);
-struct vm_call	*vm_call_new(struct vm *, uint64_t, enum tool_id);
-void		 vm_call_free(struct vm_call *);
-struct ibuf	*vm_call_msg(struct vm *, uint32_t, struct vm_call *);
-json_t		*vm_json(const struct vm *);
+void		 vm_destroy_finish(struct vm *);
+void		 vm_guest_ready(struct vm *);
+void		 vm_timer_start(struct vm *, int,
+		    void (*)(int, short, void *));
+void		 vm_timer_clear(struct vm *);
+time_t		 vm_now(void);
 
-/* vmtools.c */
-int		 vm_tool(uint64_t, const struct ws_auth *,
-		    const struct tool_args *);
-void		 vm_call_done(struct vm_call *, struct imsg *);
-void		 vm_call_expired(struct vm_call *);
-void		 vm_call_fail(struct vm_call *, const char *);
-const struct tool_value *vm_arg(const struct tool_args *, const char *);
+/* spawn.c: the processes */
+void		 vm_spawn_init(void);
+void		 vm_spawn_leftovers(void);
+int		 vm_cgroups_ok(void);
+const char	*vm_cgroups_why(void);
+void		 vm_spawn(struct vm *);
+void		 vm_kill(struct vm *);
+int		 vm_reap(pid_t, int);
+void		 vm_processes_gone(struct vm *);
+void		 vm_shutdown(void);
+void		 vm_close_store_fds(struct vm *);
+
+/* store.c: the stored client */
+int		 vm_store_is_up(void);
+void		 vm_store_up(void);
+void		 vm_store_imsg(struct imsg *);
+void		 vm_store_disk(struct vm *, uint32_t);
+void		 vm_store_checkpoint(struct vm *, const char *, int);
+void		 vm_store_delete_unowned(const char *);
+int		 vm_image_find(const char *, uint64_t *, char *, size_t);
+int		 vm_image_pending(const char *);
+void		 vm_store_notes(void (*)(const char *, const char *, void *),
+		    void *);
+
+/* net.c: the netd client */
+void		 vm_net_up(void);
+void		 vm_net_imsg(struct imsg *);
+void		 vm_net_setup(struct vm *);
+void		 vm_net_teardown(struct vm *);
+int		 vm_net_is_up(void);
+const char	*vm_net_preflight(void);
+
+/* monitor.c: the monitor's channel */
+void		 vm_monitor_attach(struct vm *, int);
+void		 vm_monitor_close(struct vm *);
+void		 vm_checkpoint_write(struct vm *, int);
+
+/* dispatch.c (see dispatch.h): frontd went */
+void		 vm_front_lost(void);
+
+/* tool-vm.c */
+void		 vm_create_image_reported(const char *);
+
+/* template.c */
+void		 vm_template_build(void);
+void		 vm_template_held(struct vm *);
+void		 vm_checkpointed(struct vm *, int);
+void		 vm_template_failed(struct vm *, const char *);
+void		 vm_template_gone(struct vm *);
+void		 vm_template_retire(const char *);
+int		 vm_template_fits(const struct vm_row *);
+int		 vm_template_ready(void);
+const char	*vm_template_id(void);
+void		 vm_template_note(char *, size_t);
+
+/* admit.c: admission and quotas */
+int		 vm_slot_alloc(uint32_t *);
+uint32_t	 vm_vcpus_limit(int *);
+int		 vm_admit(int64_t, uint32_t, uint32_t, uint64_t, char *,
+		    size_t);
+
+/* receipt.c */
 int		 vm_args_hash(const struct tool_args *, uint8_t [SHA256_LEN]);
+int		 receipt_begin(uint64_t, int64_t, const char *,
+		    const struct tool_args *, const char *, const char *);
+void		 receipt_fail(int64_t, const char *, const char *, uint64_t,
+		    enum tool_status, const char *);
+void		 receipt_done(int64_t, const char *, const char *,
+		    const char *);
 
 #endif

@@ -1,12 +1,13 @@
 /*
  * libFuzzer target for mcvmd's readers of what it does not trust: the
- * messages of a VM monitor (vm.c's dispatcher, vmtools.c's answers) and
+ * messages of a VM monitor (monitor.c, the request table's callbacks in
+ * tool-*.c) and
  * the requests of a control-socket client (control.c).  mcvmd's own
  * sources run here with a real state.db in a directory made once per
  * process; what stands in for the rest:
  *
  *	frontd		a socketpair; the target makes tool calls
- *			through vm_tool() with arguments encoded and
+ *			through dispatch_run() with arguments encoded and
  *			decoded by tools.c, and reads every answer as
  *			frontd does;
  *	stored, netd	socketpairs; stored's requests are answered as a
@@ -37,9 +38,9 @@
  * u32 status and a str of at most TOOL_RESULT_MAX bytes, valid UTF-8, a
  * JSON object when the status is TOOL_OK), when a call is answered twice
  * or an answer comes for no call, when the VM's state moves in a way no
- * step may move it (a destroyed VM coming back, a failed one running),
- * or when a control reply is not one mcvmctl reads.  ASan finds the
- * rest.
+ * step may move it (a destroyed VM coming back, a failed one running;
+ * vm_fsm() makes any transition its table does not have fatal), or when
+ * a control reply is not one mcvmctl reads.  ASan finds the rest.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -68,6 +69,8 @@
 #include "msg_store.h"
 #include "tools.h"
 #include "utf8.h"
+#include "dispatch.h"
+#include "req.h"
 #include "vm.h"
 
 #define FZ_OPS_MAX		96
@@ -485,7 +488,7 @@ call_new(void)
 	if (ncalls >= FZ_CALLS_MAX)
 		return 0;
 	calls[++ncalls] = FC_OUT;
-	return vm_front_call(ncalls);
+	return call_id(ncalls);
 }
 
 /* frontd restarts (as child_exited has it): its calls lose their caller. */
@@ -600,7 +603,8 @@ static const enum tool_id vm_tools[] = {
 
 /*
  * A call as frontd makes it: arguments from the input, checked as frontd
- * checks them, encoded, decoded as front.c decodes them, to vm_tool().
+ * checks them, encoded, decoded as dispatch.c decodes them, to
+ * dispatch_run().
  */
 static void
 tool_call(struct in *in)
@@ -705,7 +709,7 @@ tool_call(struct in *in)
 	m_init_buf(&r, b->buf + IMSG_HDR_SIZE, b->size - IMSG_HDR_SIZE);
 	if (tool_args_decode(&r, t, &d, err, sizeof(err)) == -1)
 		fz_fail("mcvmd would refuse what frontd sends: %s", err);
-	if (!vm_tool(call, &auth, &d))
+	if (!dispatch_run(call, &auth, &d))
 		fz_fail("%s is no VM tool", t->name);
 	imsg_discard(b);
 }
@@ -746,37 +750,30 @@ static void
 vm_make(void)
 {
 	static char	 last[ID_MAX + 1];
-	size_t		 i;
+	struct vm_row	 row;
 
 	/* A template is freed with its row (it should have none). */
 	if (last[0] != '\0' && state_vm_delete(last) == -1)
 		fz_fail("state_vm_delete");
-	if ((vm = calloc(1, sizeof(*vm))) == NULL)
-		fz_fail("calloc");
+	memset(&row, 0, sizeof(row));
 	vm_serial++;
-	(void)snprintf(vm->row.id, sizeof(vm->row.id), "vm-%016llx",
+	(void)snprintf(row.id, sizeof(row.id), "vm-%016llx",
 	    (unsigned long long)vm_serial);
-	vm->row.ws_id = auth.id;
-	(void)snprintf(vm->row.ws, sizeof(vm->row.ws), "%s", FZ_WS);
-	(void)snprintf(vm->row.name, sizeof(vm->row.name), "fuzz");
-	(void)snprintf(vm->row.state, sizeof(vm->row.state), "stopped");
-	(void)snprintf(vm->row.image, sizeof(vm->row.image), "debian");
-	vm->row.slot = 1;
-	vm->row.uid = 60001;
-	vm->row.memory_mib = 512;
-	vm->row.vcpus = 1;
-	vm->row.created = (int64_t)time(NULL);
-	vm->row.idle_seconds = 300;
-	vm->state = VS_STOPPED;
-	TAILQ_INIT(&vm->calls);
-	for (i = 0; i <= STORE_FD_MAX; i++)
-		vm->store_fds[i] = -1;
-	for (i = 0; i <= NET_FD_TAP; i++)
-		vm->net_fds[i] = -1;
-	if (state_vm_insert(&vm->row) == -1)
+	row.ws_id = auth.id;
+	(void)snprintf(row.ws, sizeof(row.ws), "%s", FZ_WS);
+	(void)snprintf(row.name, sizeof(row.name), "fuzz");
+	(void)snprintf(row.state, sizeof(row.state), "stopped");
+	(void)snprintf(row.image, sizeof(row.image), "debian");
+	row.slot = 1;
+	row.uid = 60001;
+	row.memory_mib = 512;
+	row.vcpus = 1;
+	row.created = (int64_t)time(NULL);
+	row.idle_seconds = 300;
+	if (state_vm_insert(&row) == -1)
 		fz_fail("state_vm_insert");
+	vm = vm_new(&row);
 	(void)snprintf(last, sizeof(last), "%s", vm->row.id);
-	TAILQ_INSERT_TAIL(&vms, vm, entry);
 	jobs_make();
 }
 
@@ -810,20 +807,17 @@ vm_settle(void)
 	pump();
 	vm_exited(FZ_QEMU_PID, 0);
 	vm_exited(FZ_VMM_PID, 0);
-	if (vm_listed() && (vm->vmm_live || !TAILQ_EMPTY(&vm->calls) ||
+	if (vm_listed() && (vm->vmm_live || req_count(vm, RP_MONITOR) > 0 ||
 	    (vm->state != VS_STOPPED && vm->state != VS_FAILED) ||
-	    vm->op.pending || vm->store_req != 0))
+	    vm->op.pending || req_pending(vm, RP_STORED) != NULL))
 		vm_destroy(0, vm);
 	pump();
 	if (vm_listed() && vm->state == VS_DESTROYING)
 		fz_fail("%s was not destroyed", vm->row.id);
 	if (vm != NULL) {
-		if (vm->vmm_live || !TAILQ_EMPTY(&vm->calls) || vm->ncalls)
+		if (vm->vmm_live || req_count(vm, RP_MONITOR) > 0)
 			fz_fail("%s kept its calls", vm->row.id);
-		if (vm->timer_set) {
-			evtimer_del(&vm->timer);
-			vm->timer_set = 0;
-		}
+		vm_timer_clear(vm);
 	}
 	front_restart();
 }
@@ -889,21 +883,18 @@ static void
 monitor_frame(struct in *in)
 {
 	static uint8_t	 frame[IMSG_HDR_SIZE + FZ_PAYLOAD_MAX];
-	struct vm_call	*c;
+	struct req	*c;
 	uint32_t	 type, peerid = 0;
 	uint8_t		 k, sel, mode;
-	unsigned int	 i;
+	unsigned int	 i, n;
 
 	k = in_u8(in);
 	sel = in_u8(in);
 	mode = in_u8(in);
 	/* The peerid: mostly a call in flight. */
 	c = NULL;
-	if (vm_listed() && vm->ncalls > 0 && sel < 224) {
-		i = sel % vm->ncalls;
-		TAILQ_FOREACH(c, &vm->calls, entry)
-			if (i-- == 0)
-				break;
+	if (vm_listed() && (n = req_count(vm, RP_MONITOR)) > 0 && sel < 224) {
+		c = req_nth(vm, RP_MONITOR, sel % n);
 		peerid = c->id;
 	} else if (sel >= 240)
 		peerid = in_u32(in);
@@ -970,7 +961,6 @@ monitor_run(uint8_t flags, struct in *in)
 {
 	static const enum vm_state states[] = { VS_RUNNING, VS_BOOTING,
 	    VS_PAUSED, VS_RUNNING };
-	struct vm_call	*c;
 	enum vm_state	 was;
 	uint8_t		 raw[64], b;
 	int		 sp[2], ops, i, n;
@@ -990,15 +980,14 @@ monitor_run(uint8_t flags, struct in *in)
 	vm->state = states[(flags >> 1) & 3];
 	(void)snprintf(vm->row.state, sizeof(vm->row.state), "%s",
 	    vm_state_name(vm->state));
-	vm->ready = vm->state != VS_BOOTING && ((flags >> 3) & 1);
+	vm->boot.agent = vm->state != VS_BOOTING && ((flags >> 3) & 1);
 	vm->tpl = (flags & 0x80) != 0;
 	vm->qemu_pid = (flags & 0x40) ? FZ_QEMU_PID : 0;
 	vm->vmm_pid = (flags & 0x40) ? FZ_VMM_PID : 0;
 	if (vm->state == VS_BOOTING && (flags & 0x20) &&
 	    (vm->op.peerid = call_new()) != 0) {
-		vm->op.pending = 1;
-		vm->op.tool = TOOL_VM_CREATE;
-		vm->op.rid[0] = '\0';
+		vm_op_begin(vm, vm->op.peerid, VO_CREATE, NULL);
+		call_begin(vm->op.peerid, TOOL_VM_CREATE);
 	}
 	for (ops = 0; ops < FZ_OPS_MAX && in->left > 0; ops++) {
 		was = vm->state;
@@ -1011,7 +1000,7 @@ monitor_run(uint8_t flags, struct in *in)
 		case 3:
 			/* frontd's notifications/cancelled for a call. */
 			if (ncalls > 0)
-				vm_cancel(vm_front_call(1 + in_u8(in) %
+				dispatch_cancel(call_id(1 + in_u8(in) %
 				    ncalls));
 			break;
 		case 4:
@@ -1049,11 +1038,9 @@ monitor_run(uint8_t flags, struct in *in)
 			fz_fail("%s went from %s to %s", vm->row.id,
 			    vm_state_name(was), vm_state_name(vm->state));
 		/* mcvmd's own bound on what is in flight. */
-		n = 0;
-		TAILQ_FOREACH(c, &vm->calls, entry)
-			n++;
-		if ((unsigned int)n != vm->ncalls || n > VM_CALLS_MAX)
-			fz_fail("%d calls listed, %u counted", n, vm->ncalls);
+		if (req_count(vm, RP_MONITOR) > VM_CALLS_MAX)
+			fz_fail("%u calls in flight",
+			    req_count(vm, RP_MONITOR));
 	}
 	vm_settle();
 }

@@ -1,0 +1,144 @@
+/*
+ * Admission: whether a new VM fits its workspace's quotas, the host's,
+ * and what the host has free; and the VM slots (a uid and, in netd, a
+ * network each).
+ */
+#include <sys/statvfs.h>
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "netslot.h"
+#include "rdfile.h"
+#include "vm.h"
+
+#define VM_HOST_MEM_RESERVE	(256ULL << 20)	/* kept free for the host */
+#define VM_HOST_DISK_RESERVE	(1ULL << 30)
+
+int
+vm_slot_alloc(uint32_t *slot)
+{
+	uint32_t	 n = env->conf.vm_uid_last - env->conf.vm_uid_first + 1;
+	uint32_t	 s;
+
+	/* A slot is a uid and, in netd, a network: the fewer bounds. */
+	if (n > slot_count(&env->conf))
+		n = slot_count(&env->conf);
+	struct vm	*vm;
+	int		 used;
+
+	for (s = 0; s < n; s++) {
+		used = 0;
+		TAILQ_FOREACH(vm, &vms, entry)
+			if (vm->row.slot == s)
+				used = 1;
+		if (!used) {
+			*slot = s;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static uint64_t
+host_mem_available(void)
+{
+	char		 buf[8192], *p;
+
+	if (read_small_file("/proc/meminfo", buf, sizeof(buf)) == -1 ||
+	    (p = strstr(buf, "MemAvailable:")) == NULL)
+		return 0;
+	return strtoull(p + strlen("MemAvailable:"), NULL, 10) << 10;
+}
+
+/*
+ * The most vCPUs one VM may have: the config's "vcpus limit", else the
+ * CPUs this process may run on (what the host really has for it).
+ */
+uint32_t
+vm_vcpus_limit(int *configured)
+{
+	cpu_set_t	 set;
+	long		 n;
+
+	*configured = env->conf.vm_vcpus_limit != 0;
+	if (*configured)
+		return env->conf.vm_vcpus_limit;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 &&
+	    (n = CPU_COUNT(&set)) > 0)
+		return (uint32_t)n;
+	if ((n = sysconf(_SC_NPROCESSORS_ONLN)) > 0)
+		return (uint32_t)n;
+	return 1;
+}
+
+int
+vm_admit(int64_t ws, uint32_t mem_mib, uint32_t vcpus, uint64_t disk,
+    char *err, size_t errlen)
+{
+	const struct limits	*w = &env->conf.ws_limits;
+	const struct limits	*h = &env->conf.host_limits;
+	struct statvfs		 sv;
+	uint64_t		 mem, dsk, avail, cpus;
+	uint32_t		 n;
+
+	if (state_usage(ws, &n, &mem, &dsk, &cpus) == -1)
+		goto dberr;
+	if (n + 1 > w->max_vms) {
+		(void)snprintf(err, errlen, "the workspace has %u VMs, its "
+		    "limit: destroy one first", n);
+		return -1;
+	}
+	if ((mem + mem_mib) << 20 > w->max_memory) {
+		(void)snprintf(err, errlen, "the workspace's VMs would have "
+		    "%llu MiB of memory, over its limit of %llu MiB",
+		    (unsigned long long)(mem + mem_mib),
+		    (unsigned long long)(w->max_memory >> 20));
+		return -1;
+	}
+	if (cpus + vcpus > w->max_vcpus) {
+		(void)snprintf(err, errlen, "the workspace's VMs would have "
+		    "%llu vCPUs, over its limit of %u: use fewer vcpus or "
+		    "destroy a VM first", (unsigned long long)(cpus + vcpus),
+		    w->max_vcpus);
+		return -1;
+	}
+	if (dsk + disk > w->max_storage) {
+		(void)snprintf(err, errlen, "the workspace's disks would "
+		    "exceed its storage limit of %llu MiB",
+		    (unsigned long long)(w->max_storage >> 20));
+		return -1;
+	}
+	if (state_usage(0, &n, &mem, &dsk, &cpus) == -1)
+		goto dberr;
+	if (n + 1 > h->max_vms || (mem + mem_mib) << 20 > h->max_memory ||
+	    dsk + disk > h->max_storage || cpus + vcpus > h->max_vcpus) {
+		(void)snprintf(err, errlen, "the host is at its VM, memory, "
+		    "vCPU or storage limit; try again later");
+		return -1;
+	}
+	if (statvfs(env->conf.statedir, &sv) == 0 &&
+	    (uint64_t)sv.f_bavail * sv.f_frsize < disk + VM_HOST_DISK_RESERVE) {
+		(void)snprintf(err, errlen, "the host has %llu MiB of disk "
+		    "free, not enough for another %llu MiB disk; try later",
+		    (unsigned long long)((uint64_t)sv.f_bavail *
+		    sv.f_frsize >> 20), (unsigned long long)(disk >> 20));
+		return -1;
+	}
+	avail = host_mem_available();
+	if (avail < ((uint64_t)mem_mib << 20) + CG_MEM_OVERHEAD +
+	    VM_HOST_MEM_RESERVE) {
+		(void)snprintf(err, errlen, "the host has %llu MiB of memory "
+		    "available, not enough for %u MiB; try a smaller VM or "
+		    "later", (unsigned long long)(avail >> 20), mem_mib);
+		return -1;
+	}
+	return 0;
+dberr:
+	(void)snprintf(err, errlen, "state database error");
+	return -1;
+}

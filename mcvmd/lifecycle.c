@@ -1,0 +1,263 @@
+/*
+ * A VM's lifecycle operations: start, stop, destroy and failure, and what
+ * the operation under way owes its caller.  The state moves only through
+ * vm_fsm() (fsm.c).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dispatch.h"
+#include "log.h"
+#include "msg.h"
+#include "req.h"
+#include "vm.h"
+
+time_t
+vm_now(void)
+{
+	struct timespec	 ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) == -1)
+		fatal("clock_gettime");
+	return ts.tv_sec;
+}
+
+/* The VM's one timer: its boot, its stop, or QEMU's SIGTERM grace. */
+void
+vm_timer_start(struct vm *vm, int seconds, void (*cb)(int, short, void *))
+{
+	struct timeval	 tv = { seconds, 0 };
+
+	vm_timer_clear(vm);
+	evtimer_set(&vm->timer, cb, vm);
+	evtimer_add(&vm->timer, &tv);
+}
+
+void
+vm_timer_clear(struct vm *vm)
+{
+	if (evtimer_initialized(&vm->timer) &&
+	    evtimer_pending(&vm->timer, NULL))
+		evtimer_del(&vm->timer);
+}
+
+/* An operation of the caller's (call 0: none) begins. */
+void
+vm_op_begin(struct vm *vm, uint64_t call, enum vm_opkind kind,
+    const char *rid)
+{
+	vm->op.pending = 1;
+	vm->op.peerid = call;
+	vm->op.kind = kind;
+	vm->op.disk_gone = 0;
+	(void)snprintf(vm->op.rid, sizeof(vm->op.rid), "%s",
+	    rid != NULL ? rid : "");
+}
+
+/* Tells a long operation's caller how far it got (MCP progress). */
+void
+vm_progress(const struct vm *vm, uint64_t done, uint64_t total,
+    const char *what)
+{
+	if (vm->op.pending)
+		call_progress(vm->op.peerid, done, total, what);
+}
+
+/*
+ * Tells the caller of the pending lifecycle operation how it ended, and
+ * settles its receipt.
+ */
+void
+vm_op_done(struct vm *vm, int ok, const char *msg)
+{
+	char	*text;
+	json_t	*j;
+
+	if (!vm->op.pending)
+		return;
+	vm->op.pending = 0;
+	if (!ok) {
+		receipt_fail(vm->row.ws_id, vm->op.rid, "", vm->op.peerid,
+		    TOOL_ERROR, msg);
+		return;
+	}
+	j = vm_json(vm);
+	if (vm->os[0] != '\0')
+		json_object_set_new(j, "guest", json_pack("{s:s, s:s, s:s}",
+		    "os", vm->os, "kernel", vm->kernel, "agent_version",
+		    vm->agent));
+	if ((text = json_dumps(j, JSON_COMPACT)) == NULL)
+		fatalx("%s: json_dumps", __func__);
+	json_decref(j);
+	receipt_done(vm->row.ws_id, vm->op.rid, vm->row.id, text);
+	call_reply(vm->op.peerid, TOOL_OK, text);
+	free(text);
+}
+
+/* The guest is up (and has its network): booting is over. */
+void
+vm_guest_ready(struct vm *vm)
+{
+	vm_timer_clear(vm);
+	vm_fsm(vm, VE_AGENT_READY, NULL);
+	vm_op_done(vm, 1, NULL);
+}
+
+/*
+ * The VM failed: its processes are killed, the state says why, and the
+ * pending operation fails.  A VM that failed while being created is
+ * removed again, so that nothing of it stays behind.
+ */
+void
+vm_fail(struct vm *vm, const char *why)
+{
+	int	 creating = vm->op.pending && vm->op.kind == VO_CREATE;
+	char	 msg[400];
+
+	vm_timer_clear(vm);
+	vm_kill(vm);
+	if (vm->state == VS_DESTROYING)
+		return;
+	if (vm->boot.restore && vm->state == VS_BOOTING) {
+		/* QEMU ran from the checkpoint, and the guest never
+		 * answered. */
+		(void)snprintf(msg, sizeof(msg), "%s, restored from it, "
+		    "failed: %s", vm->row.id, why);
+		vm_template_retire(msg);
+	}
+	if (vm->tpl) {
+		vm_template_failed(vm, why);
+		vm_destroy(0, vm);
+		return;
+	}
+	vm_fsm(vm, VE_FAIL, why);
+	if (creating) {
+		(void)snprintf(msg, sizeof(msg), "the VM could not be "
+		    "created: %s. Nothing was kept.", why);
+		vm_op_done(vm, 0, msg);
+		vm_destroy(0, vm);
+		return;
+	}
+	vm_op_done(vm, 0, why);
+	if (vm->qemu_pid <= 0 && vm->vmm_pid <= 0)
+		vm_processes_gone(vm);
+}
+
+/* ---- stop, start, destroy ----------------------------------------------- */
+
+static void
+vm_stop_timeout(int fd, short event, void *arg)
+{
+	struct vm	*vm = arg;
+
+	if (vm->state != VS_STOPPING)
+		return;
+	vm_fsm(vm, VE_STOP_TIMEOUT, NULL);
+	vm_op_done(vm, 0, "the guest did not shut down in time; it keeps "
+	    "running: retry vm_stop with force=true to power it off at once");
+}
+
+static void
+vm_term_timeout(int fd, short event, void *arg)
+{
+	struct vm	*vm = arg;
+
+	if (vm->qemu_pid > 0 || vm->vmm_pid > 0) {
+		log_warnx("%s: QEMU did not exit on SIGTERM; killing it",
+		    vm->row.id);
+		vm_kill(vm);
+	}
+}
+
+/* The guest's power-off request: its answer says nothing more. */
+static void
+vm_poweroff_done(struct req *r, struct imsg *imsg)
+{
+}
+
+/* Asks the guest's agent to power off, or stops QEMU. */
+void
+vm_stop(uint64_t call, struct vm *vm, int force, uint32_t timeout)
+{
+	struct req	*r;
+
+	vm_op_begin(vm, call, VO_STOP, NULL);
+	vm_fsm(vm, VE_STOP, NULL);
+	/*
+	 * Forced, or without the agent (the guest has no ACPI, see
+	 * AGENT_KERNEL_APPEND): SIGTERM to QEMU, and SIGKILL to what is
+	 * left in the cgroup after VM_TERM_GRACE.
+	 */
+	if (force || !vm->vmm_live || !vm->boot.agent) {
+		if (vm->qemu_pid > 0)
+			(void)kill(vm->qemu_pid, SIGTERM);
+		vm_timer_start(vm, VM_TERM_GRACE, vm_term_timeout);
+		if (vm->qemu_pid <= 0 && vm->vmm_pid <= 0)
+			vm_processes_gone(vm);
+		return;
+	}
+	r = req_new(RP_MONITOR, vm, IMSG_VMM_GUEST_POWEROFF,
+	    vm_poweroff_done, NULL);
+	(void)req_send(r);
+	vm_timer_start(vm, (int)timeout, vm_stop_timeout);
+}
+
+void
+vm_start(uint64_t call, struct vm *vm)
+{
+	vm_op_begin(vm, call, VO_START, NULL);
+	vm_fsm(vm, VE_START, NULL);
+	if (!vm_store_is_up()) {
+		vm_fail(vm, "the storage daemon is not up");
+		return;
+	}
+	vm_store_disk(vm, IMSG_STORE_DISK_OPEN);
+}
+
+/*
+ * Removes every trace: processes, cgroups, the jail directory, the disk
+ * (through stored) and the rows, except the audit log.  call 0: no one
+ * waits for the answer.
+ */
+void
+vm_destroy(uint64_t call, struct vm *vm)
+{
+	if (vm->op.pending && vm->op.peerid != call)
+		vm_op_done(vm, 0, "the VM was destroyed");
+	vm_op_begin(vm, call, VO_DESTROY, NULL);
+	vm->op.pending = call != 0;
+	vm_fsm(vm, VE_DESTROY, NULL);
+	vm_kill(vm);
+	if (vm->qemu_pid <= 0 && vm->vmm_pid <= 0)
+		vm_processes_gone(vm);
+}
+
+/*
+ * The last step of a destroy, once the disk is deleted and netd has torn
+ * the network down: the rows go (the audit log stays), and the caller is
+ * told.
+ */
+void
+vm_destroy_finish(struct vm *vm)
+{
+	json_t	*j;
+
+	if (!vm->op.disk_gone || req_pending(vm, RP_NETD) != NULL)
+		return;
+	if (!vm->tpl) {		/* a template has no rows */
+		if (state_vm_delete(vm->row.id) == -1)
+			log_warnx("%s: rows not deleted", vm->row.id);
+		(void)state_audit("mcvmd", "vm-destroy", vm->row.id);
+	}
+	log_info("%s: destroyed", vm->row.id);
+	if (vm->op.pending) {
+		j = json_pack("{s:s, s:b}", "vm_id", vm->row.id, "destroyed",
+		    1);
+		vm->op.pending = 0;
+		call_reply_json(vm->op.peerid, j);
+	}
+	vm_free(vm);
+}

@@ -1,0 +1,294 @@
+/*
+ * The channel to a VM's monitor.  The monitor is a process of mcvm's, but
+ * it runs as the VM's uid next to QEMU: a message it should not send
+ * costs that VM, not mcvmd.  Its answers are matched to requests through
+ * the request table; READY and EVENT are its own news.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent_proto.h"
+#include "log.h"
+#include "msg.h"
+#include "req.h"
+#include "utf8.h"
+#include "vm.h"
+#include "vmm_relay.h"
+
+/*
+ * fd is mcvmd's end of a new monitor's channel: from now on the monitor's
+ * messages are read by vm_vmm_dispatch.  The guest is not ready until the
+ * monitor says so.
+ */
+static void	 vm_vmm_dispatch(int, short, void *);
+
+void
+vm_monitor_attach(struct vm *vm, int fd)
+{
+	if (fcntl(fd, F_SETFL, O_NONBLOCK) == -1 ||
+	    imsgev_init(&vm->vmm, fd, vm->row.id, vm_vmm_dispatch, vm) == -1)
+		fatal("%s", __func__);
+	vm->vmm_live = 1;
+	if (++vm->vmm_gen == 0)
+		vm->vmm_gen = 1;
+	vm->boot.agent = 0;
+	vm->boot.poweroff = 0;
+}
+
+/* The channel closes (its requests end with the processes). */
+void
+vm_monitor_close(struct vm *vm)
+{
+	int	 fd;
+
+	if (!vm->vmm_live)
+		return;
+	fd = vm->vmm.ibuf.fd;
+	imsgev_clear(&vm->vmm);
+	close(fd);
+	vm->vmm_live = 0;
+}
+
+/* The guest took its network configuration (or not): booting is over. */
+static void
+vm_net_configured(struct vm *vm, int ok)
+{
+	if (vm->state != VS_BOOTING)
+		return;
+	if (!ok) {
+		vm_fail(vm, "the guest did not take its network configuration");
+		return;
+	}
+	vm_guest_ready(vm);
+}
+
+static void
+net_config_done(struct req *r, struct imsg *imsg)
+{
+	vm_net_configured(r->vm, 1);
+}
+
+/* Refused or cut off by the VM's end: nothing more to do. */
+static void
+net_config_cancel(struct req *r, enum req_end why, const char *text)
+{
+	if (why == REQ_EXPIRED || why == REQ_ERROR || why == REQ_BAD_REPLY)
+		vm_net_configured(r->vm, 0);
+}
+
+static void
+checkpoint_done(struct req *r, struct imsg *imsg)
+{
+	vm_checkpointed(r->vm, 1);
+}
+
+static void
+checkpoint_cancel(struct req *r, enum req_end why, const char *text)
+{
+	if (why == REQ_EXPIRED || why == REQ_ERROR || why == REQ_BAD_REPLY)
+		vm_checkpointed(r->vm, 0);
+}
+
+/* The template's monitor writes its checkpoint to fd. */
+void
+vm_checkpoint_write(struct vm *vm, int fd)
+{
+	struct req	*r;
+
+	r = req_new(RP_MONITOR, vm, IMSG_VMM_CHECKPOINT, checkpoint_done,
+	    checkpoint_cancel);
+	imsg_set_fd(r->msg, fd);
+	(void)req_send(r);
+}
+
+static void
+vm_vmm_ready(struct vm *vm, struct imsg *imsg)
+{
+	struct req	*r;
+	struct mreader	 m;
+	const char	*agent, *os, *kernel;
+
+	m_init(&m, imsg);
+	if (m_get_str(&m, &agent, VM_GUEST_STR_MAX - 1) == -1 ||
+	    m_get_str(&m, &os, VM_GUEST_STR_MAX - 1) == -1 ||
+	    m_get_str(&m, &kernel, VM_GUEST_STR_MAX - 1) == -1 ||
+	    m_end(&m) == -1) {
+		vm_fail(vm, "malformed READY from the VM monitor");
+		return;
+	}
+	(void)snprintf(vm->agent, sizeof(vm->agent), "%s", agent);
+	(void)snprintf(vm->os, sizeof(vm->os), "%s", os);
+	(void)snprintf(vm->kernel, sizeof(vm->kernel), "%s", kernel);
+	vm->boot.agent = 1;
+	if (vm->state != VS_BOOTING)
+		return;
+	vm->boot.restore = 0;	/* a later start boots */
+	if (vm->row.network) {
+		/* The creator is answered once the guest has its address. */
+		r = req_new(RP_MONITOR, vm, IMSG_VMM_NET_CONFIG,
+		    net_config_done, net_config_cancel);
+		m_add_str(r->msg, vm->address);
+		m_add_str(r->msg, vm->gateway);
+		m_add_str(r->msg, vm->resolver);
+		m_add_str(r->msg, vm->mac);
+		(void)req_send(r);
+		return;
+	}
+	vm_guest_ready(vm);
+}
+
+static void
+vm_vmm_event(struct vm *vm, struct imsg *imsg)
+{
+	struct mreader	 r;
+	const char	*detail;
+	uint32_t	 ev;
+
+	m_init(&r, imsg);
+	if (m_get_u32(&r, &ev) == -1 || m_get_str(&r, &detail, 255) == -1 ||
+	    m_end(&r) == -1) {
+		vm_fail(vm, "malformed event from the VM monitor");
+		return;
+	}
+	log_debug("%s: event %u (%s)", vm->row.id, ev, detail);
+	switch (ev) {
+	case VMM_EV_SHUTDOWN:
+		/* A guest-initiated power-off is a stop, not a crash. */
+		vm->boot.poweroff = 1;
+		break;
+	case VMM_EV_GUEST_LOST:
+		vm->boot.agent = 0;
+		log_warnx("%s: guest agent lost: %s", vm->row.id, detail);
+		break;
+	case VMM_EV_GUEST_BACK:
+		vm->boot.agent = 1;
+		break;
+	case VMM_EV_HELD:
+		if (!vm->tpl) {
+			vm_fail(vm, "the VM monitor reported a hold");
+			return;
+		}
+		vm_template_held(vm);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The monitor's or the guest's refusal, as the tool's error text. */
+static void
+mon_error_text(struct imsg *imsg, char *msg, size_t len)
+{
+	struct mreader	 r;
+	const char	*text;
+	uint32_t	 code, err;
+
+	m_init(&r, imsg);
+	if (m_get_u32(&r, &code) == -1 || m_get_u32(&r, &err) == -1 ||
+	    m_get_str(&r, &text, AGENT_ERRMSG_MAX) == -1 || m_end(&r) == -1 ||
+	    !valid_utf8(text, strlen(text))) {
+		(void)snprintf(msg, len, "malformed error from the VM monitor");
+		return;
+	}
+	switch (code) {
+	case AGENT_ERR_NOJOB:
+		(void)snprintf(msg, len, "the guest has no such job: %s",
+		    text);
+		break;
+	case AGENT_ERR_LIMIT:
+		(void)snprintf(msg, len, "%s: at most %d jobs run at once; "
+		    "wait for one to finish, or cancel it", text,
+		    AGENT_JOBS_ACTIVE_MAX);
+		break;
+	case AGENT_ERR_EXPIRED:
+		(void)snprintf(msg, len, "the job has expired: %s", text);
+		break;
+	case AGENT_ERR_PATH:
+		(void)snprintf(msg, len, "refused: %s (paths stay beneath "
+		    "/workspace and may not use symlinks)", text);
+		break;
+	case VMM_ERR_GUEST_DOWN:
+		(void)snprintf(msg, len, "the guest agent is not answering: "
+		    "%s", text);
+		break;
+	case VMM_ERR_TIMEOUT:
+		(void)snprintf(msg, len, "the VM did not answer in time: %s",
+		    text);
+		break;
+	default:
+		(void)snprintf(msg, len, "%s", text);
+		break;
+	}
+}
+
+/* An answer of the monitor's, to the request it names. */
+static void
+vm_vmm_answer(struct vm *vm, struct imsg *imsg)
+{
+	struct req	*r;
+	char		 msg[VM_MSG_MAX];
+
+	if ((r = req_find(RP_MONITOR, vm, imsg->hdr.peerid)) == NULL) {
+		log_warnx("%s: %s for no request", vm->row.id,
+		    imsg_type_name(imsg->hdr.type));
+		return;
+	}
+	if (imsg->hdr.type == r->want)
+		req_reply(r, imsg);
+	else if (imsg->hdr.type == IMSG_VMM_ERROR) {
+		mon_error_text(imsg, msg, sizeof(msg));
+		req_end(r, REQ_ERROR, msg);
+	} else
+		req_end(r, REQ_BAD_REPLY,
+		    "unexpected answer from the VM monitor");
+}
+
+static void
+vm_vmm_dispatch(int fd, short event, void *arg)
+{
+	struct imsgev	*iev = arg;
+	struct vm	*vm = iev->data;
+	struct imsg	 imsg;
+	struct mreader	 r;
+	uint32_t	 version;
+	int		 n;
+
+	if (imsgev_read(iev, event) == -1) {
+		vm_monitor_close(vm);
+		if (vm->state == VS_BOOTING || vm->state == VS_RUNNING ||
+		    vm->state == VS_PAUSED)
+			vm_fail(vm, "the VM monitor closed its channel");
+		return;
+	}
+	for (;;) {
+		if ((n = imsg_get(&iev->ibuf, &imsg)) == -1) {
+			vm_fail(vm, "bad framing from the VM monitor");
+			return;
+		}
+		if (n == 0)
+			break;
+		switch (imsg.hdr.type) {
+		case IMSG_HELLO:
+			m_init(&r, &imsg);
+			if (m_get_u32(&r, &version) == -1 || m_end(&r) == -1 ||
+			    version != MCVM_PROTO_VERSION)
+				vm_fail(vm, "the VM monitor speaks another "
+				    "protocol version");
+			break;
+		case IMSG_VMM_READY:
+			vm_vmm_ready(vm, &imsg);
+			break;
+		case IMSG_VMM_EVENT:
+			vm_vmm_event(vm, &imsg);
+			break;
+		default:
+			vm_vmm_answer(vm, &imsg);
+			break;
+		}
+		imsg_free(&imsg);
+		if (!vm->vmm_live)
+			return;
+	}
+}

@@ -1,0 +1,467 @@
+/*
+ * Spawning and reaping: a VM's cgroups, QEMU in its jail and the VM
+ * monitor, connected by socketpairs that mcvmd makes and hands out; and
+ * what is released once both processes have exited.
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "hash.h"
+#include "jail.h"
+#include "log.h"
+#include "qemu.h"
+#include "req.h"
+#include "vm.h"
+
+static struct cgroups	 cgroups;
+static enum accel_choice accel;
+static uint32_t		 tsc_khz;	/* TCG guests' TSC, 0 unknown */
+static char		 vmsdir[PATH_MAX];	/* rundir/vms: jail roots */
+
+static void
+vm_instance_name(char *out, size_t len)
+{
+	uint8_t	 h[SHA256_LEN];
+	char	 hex[2 * SHA256_LEN + 1];
+
+	if (sha256(env->conf.statedir, strlen(env->conf.statedir), h) == -1)
+		fatalx("%s: sha256", __func__);
+	hex_encode(h, 4, hex);
+	hex[8] = '\0';
+	if (strlen(hex) >= len)
+		fatalx("%s: buffer", __func__);
+	memcpy(out, hex, strlen(hex) + 1);
+}
+
+static void
+vm_kill_leftover(const char *id, void *arg)
+{
+	log_warnx("%s: killing the processes left in its cgroup", id);
+	if (cgroup_vm_kill(&cgroups, id) == -1 ||
+	    cgroup_vm_destroy(&cgroups, id) == -1)
+		log_warn("%s: leftover cgroup", id);
+}
+
+void
+vm_close_store_fds(struct vm *vm)
+{
+	int	 i;
+
+	for (i = 0; i <= STORE_FD_MAX; i++) {
+		if (vm->store_fds[i] != -1)
+			close(vm->store_fds[i]);
+		vm->store_fds[i] = -1;
+	}
+	for (i = 0; i <= NET_FD_TAP; i++) {
+		if (vm->net_fds[i] != -1)
+			close(vm->net_fds[i]);
+		vm->net_fds[i] = -1;
+	}
+}
+
+static void
+vm_boot_timeout(int fd, short event, void *arg)
+{
+	struct vm	*vm = arg;
+	char		 msg[128];
+
+	(void)snprintf(msg, sizeof(msg), "the guest agent did not answer "
+	    "within %d s of QEMU starting", VM_BOOT_TIMEOUT);
+	vm_fail(vm, msg);
+}
+
+static int
+vm_jail_dir(const struct vm *vm, char *path, size_t len)
+{
+	return snprintf(path, len, "%s/%s", vmsdir, vm->row.id) >= (int)len ?
+	    -1 : 0;
+}
+
+static pid_t
+vm_fork_monitor(struct vm *vm, char procs[][PATH_MAX], size_t nprocs,
+    int sp, int qmp, int agent)
+{
+	char		 path[PATH_MAX], uid[16], gid[16], *argv[CHILD_ARGV_MAX];
+	int		 argc, i, fd, fds[3] = { sp, qmp, agent };
+	size_t		 d;
+	pid_t		 pid;
+
+	if (snprintf(path, sizeof(path), "%s/%s", env->bindir,
+	    VM_VMM_BINARY) >= (int)sizeof(path))
+		return -1;
+	(void)snprintf(uid, sizeof(uid), "%u", vm->row.uid);
+	(void)snprintf(gid, sizeof(gid), "%u", vm->row.uid);
+	argc = child_argv(VM_VMM_BINARY, argv);
+	if (vm->tpl || vm->boot.restore) {
+		argv[argc++] = "-m";
+		argv[argc++] = vm->tpl ? "hold" : "restore";
+	}
+	argv[argc++] = "-i";
+	argv[argc++] = vm->row.id;
+	argv[argc++] = "-u";
+	argv[argc++] = uid;
+	argv[argc++] = "-g";
+	argv[argc++] = gid;
+	argv[argc] = NULL;
+
+	if ((pid = fork()) != 0)
+		return pid;
+	for (d = 0; d < nprocs; d++) {
+		if ((fd = open(procs[d], O_WRONLY | O_CLOEXEC)) == -1 ||
+		    write(fd, "0", 1) != 1)
+			_exit(127);
+		close(fd);
+	}
+	/* 3: mcvmd, 4: QMP, 5: agent; via high numbers to avoid clashes. */
+	for (i = 0; i < 3; i++)
+		if ((fds[i] = fcntl(fds[i], F_DUPFD, 64)) == -1)
+			_exit(127);
+	for (i = 0; i < 3; i++)
+		if (dup2(fds[i], PROC_PARENT_SOCK_FILENO + i) == -1)
+			_exit(127);
+	if (close_range(PROC_PARENT_SOCK_FILENO + 3, ~0U, 0) == -1)
+		_exit(127);
+	execve(path, argv, child_envp);
+	_exit(127);
+}
+
+static int
+vm_qemu_log(const struct vm *vm)
+{
+	char	 path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/%s.log", vmsdir, vm->row.id) >=
+	    (int)sizeof(path))
+		return -1;
+	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+	    O_NOFOLLOW, 0600);
+}
+
+static void
+vm_qemu_log_remove(const struct vm *vm)
+{
+	char	 path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/%s.log", vmsdir, vm->row.id) <
+	    (int)sizeof(path))
+		(void)unlink(path);
+}
+
+/*
+ * Starts the VM's processes: its cgroups, QEMU in the jail and the
+ * monitor, connected by socketpairs that mcvmd makes and hands out.
+ */
+void
+vm_spawn(struct vm *vm)
+{
+	struct qemu_argv	*qa;
+	struct qemu_spec	 spec;
+	struct jail		 jail;
+	char			 root[PATH_MAX];
+	char			 procs[JAIL_CGROUPS_MAX][PATH_MAX];
+	size_t			 nprocs = 0, i;
+	int			 qmp[2] = { -1, -1 }, agent[2] = { -1, -1 };
+	int			 sp[2] = { -1, -1 }, log = -1;
+	const char		*why = NULL;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.vm_id = vm->row.id;
+	spec.accel = accel;
+	spec.tsc_khz = tsc_khz;
+	spec.memory_mib = vm->row.memory_mib;
+	spec.vcpus = vm->row.vcpus;
+	spec.disk_format = vm->disk_format;
+	spec.has_initrd = vm->store_fds[STORE_FD_INITRD] != -1;
+	spec.mac = vm->row.network ? vm->mac : NULL;
+	spec.hold = vm->tpl;
+	spec.restore = vm->boot.restore;
+	if ((qa = calloc(1, sizeof(*qa))) == NULL)
+		fatal("%s", __func__);
+	if (qemu_build_argv(&spec, qa) == -1) {
+		why = "internal error building QEMU's command line";
+		goto fail;
+	}
+	if (vm_jail_dir(vm, root, sizeof(root)) == -1 ||
+	    (mkdir(root, 0755) == -1 && errno != EEXIST)) {
+		why = "cannot make the jail directory";
+		goto fail;
+	}
+	if (cgroup_vm_create(&cgroups, vm->row.id,
+	    (uint64_t)vm->row.memory_mib << 20, vm->row.vcpus, procs,
+	    &nprocs) == -1) {
+		why = "cannot create the VM's cgroups";
+		goto fail;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qmp) == -1 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, agent) == -1 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1 ||
+	    (log = vm_qemu_log(vm)) == -1) {
+		why = "cannot create the VM's channels";
+		goto fail;
+	}
+
+	memset(&jail, 0, sizeof(jail));
+	jail.root = root;
+	jail.uid = vm->row.uid;
+	jail.gid = vm->row.uid;
+	jail.kvm = accel == ACCEL_USE_KVM;
+	/* A restored guest has its kernel in the checkpoint. */
+	jail.kernel_fd = vm->boot.restore ? -1 : vm->store_fds[STORE_FD_KERNEL];
+	jail.initrd_fd = vm->boot.restore ? -1 : vm->store_fds[STORE_FD_INITRD];
+	jail.log_fd = log;
+	jail.netns_fd = vm->net_fds[NET_FD_NETNS];
+	for (i = 0; i <= QEMU_FD_MAX; i++)
+		jail.fds[i] = -1;
+	jail.fds[QEMU_FD_TAP] = vm->net_fds[NET_FD_TAP];
+	jail.fds[QEMU_FD_QMP] = qmp[0];
+	jail.fds[QEMU_FD_AGENT] = agent[0];
+	jail.fds[QEMU_FD_DISK] = vm->store_fds[STORE_FD_DISK];
+	jail.fds[QEMU_FD_CHECKPOINT] = vm->store_fds[STORE_FD_CHECKPOINT];
+	if (vm->disk_format == DISK_QCOW2)
+		jail.fds[QEMU_FD_BASE] = vm->store_fds[STORE_FD_BASE];
+	for (i = 0; i < nprocs; i++)
+		jail.cgroup_procs[i] = procs[i];
+	jail.ncgroups = nprocs;
+	jail.parent = getpid();
+
+	switch (vm->qemu_pid = fork()) {
+	case -1:
+		why = "cannot fork QEMU";
+		goto fail;
+	case 0:
+		jail_exec(&jail, qa->argv);
+	}
+	vm->qemu_status = 0;
+	if ((vm->vmm_pid = vm_fork_monitor(vm, procs, nprocs, sp[1], qmp[1],
+	    agent[1])) == -1) {
+		why = "cannot start the VM monitor";
+		goto fail;
+	}
+	close(qmp[0]);
+	close(qmp[1]);
+	close(agent[0]);
+	close(agent[1]);
+	close(sp[1]);
+	close(log);
+	vm_close_store_fds(vm);
+	free(qa);
+	vm_monitor_attach(vm, sp[0]);
+	/* A new boot: the jobs of the last one are gone with it. */
+	if (state_jobs_forget(vm->row.id) == -1)
+		log_warnx("%s: old jobs not forgotten", vm->row.id);
+	vm_fsm(vm, VE_SPAWNED, NULL);
+	vm_progress(vm, 2, 3, "booting");
+	vm_timer_start(vm, VM_BOOT_TIMEOUT, vm_boot_timeout);
+	log_info("%s: qemu pid %d, monitor pid %d, uid %u", vm->row.id,
+	    (int)vm->qemu_pid, (int)vm->vmm_pid, vm->row.uid);
+	return;
+fail:
+	free(qa);
+	for (i = 0; i < 2; i++) {
+		if (qmp[i] != -1)
+			close(qmp[i]);
+		if (agent[i] != -1)
+			close(agent[i]);
+		if (sp[i] != -1)
+			close(sp[i]);
+	}
+	if (log != -1)
+		close(log);
+	vm_close_store_fds(vm);
+	vm_fail(vm, why);
+}
+
+void
+vm_kill(struct vm *vm)
+{
+	if (vm->qemu_pid > 0)
+		(void)kill(vm->qemu_pid, SIGKILL);
+	if (vm->vmm_pid > 0)
+		(void)kill(vm->vmm_pid, SIGKILL);
+	if (cgroups.ok && cgroup_vm_kill(&cgroups, vm->row.id) == -1)
+		log_warn("%s: cgroup kill", vm->row.id);
+}
+
+void
+vm_processes_gone(struct vm *vm)
+{
+	char	 root[PATH_MAX];
+
+	vm_monitor_close(vm);
+	vm->boot.agent = 0;
+	req_vm_gone(vm, 0, "the VM stopped");
+	if (cgroups.ok && cgroup_vm_exists(&cgroups, vm->row.id) &&
+	    (cgroup_vm_kill(&cgroups, vm->row.id) == -1 ||
+	    cgroup_vm_destroy(&cgroups, vm->row.id) == -1))
+		log_warn("%s: cgroup not removed", vm->row.id);
+	if (vm_jail_dir(vm, root, sizeof(root)) == 0)
+		(void)rmdir(root);
+	vm_timer_clear(vm);
+	if (vm->state == VS_DESTROYING)
+		vm_qemu_log_remove(vm);
+	if (vm->net_live && req_pending(vm, RP_NETD) == NULL)
+		vm_net_teardown(vm);
+
+	switch (vm->state) {
+	case VS_STOPPING:
+		if (vm->tpl) {
+			/* Only its directory, with the checkpoint, stays. */
+			vm_template_gone(vm);
+			vm_qemu_log_remove(vm);
+			vm_free(vm);
+			return;
+		}
+		vm_fsm(vm, VE_PROCESSES_GONE, NULL);
+		vm_op_done(vm, 1, NULL);
+		break;
+	case VS_DESTROYING:
+		if (req_pending(vm, RP_STORED) == NULL && vm_store_is_up())
+			vm_store_disk(vm, IMSG_STORE_DISK_DELETE);
+		break;
+	case VS_FAILED:
+	case VS_STOPPED:
+		break;
+	default:
+		if (vm->boot.poweroff && vm->state != VS_CREATING) {
+			vm_fsm(vm, VE_GUEST_POWEROFF,
+			    "the guest powered off");
+			vm_op_done(vm, 0, "the guest powered off");
+		} else
+			vm_fail(vm, "QEMU exited unexpectedly");
+		break;
+	}
+}
+
+int
+vm_reap(pid_t pid, int status)
+{
+	struct vm	*vm;
+
+	TAILQ_FOREACH(vm, &vms, entry) {
+		if (pid == vm->qemu_pid) {
+			vm->qemu_pid = 0;
+			vm->qemu_status = status;
+			log_info("%s: qemu exited (%s %d); its output is in "
+			    "%s/%s.log", vm->row.id,
+			    WIFSIGNALED(status) ? "signal" : "status",
+			    WIFSIGNALED(status) ? WTERMSIG(status) :
+			    WEXITSTATUS(status), vmsdir, vm->row.id);
+		} else if (pid == vm->vmm_pid) {
+			vm->vmm_pid = 0;
+			if (vm->qemu_pid > 0 && vm->state != VS_STOPPING &&
+			    vm->state != VS_DESTROYING &&
+			    vm->state != VS_FAILED)
+				vm_fail(vm, "the VM monitor died");
+			else
+				log_info("%s: monitor exited", vm->row.id);
+		} else
+			continue;
+		if (vm->qemu_pid <= 0 && vm->vmm_pid <= 0)
+			vm_processes_gone(vm);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * mcvmd is stopping: every VM's processes are killed and the VM is marked
+ * stopped (its disk stays), so that vm_start boots it again later.
+ */
+void
+vm_shutdown(void)
+{
+	struct vm	*vm;
+	int		 status;
+
+	struct timespec	 step = { 0, 50 * 1000 * 1000 };
+	int		 tries, left;
+
+	/* SIGTERM to every QEMU, a grace period, then SIGKILL. */
+	TAILQ_FOREACH(vm, &vms, entry)
+		if (vm->qemu_pid > 0)
+			(void)kill(vm->qemu_pid, SIGTERM);
+	for (tries = 0; tries < VM_TERM_GRACE * 20; tries++) {
+		left = 0;
+		TAILQ_FOREACH(vm, &vms, entry) {
+			if (vm->qemu_pid > 0 && waitpid(vm->qemu_pid, &status,
+			    WNOHANG) == vm->qemu_pid)
+				vm->qemu_pid = 0;
+			if (vm->qemu_pid > 0)
+				left++;
+		}
+		if (left == 0)
+			break;
+		(void)nanosleep(&step, NULL);
+	}
+	TAILQ_FOREACH(vm, &vms, entry) {
+		if (vm->qemu_pid <= 0 && vm->vmm_pid <= 0 &&
+		    !cgroup_vm_exists(&cgroups, vm->row.id))
+			continue;
+		vm_kill(vm);
+		if (vm->qemu_pid > 0)
+			(void)waitpid(vm->qemu_pid, &status, 0);
+		if (vm->vmm_pid > 0)
+			(void)waitpid(vm->vmm_pid, &status, 0);
+		vm->qemu_pid = vm->vmm_pid = 0;
+		if (vm->state != VS_DESTROYING && vm->state != VS_FAILED)
+			vm_fsm(vm, VE_SHUTDOWN, "mcvmd stopped");
+		if (cgroups.ok)
+			(void)cgroup_vm_destroy(&cgroups, vm->row.id);
+	}
+	cgroup_fini(&cgroups);
+}
+
+/* The cgroups, the accelerator and the jails' directory. */
+void
+vm_spawn_init(void)
+{
+	char	 why[256], instance[16];
+
+	vm_instance_name(instance, sizeof(instance));
+	if (cgroup_init(&cgroups, instance) == -1)
+		log_warnx("VMs disabled: %s", cgroups.why);
+	else
+		log_info("%s", cgroups.why);
+	accel = accel_choose(env->conf.accel, "", why, sizeof(why));
+	log_info("accelerator %s", why);
+	if (accel == ACCEL_USE_TCG && (tsc_khz = qemu_tsc_khz()) != 0)
+		log_info("guests are told the host's TSC runs at %u kHz",
+		    tsc_khz);
+	if (snprintf(vmsdir, sizeof(vmsdir), "%s/vms", env->conf.rundir) >=
+	    (int)sizeof(vmsdir))
+		fatalx("run directory path too long");
+	if (mkdir(vmsdir, 0755) == -1 && errno != EEXIST)
+		fatal("mkdir %s", vmsdir);
+}
+
+/* Whatever processes the previous mcvmd left in VM cgroups are killed. */
+void
+vm_spawn_leftovers(void)
+{
+	if (cgroups.ok)
+		(void)cgroup_vm_list(&cgroups, vm_kill_leftover, NULL);
+}
+
+int
+vm_cgroups_ok(void)
+{
+	return cgroups.ok;
+}
+
+const char *
+vm_cgroups_why(void)
+{
+	return cgroups.why;
+}

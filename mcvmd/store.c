@@ -1,0 +1,424 @@
+/*
+ * mcvmd's client of stored: the images it verified, and each VM's disk
+ * (made, opened or deleted) and checkpoint file, asked for through the
+ * request table.  stored is inside the suite: a malformed message from it
+ * is fatal here.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "msg.h"
+#include "qemu.h"
+#include "req.h"
+#include "vm.h"
+
+#define STORE_TEXT_MAX		1023
+
+static int		 store_up;
+static char		 store_preflight[STORE_TEXT_MAX + 1];
+
+/* What stored said of each catalog image. */
+static struct {
+	char		 name[OBJ_NAME_MAX + 1];
+	int		 ok;
+	uint64_t	 bytes;
+	char		 text[256];
+} images[CONF_MAX_IMAGES];
+static size_t		 nimages;
+
+static void	 store_disk_done(struct req *, struct imsg *);
+static void	 store_delete_done(struct req *, struct imsg *);
+static void	 store_checkpoint_done(struct req *, struct imsg *);
+static void	 store_cancel(struct req *, enum req_end, const char *);
+
+int
+vm_store_is_up(void)
+{
+	return store_up;
+}
+
+/* Asks stored to make (DISK_CREATE), open or delete vm's disk. */
+void
+vm_store_disk(struct vm *vm, uint32_t type)
+{
+	struct req	*r;
+
+	r = req_new(RP_STORED, vm, type, type == IMSG_STORE_DISK_DELETE ?
+	    store_delete_done : store_disk_done, store_cancel);
+	m_add_str(r->msg, vm->row.id);
+	if (type != IMSG_STORE_DISK_DELETE)
+		m_add_str(r->msg, vm->row.image);
+	(void)req_send(r);
+}
+
+/* Asks for VM id's checkpoint file, to write or to read. */
+void
+vm_store_checkpoint(struct vm *vm, const char *id, int write)
+{
+	struct req	*r;
+
+	r = req_new(RP_STORED, vm, IMSG_STORE_CHECKPOINT,
+	    store_checkpoint_done, store_cancel);
+	m_add_str(r->msg, id);
+	m_add_u32(r->msg, write ? 1 : 0);
+	(void)req_send(r);
+}
+
+/* Deletes the disk directory of a VM that is no more (request 0). */
+void
+vm_store_delete_unowned(const char *id)
+{
+	struct ibuf	*b = req_notice_msg(RP_STORED, IMSG_STORE_DISK_DELETE,
+			    0);
+
+	m_add_str(b, id);
+	req_notice(RP_STORED, IMSG_STORE_DISK_DELETE, b);
+}
+
+/*
+ * stored's request ended without its answer: late (stored is killed as
+ * hung, see req_sweep), or stored restarted.
+ */
+static void
+store_cancel(struct req *r, enum req_end why, const char *text)
+{
+	struct vm	*vm = r->vm;
+	char		 msg[128];
+
+	if (why == REQ_VM_GONE)
+		return;
+	vm_close_store_fds(vm);
+	if (why == REQ_PEER_LOST) {
+		/* The old stored died with this request. */
+		if (vm->state == VS_CREATING || vm->state == VS_BOOTING)
+			vm_fail(vm, "the storage daemon restarted");
+		return;
+	}
+	(void)snprintf(msg, sizeof(msg), "the storage daemon did not answer "
+	    "within %d s", VM_STORE_TIMEOUT);
+	if (vm->state == VS_DESTROYING)
+		vm_op_done(vm, 0, "the VM's disk could not be deleted in time; "
+		    "retry vm_destroy");
+	else
+		vm_fail(vm, msg);
+}
+
+/* stored (re)started: finish deletions a crash interrupted. */
+void
+vm_store_up(void)
+{
+	struct vm	*vm;
+
+	store_up = 1;
+	nimages = 0;
+	req_peer_lost(RP_STORED);
+	req_notice(RP_STORED, IMSG_STORE_PREFLIGHT,
+	    req_notice_msg(RP_STORED, IMSG_STORE_PREFLIGHT, 1));
+	req_notice(RP_STORED, IMSG_STORE_DISK_LIST,
+	    req_notice_msg(RP_STORED, IMSG_STORE_DISK_LIST, 1));
+	TAILQ_FOREACH(vm, &vms, entry)
+		if (vm->state == VS_DESTROYING &&
+		    req_pending(vm, RP_STORED) == NULL)
+			vm_store_disk(vm, IMSG_STORE_DISK_DELETE);
+}
+
+/* A RESULT: status, disk format, bytes, text. */
+static void
+store_result_get(struct imsg *imsg, uint32_t *status, uint32_t *format,
+    const char **text)
+{
+	struct mreader	 r;
+	uint64_t	 bytes;
+
+	m_init(&r, imsg);
+	if (m_get_u32(&r, status) == -1 || m_get_u32(&r, format) == -1 ||
+	    m_get_u64(&r, &bytes) == -1 ||
+	    m_get_str(&r, text, STORE_TEXT_MAX) == -1 ||
+	    m_end(&r) == -1 || *format > DISK_QCOW2)
+		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
+}
+
+/*
+ * The destroy overtook a creation: now the delete.  A VM that is no
+ * longer in the state that asked (it failed meanwhile) takes nothing
+ * either.
+ */
+static int
+store_overtaken(struct vm *vm, enum vm_state asked)
+{
+	if (vm->state == asked)
+		return 0;
+	vm_close_store_fds(vm);
+	if (vm->state == VS_DESTROYING)
+		vm_store_disk(vm, IMSG_STORE_DISK_DELETE);
+	return 1;
+}
+
+static void
+store_delete_done(struct req *r, struct imsg *imsg)
+{
+	struct vm	*vm = r->vm;
+	const char	*text;
+	uint32_t	 status, format;
+
+	store_result_get(imsg, &status, &format, &text);
+	if (vm->state != VS_DESTROYING)
+		return;
+	if (status != 0 && status != ENOENT) {
+		log_warnx("%s: disk not deleted: %s", vm->row.id, text);
+		vm_op_done(vm, 0, "the VM's disk could not be deleted; "
+		    "retry vm_destroy");
+		return;
+	}
+	vm->op.disk_gone = 1;
+	vm_destroy_finish(vm);
+}
+
+/* The disk was made or opened (the fds came before), or not. */
+static void
+store_disk_done(struct req *r, struct imsg *imsg)
+{
+	struct vm	*vm = r->vm;
+	const char	*text;
+	uint32_t	 status, format;
+	char		 msg[320];
+
+	store_result_get(imsg, &status, &format, &text);
+	if (store_overtaken(vm, VS_CREATING))
+		return;
+	if (status != 0 || vm->store_fds[STORE_FD_DISK] == -1 ||
+	    vm->store_fds[STORE_FD_KERNEL] == -1 ||
+	    (format == DISK_QCOW2 && vm->store_fds[STORE_FD_BASE] == -1)) {
+		(void)snprintf(msg, sizeof(msg), "the disk could not be "
+		    "prepared: %s", status != 0 ? text : "descriptors missing");
+		vm_close_store_fds(vm);
+		vm_fail(vm, msg);
+		return;
+	}
+	vm->disk_format = format;
+	log_info("%s: disk ready (%s)", vm->row.id, text);
+	vm_fsm(vm, VE_DISK_READY, NULL);
+	vm_progress(vm, 1, 3, "disk ready");
+	if (vm->boot.restore && vm_template_ready()) {
+		vm_store_checkpoint(vm, vm_template_id(), 0);
+		return;
+	}
+	vm->boot.restore = 0;	/* retired meanwhile: it boots */
+	vm_net_setup(vm);
+}
+
+/*
+ * The checkpoint file stored opened (status 0) or could not.  The
+ * template has its monitor write it; a new VM restores from it, or boots
+ * if it cannot.
+ */
+static void
+store_checkpoint_done(struct req *r, struct imsg *imsg)
+{
+	struct vm	*vm = r->vm;
+	const char	*text, *err = NULL;
+	uint32_t	 status, format;
+	int		 fd;
+	char		 msg[400];
+
+	store_result_get(imsg, &status, &format, &text);
+	/* The template asks once it holds; a new VM before it boots. */
+	if (store_overtaken(vm, vm->tpl ? VS_BOOTING : VS_CREATING))
+		return;
+	fd = vm->store_fds[STORE_FD_CHECKPOINT];
+	vm->store_fds[STORE_FD_CHECKPOINT] = -1;
+	if (status != 0)
+		err = text;
+	else if (fd == -1)
+		err = "no descriptor";
+	if (err != NULL && fd != -1)
+		close(fd);
+	if (vm->tpl) {
+		if (err != NULL) {
+			(void)snprintf(msg, sizeof(msg), "no checkpoint "
+			    "file: %s", err);
+			vm_fail(vm, msg);
+			return;
+		}
+		vm_checkpoint_write(vm, fd);
+		return;
+	}
+	if (err != NULL) {
+		log_warnx("%s: boots instead of restoring: %s", vm->row.id,
+		    err);
+		vm->boot.restore = 0;
+	} else
+		vm->store_fds[STORE_FD_CHECKPOINT] = fd;
+	vm_net_setup(vm);
+}
+
+static void
+vm_image_status(struct imsg *imsg)
+{
+	struct mreader	 r;
+	const char	*name, *text;
+	uint64_t	 bytes;
+	uint32_t	 ok;
+
+	m_init(&r, imsg);
+	if (m_get_str(&r, &name, OBJ_NAME_MAX) == -1 ||
+	    m_get_u32(&r, &ok) == -1 || m_get_u64(&r, &bytes) == -1 ||
+	    m_get_str(&r, &text, STORE_TEXT_MAX) == -1 || m_end(&r) == -1)
+		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
+	if (nimages == CONF_MAX_IMAGES)
+		fatalx("stored: too many images");
+	(void)snprintf(images[nimages].name, sizeof(images[nimages].name),
+	    "%s", name);
+	images[nimages].ok = ok == 1;
+	images[nimages].bytes = bytes;
+	(void)snprintf(images[nimages].text, sizeof(images[nimages].text),
+	    "%s", text);
+	nimages++;
+	if (ok == 1)
+		log_info("image %s: %s", name, text);
+	else
+		log_warnx("image %s refused: %s", name, text);
+	vm_create_image_reported(images[nimages - 1].name);
+	vm_template_build();
+}
+
+static void
+vm_store_preflight(struct imsg *imsg)
+{
+	struct mreader	 r;
+	const char	*text;
+	uint32_t	 reflink;
+
+	m_init(&r, imsg);
+	if (m_get_u32(&r, &reflink) == -1 ||
+	    m_get_str(&r, &text, STORE_TEXT_MAX) == -1 || m_end(&r) == -1)
+		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
+	(void)snprintf(store_preflight, sizeof(store_preflight), "%s", text);
+	log_info("storage: %s", text);
+}
+
+/*
+ * A disk directory stored holds: one that no VM owns (a template of an
+ * earlier run, or what a crash left) is deleted.
+ */
+static void
+vm_store_entry(struct imsg *imsg)
+{
+	struct mreader	 r;
+	const char	*id;
+
+	m_init(&r, imsg);
+	if (m_get_str(&r, &id, ID_MAX) == -1 || m_end(&r) == -1 ||
+	    !valid_id(id, "vm-"))
+		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
+	if (vm_find(id, 0) != NULL || strcmp(id, vm_template_id()) == 0)
+		return;
+	log_info("%s: deleting the disk no VM owns", id);
+	vm_store_delete_unowned(id);
+}
+
+int
+vm_image_find(const char *name, uint64_t *bytes, char *err, size_t errlen)
+{
+	size_t	 i;
+
+	for (i = 0; i < nimages; i++) {
+		if (strcmp(images[i].name, name) != 0)
+			continue;
+		if (!images[i].ok) {
+			(void)snprintf(err, errlen, "image %s is not usable: "
+			    "%s", name, images[i].text);
+			return -1;
+		}
+		*bytes = images[i].bytes;
+		return 0;
+	}
+	for (i = 0; i < env->conf.nimages; i++) {
+		if (strcmp(env->conf.images[i].name, name) == 0) {
+			(void)snprintf(err, errlen, "image %s is still being "
+			    "verified after a service start; retry in a few "
+			    "seconds", name);
+			return -1;
+		}
+	}
+	(void)snprintf(err, errlen, "no image named %s", name);
+	return -1;
+}
+
+int
+vm_image_pending(const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < nimages; i++)
+		if (strcmp(images[i].name, name) == 0)
+			return 0;
+	for (i = 0; i < env->conf.nimages; i++)
+		if (strcmp(env->conf.images[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+void
+vm_store_imsg(struct imsg *imsg)
+{
+	struct mreader	 r;
+	struct req	*q;
+	uint32_t	 role;
+	int		 fd;
+
+	switch (imsg->hdr.type) {
+	case IMSG_STORE_IMAGE_STATUS:
+		vm_image_status(imsg);
+		return;
+	case IMSG_STORE_PREFLIGHT_RESULT:
+		vm_store_preflight(imsg);
+		return;
+	case IMSG_STORE_DISK_ENTRY:
+		vm_store_entry(imsg);
+		return;
+	case IMSG_STORE_FD:
+		m_init(&r, imsg);
+		if (m_get_u32(&r, &role) == -1 || m_end(&r) == -1 ||
+		    role < STORE_FD_DISK || role > STORE_FD_MAX ||
+		    imsg->fd == -1)
+			fatalx("stored: malformed IMSG_STORE_FD");
+		fd = imsg_get_fd(imsg);
+		if ((q = req_find(RP_STORED, NULL, imsg->hdr.peerid)) ==
+		    NULL || q->vm == NULL) {
+			close(fd);
+			return;
+		}
+		if (q->vm->store_fds[role] != -1)
+			fatalx("stored: fd role %u sent twice", role);
+		q->vm->store_fds[role] = fd;
+		return;
+	case IMSG_STORE_RESULT:
+		if ((q = req_find(RP_STORED, NULL, imsg->hdr.peerid)) == NULL)
+			return;
+		req_reply(q, imsg);
+		return;
+	default:
+		fatalx("stored: unexpected %s", imsg_type_name(imsg->hdr.type));
+	}
+}
+
+/* What mcvmctl status shows of storage and the images. */
+void
+vm_store_notes(void (*note)(const char *, const char *, void *), void *arg)
+{
+	char	 text[CONF_NAME_MAX + 320];
+	size_t	 i;
+
+	note("storage", store_preflight[0] != '\0' ? store_preflight :
+	    "not checked yet", arg);
+	for (i = 0; i < nimages; i++) {
+		(void)snprintf(text, sizeof(text), "%.64s: %s%.255s",
+		    images[i].name, images[i].ok ? "" : "refused: ",
+		    images[i].text);
+		note("image", text, arg);
+	}
+}

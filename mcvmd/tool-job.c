@@ -1,0 +1,275 @@
+/*
+ * The job tools: vm_exec, vm_job_status, vm_job_output and vm_job_cancel
+ * (see dispatch.h for their entries).  mcvmd builds JSON; it never
+ * parses any.  Text from the guest reaches it already decoded by the
+ * monitor and is checked again here (valid UTF-8) before use.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_proto.h"
+#include "b64.h"
+#include "dispatch.h"
+#include "log.h"
+#include "msg.h"
+#include "req.h"
+#include "utf8.h"
+#include "vm.h"
+#include "vmm_relay.h"
+
+#define VM_TEXT_MAX		(3 * VM_JOB_PAGE_MAX)	/* decoded page */
+#define VM_TEXT_B64_MAX		B64_ENCODED_LEN(VM_JOB_PAGE_MAX)
+
+_Static_assert(TOOL_WAIT_MAX * 1000 <= AGENT_WAIT_MAX_MS,
+    "wait_seconds beyond what the agent waits");
+
+static const char *const job_states[] = {
+	[AGENT_JOB_RUNNING] = "running",
+	[AGENT_JOB_COMPLETED] = "completed",
+	[AGENT_JOB_CANCELLED] = "cancelled",
+	[AGENT_JOB_TIMED_OUT] = "timed_out",
+	[AGENT_JOB_FAILED] = "failed",
+};
+
+static json_t *
+job_json(const struct req *r, const struct agent_job_status *s)
+{
+	json_t	*j;
+
+	j = json_pack("{s:s, s:s, s:s, s:b, s:b, s:I, s:I, s:I}",
+	    "vm_id", r->vm->row.id, "job_id", r->job_id,
+	    "state", job_states[s->state],
+	    "truncated", (int)s->truncated,
+	    "timed_out", s->state == AGENT_JOB_TIMED_OUT,
+	    "stdout_bytes", (json_int_t)s->out_total,
+	    "stderr_bytes", (json_int_t)s->err_total,
+	    "runtime_ms", (json_int_t)s->runtime_ms);
+	if (j == NULL)
+		fatalx("%s: json_pack", __func__);
+	if (s->state == AGENT_JOB_RUNNING || s->signal != 0)
+		json_object_set_new(j, "exit_code", json_null());
+	else
+		json_object_set_new(j, "exit_code",
+		    json_integer(s->exit_code));
+	if (s->signal != 0)
+		json_object_set_new(j, "signal", json_integer(s->signal));
+	return j;
+}
+
+/* A page of each stream from cursor (NULL: the start), to r->msg. */
+static void
+job_read_args(struct req *r, uint32_t job, const struct tool_value *cursor)
+{
+	m_add_u32(r->msg, job);
+	m_add_u64(r->msg, cursor != NULL ? cursor->cursor[0] : 0);
+	m_add_u64(r->msg, cursor != NULL ? cursor->cursor[1] : 0);
+	m_add_u32(r->msg, VM_JOB_PAGE_MAX);
+	m_add_u32(r->msg, VM_JOB_PAGE_MAX);
+	m_add_u32(r->msg, r->encoding);
+	m_add_u32(r->msg, r->wait_ms);
+}
+
+static void
+job_output_done(struct req *r, struct imsg *imsg)
+{
+	struct mreader		 m;
+	struct agent_job_status	 s;
+	const char		*out, *err;
+	uint64_t		 onext, enext;
+	uint32_t		 oerr, eerr;
+	size_t			 max = r->encoding == VMM_ENC_UTF8 ?
+				    VM_TEXT_MAX : VM_TEXT_B64_MAX;
+	json_t			*j;
+
+	m_init(&m, imsg);
+	if (vmm_status_get(&m, &s) == -1 || m_get_u64(&m, &onext) == -1 ||
+	    m_get_str(&m, &out, max) == -1 || m_get_u32(&m, &oerr) == -1 ||
+	    m_get_u64(&m, &enext) == -1 || m_get_str(&m, &err, max) == -1 ||
+	    m_get_u32(&m, &eerr) == -1 || m_end(&m) == -1 ||
+	    !valid_utf8(out, strlen(out)) || !valid_utf8(err, strlen(err)) ||
+	    onext > s.out_retained || enext > s.err_retained) {
+		call_req_fail(r, "malformed job output from the VM monitor");
+		return;
+	}
+	j = job_json(r, &s);
+	json_object_set_new(j, "encoding", json_string(r->encoding ==
+	    VMM_ENC_UTF8 ? "utf-8" : "base64"));
+	if (r->encoding == VMM_ENC_UTF8) {
+		json_object_set_new(j, "stdout", json_string(out));
+		json_object_set_new(j, "stderr", json_string(err));
+		json_object_set_new(j, "decoding_errors", json_pack(
+		    "{s:b, s:b}", "stdout", oerr != 0, "stderr", eerr != 0));
+	} else {
+		json_object_set_new(j, "stdout_base64", json_string(out));
+		json_object_set_new(j, "stderr_base64", json_string(err));
+	}
+	json_object_set_new(j, "next_cursor", json_pack("{s:I, s:I}",
+	    "stdout", (json_int_t)onext, "stderr", (json_int_t)enext));
+	call_reply_json(r->call, j);
+}
+
+/* vm_exec with wait_seconds: the job's end and first page answer it. */
+static void
+exec_first_page(struct req *r, struct imsg *imsg)
+{
+	job_output_done(r, imsg);
+}
+
+/* The guest started the job: its row, and the answer or the first read. */
+static void
+exec_started(struct req *r, struct imsg *imsg)
+{
+	struct vm	*vm = r->vm;
+	struct mreader	 m;
+	uint32_t	 job;
+	char		 id[ID_MAX + 1], *text;
+	json_t		*j;
+
+	m_init(&m, imsg);
+	if (m_get_u32(&m, &job) == -1 || m_end(&m) == -1) {
+		call_req_fail(r, "malformed answer from the VM monitor");
+		return;
+	}
+	vm_random_id(JOB_ID_PREFIX, id, sizeof(id));
+	j = json_pack("{s:s, s:s, s:s}", "vm_id", vm->row.id, "job_id", id,
+	    "state", "running");
+	if (j == NULL || (text = json_dumps(j, JSON_COMPACT)) == NULL)
+		fatalx("%s: json", __func__);
+	json_decref(j);
+	if (r->wait_ms > 0) {
+		/*
+		 * The job's end and output are this answer's; a replay gives
+		 * the above.  The read goes out before the job row is
+		 * written, so that the guest answers it meanwhile.
+		 */
+		(void)snprintf(r->job_id, sizeof(r->job_id), "%s", id);
+		req_next(r, IMSG_VMM_JOB_READ, exec_first_page);
+		job_read_args(r, job, NULL);
+		if (req_send(r) == -1) {
+			/* Only if the monitor is gone (this call's slot is
+			 * free), which fails the VM. */
+			free(text);
+			return;
+		}
+		/* A failure shows again in the monitor's event handler. */
+		(void)imsgbuf_write(&vm->vmm.ibuf);
+		imsgev_add(&vm->vmm);
+	}
+	if (state_job_start(id, vm->row.id, job, r->command, vm->row.ws_id,
+	    r->rid, text) == -1) {
+		free(text);
+		req_end(r, REQ_ERROR, "state database error");
+		return;
+	}
+	if (r->wait_ms > 0) {
+		free(text);
+		return;
+	}
+	call_reply(r->call, TOOL_OK, text);
+	free(text);
+}
+
+/* Before the receipt: the agent's own bounds, wider in the catalogue. */
+int
+tool_vm_exec_check(struct tool_call *c)
+{
+	const char	*rid = tool_arg_str(c->args, "request_id");
+	const char	*cmd = tool_arg_str(c->args, "command");
+	const char	*cwd = tool_arg_str(c->args, "cwd");
+	const char	*in = tool_arg_str(c->args, "stdin");
+	int64_t		 timeout = 600;
+
+	if (rid == NULL || cmd == NULL || !valid_request_id(rid))
+		fatalx("frontd: vm_exec without request_id or command");
+	(void)tool_arg_int(c->args, "timeout_seconds", &timeout);
+	if (strlen(cmd) >= AGENT_ARG_MAX || (in != NULL &&
+	    strlen(in) > AGENT_STDIN_MAX) || (cwd != NULL &&
+	    strlen(cwd) >= AGENT_PATH_MAX) || timeout <= 0 ||
+	    (uint64_t)timeout * 1000 > AGENT_TIMEOUT_MAX_MS) {
+		call_reply(c->id, TOOL_ERROR, "the command, its stdin or its "
+		    "cwd is too long for the guest agent (command under 32 "
+		    "KiB, stdin at most 64 KiB): write a script with "
+		    "vm_write_file and run that");
+		return -1;
+	}
+	return 0;
+}
+
+void
+tool_vm_exec(struct tool_call *c)
+{
+	const char	*cmd = tool_arg_str(c->args, "command");
+	const char	*cwd = tool_arg_str(c->args, "cwd");
+	const char	*in = tool_arg_str(c->args, "stdin");
+	struct req	*r;
+	int64_t		 timeout = 600;
+
+	(void)tool_arg_int(c->args, "timeout_seconds", &timeout);
+	r = call_req(c, IMSG_VMM_EXEC, exec_started);
+	(void)snprintf(r->rid, sizeof(r->rid), "%s", c->rid);
+	if ((r->command = strdup(cmd)) == NULL)
+		fatal("%s", __func__);
+	r->encoding = VMM_ENC_UTF8;
+	r->wait_ms = tool_wait_ms(c->args);
+	if (cwd == NULL || strcmp(cwd, ".") == 0)
+		cwd = "";
+	m_add_u32(r->msg, AGENT_EXEC_SHELL);
+	m_add_u32(r->msg, (uint32_t)(timeout * 1000));
+	m_add_str(r->msg, cwd);
+	m_add_u32(r->msg, 1);
+	m_add_str(r->msg, cmd);
+	m_add_u32(r->msg, 0);
+	m_add_bytes(r->msg, in != NULL ? in : "", in != NULL ? strlen(in) : 0);
+	(void)req_send(r);
+}
+
+static void
+job_state_done(struct req *r, struct imsg *imsg)
+{
+	struct mreader		 m;
+	struct agent_job_status	 s;
+
+	m_init(&m, imsg);
+	if (vmm_status_get(&m, &s) == -1 || m_end(&m) == -1) {
+		call_req_fail(r, "malformed job status from the VM monitor");
+		return;
+	}
+	call_reply_json(r->call, job_json(r, &s));
+}
+
+static void
+job_request(struct tool_call *c, uint32_t type)
+{
+	struct req	*r = call_req(c, type, job_state_done);
+
+	(void)snprintf(r->job_id, sizeof(r->job_id), "%s", c->job_id);
+	m_add_u32(r->msg, c->job);
+	(void)req_send(r);
+}
+
+void
+tool_vm_job_status(struct tool_call *c)
+{
+	job_request(c, IMSG_VMM_JOB_STATUS);
+}
+
+void
+tool_vm_job_cancel(struct tool_call *c)
+{
+	job_request(c, IMSG_VMM_JOB_CANCEL);
+}
+
+void
+tool_vm_job_output(struct tool_call *c)
+{
+	struct req	*r = call_req(c, IMSG_VMM_JOB_READ, job_output_done);
+	int64_t		 enc = 0;
+
+	(void)snprintf(r->job_id, sizeof(r->job_id), "%s", c->job_id);
+	(void)tool_arg_int(c->args, "encoding", &enc);
+	r->encoding = enc == 1 ? VMM_ENC_BASE64 : VMM_ENC_UTF8;
+	r->wait_ms = tool_wait_ms(c->args);
+	job_read_args(r, c->job, tool_arg(c->args, "cursor"));
+	(void)req_send(r);
+}

@@ -1,0 +1,763 @@
+/*
+ * The VM tools: vm_create, vm_list, vm_status, vm_start, vm_stop,
+ * vm_suspend, vm_resume and vm_destroy (see dispatch.h for their
+ * entries).  Their chains of monitor requests go on through named
+ * continuations.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dispatch.h"
+#include "log.h"
+#include "msg.h"
+#include "netslot.h"
+#include "req.h"
+#include "utf8.h"
+#include "vm.h"
+
+#define VM_IMAGE_WAIT		120	/* s a vm_create waits for its image */
+#define VM_IMAGE_WAITS_MAX	64	/* such calls at once */
+
+/*
+ * vm_create calls that came while their image was being verified.  Each
+ * holds its own copy of the arguments and runs again once stored reports
+ * the image, or fails after VM_IMAGE_WAIT seconds.  No receipt exists
+ * for one yet: the same request_id may be sent again meanwhile.
+ */
+struct vm_image_wait {
+	TAILQ_ENTRY(vm_image_wait) entry;
+	uint64_t		 peerid;
+	struct ws_auth		 auth;
+	struct tool_args	 args;		/* every pointer owned */
+	char			 image[OBJ_NAME_MAX + 1];
+	struct event		 timer;
+};
+static TAILQ_HEAD(, vm_image_wait) image_waits =
+    TAILQ_HEAD_INITIALIZER(image_waits);
+static size_t		 nimage_waits;
+
+static void	 vm_args_free(struct tool_args *);
+static int	 vm_args_copy(struct tool_args *, const struct tool_args *);
+
+static void
+vm_image_wait_free(struct vm_image_wait *w)
+{
+	TAILQ_REMOVE(&image_waits, w, entry);
+	nimage_waits--;
+	evtimer_del(&w->timer);
+	vm_args_free(&w->args);
+	free(w);
+}
+
+static void
+vm_image_wait_timeout(int fd, short event, void *arg)
+{
+	struct vm_image_wait	*w = arg;
+	char			 msg[256];
+
+	(void)snprintf(msg, sizeof(msg), "image %s is still being verified "
+	    "after %d s; nothing was done: retry later", w->image,
+	    VM_IMAGE_WAIT);
+	call_reply(w->peerid, TOOL_ERROR, msg);
+	vm_image_wait_free(w);
+}
+
+static void
+vm_image_wait_progress(const struct vm_image_wait *w)
+{
+	char	 what[128];
+
+	(void)snprintf(what, sizeof(what), "waiting for image %s to be "
+	    "verified", w->image);
+	call_progress(w->peerid, 0, 3, what);
+}
+
+static void
+vm_image_wait(uint64_t peerid, const struct ws_auth *auth,
+    const struct tool_args *args, const char *image)
+{
+	struct vm_image_wait	*w;
+	struct timeval		 tv = { VM_IMAGE_WAIT, 0 };
+	char			 msg[256];
+
+	if (nimage_waits >= VM_IMAGE_WAITS_MAX ||
+	    (w = calloc(1, sizeof(*w))) == NULL) {
+		(void)snprintf(msg, sizeof(msg), "image %s is still being "
+		    "verified after a service start; retry in a few seconds",
+		    image);
+		call_reply(peerid, TOOL_ERROR, msg);
+		return;
+	}
+	if (vm_args_copy(&w->args, args) == -1) {
+		free(w);
+		call_reply(peerid, TOOL_UNAVAILABLE, "out of memory; retry");
+		return;
+	}
+	w->peerid = peerid;
+	w->auth = *auth;
+	(void)snprintf(w->image, sizeof(w->image), "%s", image);
+	evtimer_set(&w->timer, vm_image_wait_timeout, w);
+	evtimer_add(&w->timer, &tv);
+	TAILQ_INSERT_TAIL(&image_waits, w, entry);
+	nimage_waits++;
+	log_debug("workspace %s: vm_create waits for image %s", auth->name,
+	    image);
+	vm_image_wait_progress(w);
+}
+
+void
+vm_create_image_reported(const char *image)
+{
+	struct vm_image_wait	*w, *next;
+
+	for (w = TAILQ_FIRST(&image_waits); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, entry);
+		if (strcmp(w->image, image) != 0)
+			continue;
+		/* It cannot wait again, so the list stays as it is. */
+		(void)dispatch_run(w->peerid, &w->auth, &w->args);
+		vm_image_wait_free(w);
+	}
+}
+
+static void
+vm_args_free(struct tool_args *a)
+{
+	size_t	 k, j;
+
+	for (k = 0; k < TOOL_PARAMS_MAX; k++) {
+		free((char *)a->v[k].s);
+		free((void *)a->v[k].b);
+		for (j = 0; j < a->v[k].nlist; j++)
+			free((char *)a->v[k].list[j]);
+	}
+	memset(a, 0, sizeof(*a));
+}
+
+static int
+vm_args_copy(struct tool_args *dst, const struct tool_args *src)
+{
+	const struct tool_value	*sv;
+	struct tool_value	*dv;
+	size_t			 k, j;
+
+	memset(dst, 0, sizeof(*dst));
+	dst->tool = src->tool;
+	for (k = 0; k < src->tool->nparams && k < TOOL_PARAMS_MAX; k++) {
+		sv = &src->v[k];
+		dv = &dst->v[k];
+		dv->present = sv->present;
+		dv->i = sv->i;
+		memcpy(dv->cursor, sv->cursor, sizeof(dv->cursor));
+		if (sv->s != NULL && (dv->s = strdup(sv->s)) == NULL)
+			goto fail;
+		if (sv->b != NULL) {
+			if ((dv->b = malloc(sv->blen > 0 ? sv->blen : 1)) ==
+			    NULL)
+				goto fail;
+			memcpy((void *)dv->b, sv->b, sv->blen);
+			dv->blen = sv->blen;
+		}
+		for (j = 0; j < sv->nlist && j < TOOL_LIST_MAX; j++) {
+			if ((dv->list[j] = strdup(sv->list[j])) == NULL)
+				goto fail;
+			dv->nlist = j + 1;
+		}
+	}
+	return 0;
+fail:
+	vm_args_free(dst);
+	return -1;
+}
+
+/* ---- vm_create ---------------------------------------------------------- */
+
+/* The new VM's row as the arguments and the defaults make it. */
+static void
+create_row(const struct tool_call *c, struct vm_row *row, const char **name,
+    const char **image)
+{
+	const struct tool_args	*args = c->args;
+	int64_t			 i;
+
+	memset(row, 0, sizeof(*row));
+	row->ws_id = c->auth->id;
+	(void)snprintf(row->ws, sizeof(row->ws), "%s", c->auth->name);
+	row->memory_mib = (uint32_t)(env->conf.vm_memory >> 20);
+	row->vcpus = env->conf.vm_vcpus;
+	row->idle_seconds = env->conf.vm_idle_seconds;
+	row->idle_mode = env->conf.vm_idle_mode;
+	if (tool_arg_int(args, "memory_mib", &i) == 0)
+		row->memory_mib = (uint32_t)i;
+	if (tool_arg_int(args, "vcpus", &i) == 0)
+		row->vcpus = (uint32_t)i;
+	if (tool_arg_int(args, "idle_seconds", &i) == 0)
+		row->idle_seconds = (uint32_t)i;
+	if (tool_arg_int(args, "idle_mode", &i) == 0)
+		row->idle_mode = (uint32_t)i;
+	if (tool_arg_int(args, "network", &i) == 0)
+		row->network = (uint32_t)i;
+	*name = tool_arg_str(args, "name");
+	*image = tool_arg_str(args, "image");
+	if (*image == NULL && env->conf.nimages > 0)
+		*image = env->conf.images[0].name;
+}
+
+/* Before the receipt: what frontd checked, and the image's verification. */
+int
+tool_vm_create_check(struct tool_call *c)
+{
+	struct vm_row	 row;
+	const char	*rid, *name, *image;
+
+	rid = tool_arg_str(c->args, "request_id");
+	create_row(c, &row, &name, &image);
+	/* Re-validate what frontd checked: mcvmd trusts no peer. */
+	if (rid == NULL || !valid_request_id(rid) ||
+	    (name != NULL && !valid_object_name(name)) ||
+	    !valid_range_u64(row.memory_mib, VM_MEMORY_MIN_MIB,
+	    VM_MEMORY_MAX_MIB) || !valid_range_u64(row.vcpus, 1, VM_VCPUS_MAX))
+		fatalx("frontd: vm_create arguments out of range");
+	if (image != NULL && vm_image_pending(image)) {
+		vm_image_wait(c->id, c->auth, c->args, image);
+		return 1;
+	}
+	return 0;
+}
+
+static void
+create_fail(struct tool_call *c, enum tool_status st, const char *msg)
+{
+	receipt_fail(c->auth->id, c->rid, "", c->id, st, msg);
+}
+
+void
+tool_vm_create(struct tool_call *c)
+{
+	const struct tool_value	*v;
+	struct vm_row		 row;
+	struct vm		*vm;
+	const char		*name, *image;
+	struct fwd_spec		 fwd[VM_FORWARDS_MAX];
+	char			 err[320];
+	uint64_t		 disk = 0;
+	uint32_t		 vlimit;
+	int64_t			 i, j;
+	int			 configured;
+
+	create_row(c, &row, &name, &image);
+	if (row.vcpus > (vlimit = vm_vcpus_limit(&configured))) {
+		(void)snprintf(err, sizeof(err), "vcpus %u is over this "
+		    "host's limit of %u per VM (%s); ask for fewer", row.vcpus,
+		    vlimit, configured ? "its vcpus limit" : "its CPU count");
+		create_fail(c, TOOL_ERROR, err);
+		return;
+	}
+	if (row.network != 0 && !(c->auth->flags & WS_ALLOW_NETWORK)) {
+		create_fail(c, TOOL_ERROR, "this workspace may not use the "
+		    "network: create the VM with network \"off\", or ask the "
+		    "operator for a workspace with network access");
+		return;
+	}
+	if ((v = tool_arg(c->args, "port_forwards")) != NULL &&
+	    v->nlist > 0 && row.network == 0) {
+		create_fail(c, TOOL_ERROR, "port_forwards need network \"on\": "
+		    "without it the guest has no NIC");
+		return;
+	}
+	if (v != NULL && v->nlist > VM_FORWARDS_MAX)
+		fatalx("frontd: %zu port forwards", v->nlist);
+	for (i = 0; v != NULL && (size_t)i < v->nlist; i++) {
+		if (fwd_spec_parse(v->list[i], &fwd[i]) == -1)
+			fatalx("frontd: bad port forward %s", v->list[i]);
+		for (j = 0; j < i; j++)
+			if (fwd[i].host != 0 && fwd[j].host == fwd[i].host) {
+				(void)snprintf(err, sizeof(err), "host port "
+				    "%u is forwarded twice", fwd[i].host);
+				create_fail(c, TOOL_ERROR, err);
+				return;
+			}
+	}
+	if (!vm_cgroups_ok()) {
+		create_fail(c, TOOL_UNAVAILABLE, "this host cannot confine VMs "
+		    "with cgroups: the operator must fix it (mcvmd's log says "
+		    "why)");
+		return;
+	}
+	if (image == NULL) {
+		create_fail(c, TOOL_ERROR, "no image is configured on this "
+		    "host");
+		return;
+	}
+	if (vm_image_find(image, &disk, err, sizeof(err)) == -1 ||
+	    vm_admit(c->auth->id, row.memory_mib, row.vcpus, disk, err,
+	    sizeof(err)) == -1) {
+		create_fail(c, TOOL_ERROR, err);
+		return;
+	}
+	if (name != NULL) {
+		TAILQ_FOREACH(vm, &vms, entry) {
+			if (vm->row.ws_id == c->auth->id &&
+			    strcmp(vm->row.name, name) == 0) {
+				(void)snprintf(err, sizeof(err), "the "
+				    "workspace already has a VM named %s (%s)",
+				    name, vm->row.id);
+				create_fail(c, TOOL_ERROR, err);
+				return;
+			}
+		}
+	}
+	if (vm_slot_alloc(&row.slot) == -1) {
+		create_fail(c, TOOL_ERROR, "every VM slot on this host is "
+		    "taken; try again later");
+		return;
+	}
+	vm_random_id("vm-", row.id, sizeof(row.id));
+	row.uid = env->conf.vm_uid_first + row.slot;
+	(void)snprintf(row.name, sizeof(row.name), "%s",
+	    name != NULL ? name : row.id);
+	(void)snprintf(row.image, sizeof(row.image), "%s", image);
+	(void)snprintf(row.state, sizeof(row.state), "%s",
+	    vm_state_name(VS_CREATING));
+	(void)snprintf(row.intent, sizeof(row.intent), "%s",
+	    vm_op_name(VO_CREATE));
+	row.disk_bytes = disk;
+	row.created = (int64_t)time(NULL);
+	if (state_vm_insert(&row) == -1) {
+		create_fail(c, TOOL_ERROR, "state database error");
+		return;
+	}
+	vm = vm_new(&row);
+	vm->boot.restore = vm_template_fits(&row);
+	for (i = 0; v != NULL && (size_t)i < v->nlist; i++) {
+		vm->fwd[i].host = fwd[i].host;
+		vm->fwd[i].guest = fwd[i].guest;
+	}
+	vm->nfwd = v != NULL ? v->nlist : 0;
+	vm_op_begin(vm, c->id, VO_CREATE, c->rid);
+	(void)snprintf(err, sizeof(err), "workspace %s: vm %s (%s, %u MiB)",
+	    c->auth->name, vm->row.id, image, row.memory_mib);
+	(void)state_audit("mcvmd", "vm-create", err);
+	vm_store_disk(vm, IMSG_STORE_DISK_CREATE);
+}
+
+/*
+ * A creation cancelled while still under way is undone, as if it had
+ * never been asked for: its receipt goes too, so that the same
+ * request_id may be sent again.
+ */
+void
+tool_vm_create_cancel(uint64_t call)
+{
+	struct vm_image_wait	*w;
+	struct vm		*vm;
+	char			 msg[160];
+
+	TAILQ_FOREACH(w, &image_waits, entry)
+		if (w->peerid == call) {
+			log_info("workspace %s: vm_create cancelled while it "
+			    "waited for image %s", w->auth.name, w->image);
+			vm_image_wait_free(w);
+			return;
+		}
+	TAILQ_FOREACH(vm, &vms, entry) {
+		if (!vm->op.pending || vm->op.peerid != call)
+			continue;
+		vm->op.peerid = 0;
+		if (vm->op.kind != VO_CREATE || vm->state == VS_RUNNING)
+			return;
+		vm->op.pending = 0;
+		if (state_receipt_forget(vm->row.ws_id, vm->op.rid) == -1)
+			log_warnx("%s: receipt %s not removed", vm->row.id,
+			    vm->op.rid);
+		(void)snprintf(msg, sizeof(msg), "workspace %s: vm %s",
+		    vm->row.ws, vm->row.id);
+		(void)state_audit("mcvmd", "vm-create-cancelled", msg);
+		log_info("%s: creation cancelled by its caller; undoing it",
+		    vm->row.id);
+		vm_destroy(0, vm);
+		return;
+	}
+}
+
+/* frontd died: a creation that waits for its image has done nothing. */
+void
+tool_vm_create_lost(void)
+{
+	struct vm_image_wait	*w;
+
+	while ((w = TAILQ_FIRST(&image_waits)) != NULL)
+		vm_image_wait_free(w);
+}
+
+/* ---- vm_list, vm_status ------------------------------------------------- */
+
+void
+tool_vm_list(struct tool_call *c)
+{
+	struct vm	*vm;
+	json_t		*a = json_array();
+
+	TAILQ_FOREACH(vm, &vms, entry)
+		if (vm->row.ws_id == c->auth->id &&
+		    vm->state != VS_DESTROYING)
+			json_array_append_new(a, vm_json(vm));
+	call_reply_json(c->id, json_pack("{s:o}", "vms", a));
+}
+
+/*
+ * vm_status lists a VM's newest jobs, each command cut to a short prefix:
+ * the answer stays small however many jobs ran or how long they were.
+ * vm_job_status tells the rest of a job.
+ */
+static int
+jobs_json_add(const char *id, uint32_t guest_job, const char *command,
+    int64_t created, void *arg)
+{
+	size_t	 len = strlen(command);
+	size_t	 cut = utf8_prefix(command, len, VM_STATUS_COMMAND_MAX);
+	json_t	*j;
+
+	j = json_pack("{s:s, s:s%, s:I}", "job_id", id, "command", command,
+	    cut, "created", (json_int_t)created);
+	if (j == NULL)
+		return -1;
+	if (cut < len)
+		json_object_set_new(j, "command_truncated", json_true());
+	json_array_append_new(arg, j);
+	return 0;
+}
+
+static void
+status_reply(uint64_t call, struct vm *vm, json_t *acc)
+{
+	json_t	*j = vm_json(vm), *jobs = json_array();
+
+	if (acc != NULL)
+		json_object_update(j, acc);
+	if (state_job_each(vm->row.id, VM_STATUS_JOBS_MAX + 1, jobs_json_add,
+	    jobs) == -1)
+		log_warnx("%s: jobs not listed", vm->row.id);
+	json_object_set_new(j, "jobs_truncated",
+	    json_boolean(json_array_size(jobs) > VM_STATUS_JOBS_MAX));
+	if (json_array_size(jobs) > VM_STATUS_JOBS_MAX)
+		(void)json_array_remove(jobs, VM_STATUS_JOBS_MAX);
+	json_object_set_new(j, "jobs", jobs);
+	call_reply_json(call, j);
+}
+
+/* The guest's view, after QMP's. */
+static void
+status_guest(struct req *r, struct imsg *imsg)
+{
+	struct mreader	 m;
+	const char	*os, *kernel, *agent;
+	uint64_t	 uptime;
+	uint32_t	 active, total, frozen;
+
+	m_init(&m, imsg);
+	if (m_get_str(&m, &os, VM_GUEST_STR_MAX - 1) == -1 ||
+	    m_get_str(&m, &kernel, VM_GUEST_STR_MAX - 1) == -1 ||
+	    m_get_str(&m, &agent, VM_GUEST_STR_MAX - 1) == -1 ||
+	    m_get_u64(&m, &uptime) == -1 || m_get_u32(&m, &active) == -1 ||
+	    m_get_u32(&m, &total) == -1 || m_get_u32(&m, &frozen) == -1 ||
+	    m_end(&m) == -1 || !valid_utf8(os, strlen(os)) ||
+	    !valid_utf8(kernel, strlen(kernel)) ||
+	    !valid_utf8(agent, strlen(agent))) {
+		call_req_fail(r, "malformed guest info");
+		return;
+	}
+	json_object_set_new(r->acc, "guest", json_pack("{s:s, s:s, s:s, "
+	    "s:I, s:i, s:i, s:b}", "os", os, "kernel", kernel,
+	    "agent_version", agent, "uptime_ms", (json_int_t)uptime,
+	    "jobs_active", (int)active, "jobs_total", (int)total,
+	    "frozen", frozen != 0));
+	status_reply(r->call, r->vm, r->acc);
+}
+
+/* QMP's view; the guest's next, if it answers. */
+static void
+status_qmp(struct req *r, struct imsg *imsg)
+{
+	struct mreader	 m;
+	const char	*status;
+	uint32_t	 running;
+
+	m_init(&m, imsg);
+	if (m_get_str(&m, &status, 64) == -1 ||
+	    m_get_u32(&m, &running) == -1 || m_end(&m) == -1 ||
+	    !valid_utf8(status, strlen(status))) {
+		call_req_fail(r, "malformed QMP status");
+		return;
+	}
+	r->acc = json_pack("{s:{s:s, s:b}}", "qmp", "status", status,
+	    "running", running != 0);
+	if (running && r->vm->boot.agent) {
+		req_next(r, IMSG_VMM_GUEST_INFO, status_guest);
+		(void)req_send(r);
+		return;
+	}
+	status_reply(r->call, r->vm, r->acc);
+}
+
+/* vm_status: QMP's view, then the guest's, both live. */
+void
+tool_vm_status(struct tool_call *c)
+{
+	struct vm	*vm = c->vm;
+
+	/* Never wakes a suspended VM: QMP answers while paused. */
+	if ((vm->state == VS_RUNNING || vm->state == VS_PAUSED) &&
+	    vm->vmm_live) {
+		(void)req_send(call_req(c, IMSG_VMM_QMP_STATUS, status_qmp));
+		return;
+	}
+	status_reply(c->id, vm, NULL);
+}
+
+/* ---- vm_start, vm_stop, vm_destroy -------------------------------------- */
+
+void
+tool_vm_stop(struct tool_call *c)
+{
+	struct vm	*vm = c->vm;
+	int64_t		 force = 0, timeout = 30;
+
+	(void)tool_arg_int(c->args, "force", &force);
+	(void)tool_arg_int(c->args, "timeout_seconds", &timeout);
+	if (vm->state == VS_STOPPED || vm->state == VS_FAILED) {
+		call_reply_json(c->id, vm_json(vm));
+		return;
+	}
+	if (vm->op.pending || (vm->state != VS_RUNNING &&
+	    vm->state != VS_PAUSED && vm->state != VS_BOOTING)) {
+		call_refuse_state(c->id, vm);
+		return;
+	}
+	vm_stop(c->id, vm, force != 0 || vm->state == VS_PAUSED,
+	    (uint32_t)timeout);
+}
+
+void
+tool_vm_start(struct tool_call *c)
+{
+	struct vm	*vm = c->vm;
+
+	if (vm->state == VS_RUNNING) {
+		call_reply_json(c->id, vm_json(vm));
+		return;
+	}
+	if (vm->state != VS_STOPPED && vm->state != VS_FAILED) {
+		call_refuse_state(c->id, vm);
+		return;
+	}
+	if (vm->qemu_pid > 0 || vm->vmm_pid > 0) {
+		call_reply(c->id, TOOL_ERROR, "the VM's processes are still "
+		    "stopping; retry in a moment");
+		return;
+	}
+	vm_start(c->id, vm);
+}
+
+void
+tool_vm_destroy(struct tool_call *c)
+{
+	vm_destroy(c->id, c->vm);
+}
+
+/* ---- vm_suspend, vm_resume ---------------------------------------------- */
+
+/* The chain's operation ended without moving the VM. */
+static void
+chain_intent_clear(struct vm *vm, enum vm_opkind op)
+{
+	if (strcmp(vm->row.intent, vm_op_name(op)) == 0)
+		vm_intent(vm, VO_NONE);
+}
+
+static void
+chain_fail(struct req *r, enum vm_opkind op, const char *why)
+{
+	chain_intent_clear(r->vm, op);
+	call_req_fail(r, why);
+}
+
+static void
+suspend_cancel(struct req *r, enum req_end end, const char *why)
+{
+	chain_intent_clear(r->vm, VO_PAUSE);
+	call_req_cancel(r, end, why);
+}
+
+static void
+resume_cancel(struct req *r, enum req_end end, const char *why)
+{
+	chain_intent_clear(r->vm, VO_RESUME);
+	call_req_cancel(r, end, why);
+}
+
+/*
+ * A chain that moves the VM (vm_suspend, vm_resume) goes on only while
+ * the VM is in the state the chain left it in: a stop, a destroy or a
+ * failure meanwhile owns the VM, and an answer the monitor sends after
+ * it must not undo that.  Otherwise the call fails, and 0 is returned.
+ */
+static int
+chain_holds(struct req *r, enum vm_state want)
+{
+	struct vm	*vm = r->vm;
+	char		 msg[VM_MSG_MAX];
+
+	if (vm->state == want)
+		return 1;
+	(void)snprintf(msg, sizeof(msg), "%s is %s now: %s did not finish",
+	    vm->row.id, vm_state_name(vm->state), r->what);
+	call_req_fail(r, msg);
+	return 0;
+}
+
+static void
+suspend_paused(struct req *r, struct imsg *imsg)
+{
+	if (!chain_holds(r, VS_RUNNING))
+		return;
+	vm_fsm(r->vm, VE_PAUSED, NULL);
+	call_reply_json(r->call, vm_json(r->vm));
+}
+
+static void
+suspend_frozen(struct req *r, struct imsg *imsg)
+{
+	if (!chain_holds(r, VS_RUNNING))
+		return;
+	req_next(r, IMSG_VMM_PAUSE, suspend_paused);
+	(void)req_send(r);
+}
+
+/* The guest's jobs: none running, or force, and they are frozen. */
+static void
+suspend_info(struct req *r, struct imsg *imsg)
+{
+	struct mreader	 m;
+	const char	*s;
+	uint64_t	 u64;
+	uint32_t	 active, u32;
+	char		 msg[VM_MSG_MAX];
+
+	if (!chain_holds(r, VS_RUNNING))
+		return;
+	m_init(&m, imsg);
+	if (m_get_str(&m, &s, VM_GUEST_STR_MAX - 1) == -1 ||
+	    m_get_str(&m, &s, VM_GUEST_STR_MAX - 1) == -1 ||
+	    m_get_str(&m, &s, VM_GUEST_STR_MAX - 1) == -1 ||
+	    m_get_u64(&m, &u64) == -1 || m_get_u32(&m, &active) == -1 ||
+	    m_get_u32(&m, &u32) == -1 || m_get_u32(&m, &u32) == -1 ||
+	    m_end(&m) == -1) {
+		chain_fail(r, VO_PAUSE, "malformed guest info");
+		return;
+	}
+	if (active > 0 && !r->force) {
+		(void)snprintf(msg, sizeof(msg), "%u job%s still running: "
+		    "wait, cancel them, or pass force=true to freeze them "
+		    "until vm_resume", active, active == 1 ? " is" : "s are");
+		chain_fail(r, VO_PAUSE, msg);
+		return;
+	}
+	req_next(r, IMSG_VMM_FREEZE, suspend_frozen);
+	(void)req_send(r);
+}
+
+/* vm_suspend (pause): check jobs, freeze them, stop the vCPUs. */
+void
+tool_vm_suspend(struct tool_call *c)
+{
+	struct vm	*vm = c->vm;
+	struct req	*r;
+	int64_t		 mode = 0, force = 0;
+
+	(void)tool_arg_int(c->args, "mode", &mode);
+	(void)tool_arg_int(c->args, "force", &force);
+	if (mode == 0) {
+		call_reply(c->id, TOOL_UNAVAILABLE, "hibernation is not "
+		    "available in this mcvm build yet: use mode \"pause\", "
+		    "which keeps the VM's memory");
+		return;
+	}
+	if (vm->state == VS_PAUSED) {
+		call_reply_json(c->id, vm_json(vm));
+		return;
+	}
+	if (vm->state != VS_RUNNING || !vm->vmm_live) {
+		call_refuse_state(c->id, vm);
+		return;
+	}
+	if (vm->boot.agent)
+		r = call_req(c, IMSG_VMM_GUEST_INFO, suspend_info);
+	else
+		r = call_req(c, IMSG_VMM_PAUSE, suspend_paused);
+	r->cancel = suspend_cancel;
+	r->force = force != 0;
+	vm_intent(vm, VO_PAUSE);
+	(void)req_send(r);
+}
+
+static void
+resume_thawed(struct req *r, struct imsg *imsg)
+{
+	if (!chain_holds(r, VS_RUNNING))
+		return;
+	call_reply_json(r->call, vm_json(r->vm));
+}
+
+static void
+resume_time_set(struct req *r, struct imsg *imsg)
+{
+	if (!chain_holds(r, VS_RUNNING))
+		return;
+	req_next(r, IMSG_VMM_THAW, resume_thawed);
+	(void)req_send(r);
+}
+
+/* The vCPUs run: the guest's clock, then its jobs thaw. */
+static void
+resume_cont(struct req *r, struct imsg *imsg)
+{
+	struct vm	*vm = r->vm;
+	struct timespec	 ts;
+
+	if (!chain_holds(r, VS_PAUSED))
+		return;
+	vm_fsm(vm, VE_RESUMED, NULL);
+	if (!vm->boot.agent) {
+		call_reply_json(r->call, vm_json(vm));
+		return;
+	}
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	req_next(r, IMSG_VMM_SET_TIME, resume_time_set);
+	m_add_u64(r->msg, (uint64_t)ts.tv_sec);
+	m_add_u32(r->msg, (uint32_t)ts.tv_nsec);
+	(void)req_send(r);
+}
+
+/* vm_resume: run the vCPUs, set the guest's clock, thaw its jobs. */
+void
+tool_vm_resume(struct tool_call *c)
+{
+	struct vm	*vm = c->vm;
+	struct req	*r;
+
+	if (vm->state == VS_RUNNING) {
+		call_reply_json(c->id, vm_json(vm));
+		return;
+	}
+	if (vm->state != VS_PAUSED || !vm->vmm_live) {
+		call_refuse_state(c->id, vm);
+		return;
+	}
+	r = call_req(c, IMSG_VMM_CONT, resume_cont);
+	r->cancel = resume_cancel;
+	vm_intent(vm, VO_RESUME);
+	(void)req_send(r);
+}
