@@ -138,20 +138,9 @@ api_op_done_fd(struct fop *op, const struct msg_front_tool_result_fd *m,
 	char		 err[PAYLOAD_ERR_MAX + 64];
 	int		 is_pipe, hn = -1, tn = -1;
 
-	if (m->kind != op->tool->result || m->kind != TR_IMAGE) {
-		(void)snprintf(err, sizeof(err), "internal error: %s returned "
-		    "a result of another kind", op->tool->name);
+	if ((obj = req_fd_result(op, m, fd, &is_pipe, err, sizeof(err))) ==
+	    NULL)
 		goto fail;
-	}
-	if (payload_check(fd, m->size, op->tool->budget, &is_pipe, err,
-	    sizeof(err)) == -1)
-		goto fail;
-	if ((obj = json_loads(m->json, JSON_REJECT_DUPLICATES, NULL)) ==
-	    NULL || !json_is_object(obj)) {
-		(void)snprintf(err, sizeof(err), "internal error: the service "
-		    "produced an invalid result");
-		goto fail;
-	}
 	json_object_del(obj, "content");
 	if ((otext = json_dumps(obj, JSON_COMPACT)) == NULL ||
 	    (hn = asprintf(&head, "{\"content\":[{\"type\":\"image\","

@@ -538,26 +538,15 @@ mcp_op_done_fd(struct fop *op, const struct msg_front_tool_result_fd *m,
 	char		 err[PAYLOAD_ERR_MAX + 64];
 	int		 is_pipe, hn = -1, tn = -1;
 
-	if (m->kind != op->tool->result || m->kind != TR_IMAGE) {
-		(void)snprintf(err, sizeof(err), "internal error: %s returned "
-		    "a result of another kind", op->tool->name);
-		goto fail;
-	}
 	if (fr->batch) {
 		(void)snprintf(err, sizeof(err), "%s returns an image, which "
 		    "cannot be part of a batch: call it alone",
 		    op->tool->name);
 		goto fail;
 	}
-	if (payload_check(fd, m->size, op->tool->budget, &is_pipe, err,
-	    sizeof(err)) == -1)
+	if ((obj = req_fd_result(op, m, fd, &is_pipe, err, sizeof(err))) ==
+	    NULL)
 		goto fail;
-	if ((obj = json_loads(m->json, JSON_REJECT_DUPLICATES, NULL)) ==
-	    NULL || !json_is_object(obj)) {
-		(void)snprintf(err, sizeof(err), "internal error: the service "
-		    "produced an invalid result");
-		goto fail;
-	}
 	if ((text = json_string(m->json)) == NULL ||
 	    (id = json_dumps(op->rpc_id, JSON_COMPACT | JSON_ENCODE_ANY)) ==
 	    NULL || (jtext = json_dumps(text, JSON_COMPACT |

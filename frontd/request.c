@@ -783,6 +783,37 @@ req_stream_done(void *arg, const char *err)
 }
 
 /*
+ * What both front ends check of a result by descriptor before its answer
+ * starts: that it is of the tool's kind (images only, so far), that fd
+ * holds what it says within the tool's budget (payload_check), and that
+ * its JSON part is an object.  Returns that object, or NULL with the
+ * reason in err: the call then fails alone.
+ */
+json_t *
+req_fd_result(const struct fop *op, const struct msg_front_tool_result_fd *m,
+    int fd, int *is_pipe, char *err, size_t errlen)
+{
+	json_t	*obj;
+
+	if (m->kind != op->tool->result || m->kind != TR_IMAGE) {
+		(void)snprintf(err, errlen, "internal error: %s returned a "
+		    "result of another kind", op->tool->name);
+		return NULL;
+	}
+	if (payload_check(fd, m->size, op->tool->budget, is_pipe, err,
+	    errlen) == -1)
+		return NULL;
+	if ((obj = json_loads(m->json, JSON_REJECT_DUPLICATES, NULL)) ==
+	    NULL || !json_is_object(obj)) {
+		json_decref(obj);
+		(void)snprintf(err, errlen, "internal error: the service "
+		    "produced an invalid result");
+		return NULL;
+	}
+	return obj;
+}
+
+/*
  * Streams the answer of fr from fd, checked by payload_check, into the
  * stream already started: head, the bytes in base64, tail.  Takes fd.
  * Returns -1 if it could not start; the caller then cuts the answer.

@@ -345,31 +345,6 @@ static const struct {
 } answers[] = FZ_ANSWERS;
 #define NANSWERS	(sizeof(answers) / sizeof(answers[0]))
 
-/* The answer a request of this type gets when it goes well. */
-static uint32_t
-answer_for(uint32_t type)
-{
-	switch (type) {
-	case IMSG_VMM_EXEC:
-		return IMSG_VMM_JOB;
-	case IMSG_VMM_JOB_STATUS:
-	case IMSG_VMM_JOB_CANCEL:
-		return IMSG_VMM_JOB_STATE;
-	case IMSG_VMM_JOB_READ:
-		return IMSG_VMM_JOB_OUTPUT;
-	case IMSG_VMM_FILE_READ:
-		return IMSG_VMM_FILE_DATA;
-	case IMSG_VMM_FILE_WRITE:
-		return IMSG_VMM_FILE_WRITTEN;
-	case IMSG_VMM_QMP_STATUS:
-		return IMSG_VMM_QMP_STATE;
-	case IMSG_VMM_GUEST_INFO:
-		return IMSG_VMM_GUEST_INFO_RESULT;
-	default:
-		return IMSG_VMM_OK;
-	}
-}
-
 static const char *
 shape_of(uint32_t type)
 {
@@ -902,7 +877,7 @@ monitor_frame(struct in *in)
 		peerid = sel & 7;
 	/* The type: what the call wants, another answer, or any. */
 	if (c != NULL && (k & 3) != 0)
-		type = answer_for(c->type);
+		type = imsg_reply_type(c->type);
 	else if ((k & 0x0c) == 0x0c)
 		type = in_u32(in);
 	else
