@@ -236,33 +236,32 @@ job_state_done(struct req *r, struct imsg *imsg)
 	call_reply_json(r->call, job_json(r, &m.st));
 }
 
-static struct req *
+/* JOB_STATUS or JOB_CANCEL of the call's job: both answer JOB_STATE. */
+static void
 job_request(struct tool_call *c, uint32_t type)
 {
-	struct req	*r = call_req(c, type, job_state_done);
+	struct msg_vmm_job_status	 st = { c->job };
+	struct msg_vmm_job_cancel	 cancel = { c->job };
+	struct req			*r = call_req(c, type, job_state_done);
 
 	(void)snprintf(r->job_id, sizeof(r->job_id), "%s", c->job_id);
-	return r;
+	if (type == IMSG_VMM_JOB_STATUS)
+		msg_vmm_job_status_put(r->msg, &st);
+	else
+		msg_vmm_job_cancel_put(r->msg, &cancel);
+	(void)req_send(r);
 }
 
 void
 tool_vm_job_status(struct tool_call *c)
 {
-	struct msg_vmm_job_status	 m = { c->job };
-	struct req			*r = job_request(c, IMSG_VMM_JOB_STATUS);
-
-	msg_vmm_job_status_put(r->msg, &m);
-	(void)req_send(r);
+	job_request(c, IMSG_VMM_JOB_STATUS);
 }
 
 void
 tool_vm_job_cancel(struct tool_call *c)
 {
-	struct msg_vmm_job_cancel	 m = { c->job };
-	struct req			*r = job_request(c, IMSG_VMM_JOB_CANCEL);
-
-	msg_vmm_job_cancel_put(r->msg, &m);
-	(void)req_send(r);
+	job_request(c, IMSG_VMM_JOB_CANCEL);
 }
 
 void
