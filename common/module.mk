@@ -4,7 +4,7 @@ LIBMCVM := $(OBJ)/libmcvm.a
 LIBMCVM_SRCS := common/log.c common/imsg.c common/msg.c common/proto.c \
 	common/proc.c common/privdrop.c common/sandbox.c common/validate.c \
 	common/config.c common/hash.c common/rdfile.c common/agent.c \
-	common/utf8.c common/b64.c common/tools.c common/vmm_relay.c \
+	common/utf8.c common/b64.c common/tools.c \
 	common/netslot.c common/msg_proc.c common/msg_ctl.c \
 	common/msg_front.c common/msg_net.c common/msg_store.c common/msg_vmm.c
 

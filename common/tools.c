@@ -1235,28 +1235,6 @@ tool_args_decode(struct mreader *r, const struct tool_desc *t,
 	return 0;
 }
 
-const char *
-tool_arg_str(const struct tool_args *a, const char *name)
-{
-	int	 i = tool_param_index(a->tool, name);
-
-	if (i == -1 || !a->v[i].present || a->tool->params[i].type !=
-	    TP_STRING)
-		return NULL;
-	return a->v[i].s;
-}
-
-int
-tool_arg_int(const struct tool_args *a, const char *name, int64_t *out)
-{
-	int	 i = tool_param_index(a->tool, name);
-
-	if (i == -1 || !a->v[i].present)
-		return -1;
-	*out = a->v[i].i;
-	return 0;
-}
-
 /*
  * The value of parameter i of tool id in a, or NULL if absent.  Arguments
  * of another tool, or an index out of its range, are a bug in the caller.

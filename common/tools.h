@@ -131,9 +131,8 @@ enum tool_id {
  *
  * The macros also check at run time that args are that tool's (else
  * fatalx).  common/tools.c fills each tool's array by these indices, and
- * asserts at compile time that its size is P_<TOOL>_COUNT.  The lookups by
- * name (tool_param_index, tool_arg_str, tool_arg_int) remain for frontd's
- * JSON conversion and older callers.
+ * asserts at compile time that its size is P_<TOOL>_COUNT.  The lookup by
+ * name (tool_param_index) remains for frontd's JSON conversion.
  *
  * The target's parameters come first: P_TARGET is vm_id for the VM and job
  * targets and the image's name for TT_IMAGE; P_TARGET_SUB is job_id for
@@ -337,7 +336,7 @@ int	 tool_render(const char *, char *, size_t);
 
 /*
  * Readers for the back end, after a successful decode, by index (see the
- * parameter lists above).  The by-name readers are kept for older callers.
+ * parameter lists above).
  */
 #define TOOL_ARG(a, t, p)	tool_value_at((a), TOOL_##t, P_##t##_##p)
 #define TOOL_STR(a, t, p)	tool_str_at((a), TOOL_##t, P_##t##_##p)
@@ -347,8 +346,5 @@ const struct tool_value	*tool_value_at(const struct tool_args *,
 const char	*tool_str_at(const struct tool_args *, enum tool_id, int);
 int64_t		 tool_int_at(const struct tool_args *, enum tool_id, int,
 		    int64_t);
-const char	*tool_arg_str(const struct tool_args *, const char *);
-int		 tool_arg_int(const struct tool_args *, const char *,
-		    int64_t *);
 
 #endif

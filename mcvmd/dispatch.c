@@ -21,7 +21,6 @@
 
 #include "dispatch.h"
 #include "log.h"
-#include "msg.h"
 #include "req.h"
 #include "vm.h"
 
@@ -33,8 +32,8 @@ struct inflight {
 };
 static TAILQ_HEAD(, inflight) inflight = TAILQ_HEAD_INITIALIZER(inflight);
 
-#define IMPL_ENTRY(id, run, cancel, check, receipt)			\
-	[id] = { id, run, cancel, check, receipt },
+#define IMPL_ENTRY(id, run, cancel, check, receipt, rid)		\
+	[id] = { id, run, cancel, check, receipt, rid },
 static const struct tool_impl impls[TOOL_ID_END] = {
 	TOOL_IMPLS(IMPL_ENTRY)
 };
@@ -276,32 +275,12 @@ call_refuse_state(uint64_t id, const struct vm *vm)
 	call_reply(id, TOOL_ERROR, msg);
 }
 
-const struct tool_value *
-tool_arg(const struct tool_args *a, const char *name)
-{
-	int	 i = tool_param_index(a->tool, name);
-
-	if (i == -1 || !a->v[i].present)
-		return NULL;
-	return &a->v[i];
-}
-
-/* wait_seconds, which the catalogue bounds by TOOL_WAIT_MAX. */
-uint32_t
-tool_wait_ms(const struct tool_args *args)
-{
-	int64_t	 s = 0;
-
-	(void)tool_arg_int(args, "wait_seconds", &s);
-	return (uint32_t)s * 1000;
-}
-
 /* ---- target, state ------------------------------------------------------ */
 
 static int
 target_vm(struct tool_call *c)
 {
-	const char	*id = tool_arg_str(c->args, "vm_id");
+	const char	*id = c->args->v[P_TARGET].s;
 	char		 msg[VM_MSG_MAX];
 
 	if (id == NULL || !valid_id(id, "vm-"))
@@ -321,7 +300,7 @@ target_vm(struct tool_call *c)
 static int
 target_job(struct tool_call *c)
 {
-	const char	*id = tool_arg_str(c->args, "job_id");
+	const char	*id = c->args->v[P_TARGET_SUB].s;
 	char		 msg[VM_MSG_MAX];
 	int		 rc;
 
@@ -446,7 +425,7 @@ dispatch_run(uint64_t id, const struct ws_auth *auth,
 	if (impl->check != NULL && impl->check(&c) != 0)
 		return 1;
 	if (impl->receipt != NULL) {
-		c.rid = tool_arg_str(args, "request_id");
+		c.rid = impl->rid >= 0 ? args->v[impl->rid].s : NULL;
 		if (c.rid == NULL || !valid_request_id(c.rid))
 			fatalx("frontd: %s without a valid request_id",
 			    args->tool->name);
@@ -464,25 +443,13 @@ dispatch_run(uint64_t id, const struct ws_auth *auth,
 void
 dispatch_tool(struct imsgev *iev, struct imsg *imsg)
 {
-	const struct tool_desc	*tool;
-	struct tool_args	 args;
-	struct mreader		 r;
+	struct msg_front_tool	 m;
 	struct ws_auth		 auth;
-	uint8_t			 hash[TOKEN_HASH_LEN];
 	uint64_t		 id = call_id(imsg->hdr.peerid);
-	uint32_t		 tid;
-	char			 err[TOOL_ERR_MAX];
 
-	m_init(&r, imsg);
-	if (m_get_bytes_exact(&r, hash, sizeof(hash)) == -1 ||
-	    m_get_u32(&r, &tid) == -1)
+	if (msg_front_tool_get(imsg, &m) == -1)
 		fatalx("frontd: malformed %s", imsg_type_name(imsg->hdr.type));
-	if ((tool = tool_by_id(tid)) == NULL)
-		fatalx("frontd: unknown tool %u", tid);
-	if (tool_args_decode(&r, tool, &args, err, sizeof(err)) == -1)
-		fatalx("frontd: %s: %s", tool->name, err);
-
-	if (state_token_auth(hash, &auth) == -1) {
+	if (state_token_auth(m.hash, &auth) == -1) {
 		call_reply(id, TOOL_UNAVAILABLE,
 		    "authentication is unavailable; retry later");
 		return;
@@ -492,8 +459,9 @@ dispatch_tool(struct imsgev *iev, struct imsg *imsg)
 		    "the token is not valid (unknown, expired or revoked)");
 		return;
 	}
-	log_debug("%s: workspace %s: %s", __func__, auth.name, tool->name);
-	(void)dispatch_run(id, &auth, &args);
+	log_debug("%s: workspace %s: %s", __func__, auth.name,
+	    m.args.tool->name);
+	(void)dispatch_run(id, &auth, &m.args);
 }
 
 /* A call loses its caller: its work goes on, unanswered. */

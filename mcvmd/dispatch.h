@@ -13,10 +13,12 @@
  *
  * The implementations live in files by family (tool-vm.c, tool-job.c,
  * tool-file.c).  TOOL_IMPLS lists them, one entry per tool:
- *	X(tool id, run, cancel or NULL, check or NULL, receipt or NULL)
+ *	X(tool id, run, cancel or NULL, check or NULL, receipt or NULL,
+ *	    request_id's parameter index or -1)
  * receipt names what shows an interrupted call's outcome; a tool with one
- * takes a request_id.  A tool without an entry is unavailable, and says
- * so; tests/unit/test_dispatch.c lists which.
+ * takes a request_id, the parameter of the last column.  A tool without
+ * an entry is unavailable, and says so; tests/unit/test_dispatch.c lists
+ * which.
  */
 #ifndef MCVMD_DISPATCH_H
 #define MCVMD_DISPATCH_H
@@ -54,27 +56,28 @@ struct tool_impl {
 	tool_cancel_fn	 cancel;
 	tool_check_fn	 check;
 	const char	*receipt;
+	int		 rid;		/* request_id's index, or -1 */
 };
 
 #define TOOL_IMPLS(X)							\
 	X(TOOL_VM_CREATE, tool_vm_create, tool_vm_create_cancel,	\
-	    tool_vm_create_check, "vm_list")				\
-	X(TOOL_VM_LIST, tool_vm_list, NULL, NULL, NULL)			\
-	X(TOOL_VM_STATUS, tool_vm_status, NULL, NULL, NULL)		\
-	X(TOOL_VM_STOP, tool_vm_stop, NULL, NULL, NULL)			\
-	X(TOOL_VM_START, tool_vm_start, NULL, NULL, NULL)		\
-	X(TOOL_VM_SUSPEND, tool_vm_suspend, NULL, NULL, NULL)		\
-	X(TOOL_VM_RESUME, tool_vm_resume, NULL, NULL, NULL)		\
-	X(TOOL_VM_DESTROY, tool_vm_destroy, NULL, NULL, NULL)		\
+	    tool_vm_create_check, "vm_list", P_VM_CREATE_REQUEST_ID)	\
+	X(TOOL_VM_LIST, tool_vm_list, NULL, NULL, NULL, -1)		\
+	X(TOOL_VM_STATUS, tool_vm_status, NULL, NULL, NULL, -1)		\
+	X(TOOL_VM_STOP, tool_vm_stop, NULL, NULL, NULL, -1)		\
+	X(TOOL_VM_START, tool_vm_start, NULL, NULL, NULL, -1)		\
+	X(TOOL_VM_SUSPEND, tool_vm_suspend, NULL, NULL, NULL, -1)	\
+	X(TOOL_VM_RESUME, tool_vm_resume, NULL, NULL, NULL, -1)		\
+	X(TOOL_VM_DESTROY, tool_vm_destroy, NULL, NULL, NULL, -1)	\
 	X(TOOL_VM_EXEC, tool_vm_exec, NULL, tool_vm_exec_check,		\
-	    "vm_status's jobs")						\
-	X(TOOL_VM_JOB_STATUS, tool_vm_job_status, NULL, NULL, NULL)	\
-	X(TOOL_VM_JOB_OUTPUT, tool_vm_job_output, NULL, NULL, NULL)	\
-	X(TOOL_VM_JOB_CANCEL, tool_vm_job_cancel, NULL, NULL, NULL)	\
+	    "vm_status's jobs", P_VM_EXEC_REQUEST_ID)			\
+	X(TOOL_VM_JOB_STATUS, tool_vm_job_status, NULL, NULL, NULL, -1)	\
+	X(TOOL_VM_JOB_OUTPUT, tool_vm_job_output, NULL, NULL, NULL, -1)	\
+	X(TOOL_VM_JOB_CANCEL, tool_vm_job_cancel, NULL, NULL, NULL, -1)	\
 	X(TOOL_VM_READ_FILE, tool_vm_read_file, NULL, tool_file_check,	\
-	    NULL)							\
+	    NULL, -1)							\
 	X(TOOL_VM_WRITE_FILE, tool_vm_write_file, NULL,		\
-	    tool_file_check, NULL)
+	    tool_file_check, NULL, -1)
 
 /* dispatch.c */
 void		 dispatch_tool(struct imsgev *, struct imsg *);
@@ -95,8 +98,6 @@ struct req	*call_req(struct tool_call *, uint32_t,
 		    void (*)(struct req *, struct imsg *));
 void		 call_req_fail(struct req *, const char *);
 void		 call_req_cancel(struct req *, enum req_end, const char *);
-const struct tool_value *tool_arg(const struct tool_args *, const char *);
-uint32_t	 tool_wait_ms(const struct tool_args *);
 
 /* tool-vm.c */
 void	 tool_vm_create(struct tool_call *);

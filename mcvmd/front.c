@@ -9,22 +9,20 @@
 #include "log.h"
 #include "mcvmd.h"
 #include "dispatch.h"
-#include "msg.h"
+#include "msg_front.h"
 #include "tools.h"
 
 static void
 front_auth(struct imsgev *iev, struct imsg *imsg)
 {
-	struct mreader	 r;
-	struct ws_auth	 auth;
-	struct ibuf	*b;
-	uint8_t		 hash[TOKEN_HASH_LEN];
+	struct msg_front_auth		 m;
+	struct msg_front_auth_result	 res;
+	struct ws_auth			 auth;
+	struct ibuf			*b;
 
-	m_init(&r, imsg);
-	if (m_get_bytes_exact(&r, hash, sizeof(hash)) == -1 ||
-	    m_end(&r) == -1)
+	if (msg_front_auth_get(imsg, &m) == -1)
 		fatalx("frontd: malformed %s", imsg_type_name(imsg->hdr.type));
-	if (state_token_auth(hash, &auth) == -1) {
+	if (state_token_auth(m.hash, &auth) == -1) {
 		/* A database error denies; it never grants. */
 		auth.status = AUTH_UNAVAILABLE;
 		auth.name[0] = '\0';
@@ -34,8 +32,9 @@ front_auth(struct imsgev *iev, struct imsg *imsg)
 	if ((b = imsg_create(&iev->ibuf, IMSG_FRONT_AUTH_RESULT,
 	    imsg->hdr.peerid, 0, 64)) == NULL)
 		fatal("%s", __func__);
-	m_add_u32(b, auth.status);
-	m_add_str(b, auth.name);
+	res.status = auth.status;
+	res.workspace = auth.name;
+	msg_front_auth_result_put(b, &res);
 	if (imsgev_close(iev, b) == -1)
 		fatal("%s", __func__);
 }
@@ -43,7 +42,7 @@ front_auth(struct imsgev *iev, struct imsg *imsg)
 static void
 front_cancel(struct imsgev *iev, struct imsg *imsg)
 {
-	if (imsg->datalen != 0)
+	if (msg_front_cancel_get(imsg) == -1)
 		fatalx("frontd: malformed %s", imsg_type_name(imsg->hdr.type));
 	log_debug("%s: cancel of request %u", __func__, imsg->hdr.peerid);
 	dispatch_cancel(call_id(imsg->hdr.peerid));

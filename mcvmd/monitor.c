@@ -2,7 +2,9 @@
  * The channel to a VM's monitor.  The monitor is a process of mcvm's, but
  * it runs as the VM's uid next to QEMU: a message it should not send
  * costs that VM, not mcvmd.  Its answers are matched to requests through
- * the request table; READY and EVENT are its own news.
+ * the request table, and read by the codecs of msg_vmm.h (an IMSG_VMM_OK
+ * here, the others by the request's callback); READY and EVENT are its
+ * own news.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,11 +13,12 @@
 
 #include "agent_proto.h"
 #include "log.h"
-#include "msg.h"
+#include "msg_proc.h"
+#include "msg_vmm.h"
 #include "req.h"
-#include "utf8.h"
 #include "vm.h"
-#include "vmm_relay.h"
+
+_Static_assert(VM_GUEST_STR_MAX == AGENT_INFO_STR_MAX, "the guest's names");
 
 /*
  * fd is mcvmd's end of a new monitor's channel: from now on the monitor's
@@ -106,21 +109,17 @@ vm_checkpoint_write(struct vm *vm, int fd)
 static void
 vm_vmm_ready(struct vm *vm, struct imsg *imsg)
 {
-	struct req	*r;
-	struct mreader	 m;
-	const char	*agent, *os, *kernel;
+	struct msg_vmm_ready		 m;
+	struct msg_vmm_net_config	 nc;
+	struct req			*r;
 
-	m_init(&m, imsg);
-	if (m_get_str(&m, &agent, VM_GUEST_STR_MAX - 1) == -1 ||
-	    m_get_str(&m, &os, VM_GUEST_STR_MAX - 1) == -1 ||
-	    m_get_str(&m, &kernel, VM_GUEST_STR_MAX - 1) == -1 ||
-	    m_end(&m) == -1) {
+	if (msg_vmm_ready_get(imsg, &m) == -1) {
 		vm_fail(vm, "malformed READY from the VM monitor");
 		return;
 	}
-	(void)snprintf(vm->agent, sizeof(vm->agent), "%s", agent);
-	(void)snprintf(vm->os, sizeof(vm->os), "%s", os);
-	(void)snprintf(vm->kernel, sizeof(vm->kernel), "%s", kernel);
+	(void)snprintf(vm->agent, sizeof(vm->agent), "%s", m.agent_version);
+	(void)snprintf(vm->os, sizeof(vm->os), "%s", m.os);
+	(void)snprintf(vm->kernel, sizeof(vm->kernel), "%s", m.kernel);
 	vm->boot.agent = 1;
 	if (vm->state != VS_BOOTING)
 		return;
@@ -129,10 +128,11 @@ vm_vmm_ready(struct vm *vm, struct imsg *imsg)
 		/* The creator is answered once the guest has its address. */
 		r = req_new(RP_MONITOR, vm, IMSG_VMM_NET_CONFIG,
 		    net_config_done, net_config_cancel);
-		m_add_str(r->msg, vm->address);
-		m_add_str(r->msg, vm->gateway);
-		m_add_str(r->msg, vm->resolver);
-		m_add_str(r->msg, vm->mac);
+		nc.address = vm->address;
+		nc.gateway = vm->gateway;
+		nc.resolver = vm->resolver;
+		nc.mac = vm->mac;
+		msg_vmm_net_config_put(r->msg, &nc);
 		(void)req_send(r);
 		return;
 	}
@@ -142,25 +142,21 @@ vm_vmm_ready(struct vm *vm, struct imsg *imsg)
 static void
 vm_vmm_event(struct vm *vm, struct imsg *imsg)
 {
-	struct mreader	 r;
-	const char	*detail;
-	uint32_t	 ev;
+	struct msg_vmm_event	 m;
 
-	m_init(&r, imsg);
-	if (m_get_u32(&r, &ev) == -1 || m_get_str(&r, &detail, 255) == -1 ||
-	    m_end(&r) == -1) {
+	if (msg_vmm_event_get(imsg, &m) == -1) {
 		vm_fail(vm, "malformed event from the VM monitor");
 		return;
 	}
-	log_debug("%s: event %u (%s)", vm->row.id, ev, detail);
-	switch (ev) {
+	log_debug("%s: event %u (%s)", vm->row.id, m.event, m.detail);
+	switch (m.event) {
 	case VMM_EV_SHUTDOWN:
 		/* A guest-initiated power-off is a stop, not a crash. */
 		vm->boot.poweroff = 1;
 		break;
 	case VMM_EV_GUEST_LOST:
 		vm->boot.agent = 0;
-		log_warnx("%s: guest agent lost: %s", vm->row.id, detail);
+		log_warnx("%s: guest agent lost: %s", vm->row.id, m.detail);
 		break;
 	case VMM_EV_GUEST_BACK:
 		vm->boot.agent = 1;
@@ -181,18 +177,15 @@ vm_vmm_event(struct vm *vm, struct imsg *imsg)
 static void
 mon_error_text(struct imsg *imsg, char *msg, size_t len)
 {
-	struct mreader	 r;
-	const char	*text;
-	uint32_t	 code, err;
+	struct msg_vmm_error	 m;
+	const char		*text;
 
-	m_init(&r, imsg);
-	if (m_get_u32(&r, &code) == -1 || m_get_u32(&r, &err) == -1 ||
-	    m_get_str(&r, &text, AGENT_ERRMSG_MAX) == -1 || m_end(&r) == -1 ||
-	    !valid_utf8(text, strlen(text))) {
+	if (msg_vmm_error_get(imsg, &m) == -1) {
 		(void)snprintf(msg, len, "malformed error from the VM monitor");
 		return;
 	}
-	switch (code) {
+	text = m.message;
+	switch (m.code) {
 	case AGENT_ERR_NOJOB:
 		(void)snprintf(msg, len, "the guest has no such job: %s",
 		    text);
@@ -227,15 +220,20 @@ mon_error_text(struct imsg *imsg, char *msg, size_t len)
 static void
 vm_vmm_answer(struct vm *vm, struct imsg *imsg)
 {
-	struct req	*r;
-	char		 msg[VM_MSG_MAX];
+	struct msg_vmm_ok	 ok;
+	struct req		*r;
+	char			 msg[VM_MSG_MAX];
 
 	if ((r = req_find(RP_MONITOR, vm, imsg->hdr.peerid)) == NULL) {
 		log_warnx("%s: %s for no request", vm->row.id,
 		    imsg_type_name(imsg->hdr.type));
 		return;
 	}
-	if (imsg->hdr.type == r->want)
+	if (imsg->hdr.type == r->want && r->want == IMSG_VMM_OK &&
+	    msg_vmm_ok_get(imsg, &ok) == -1)
+		req_end(r, REQ_BAD_REPLY, "malformed answer from the VM "
+		    "monitor");
+	else if (imsg->hdr.type == r->want)
 		req_reply(r, imsg);
 	else if (imsg->hdr.type == IMSG_VMM_ERROR) {
 		mon_error_text(imsg, msg, sizeof(msg));
@@ -248,12 +246,11 @@ vm_vmm_answer(struct vm *vm, struct imsg *imsg)
 static void
 vm_vmm_dispatch(int fd, short event, void *arg)
 {
-	struct imsgev	*iev = arg;
-	struct vm	*vm = iev->data;
-	struct imsg	 imsg;
-	struct mreader	 r;
-	uint32_t	 version;
-	int		 n;
+	struct imsgev		*iev = arg;
+	struct vm		*vm = iev->data;
+	struct imsg		 imsg;
+	struct msg_hello	 h;
+	int			 n;
 
 	if (imsgev_read(iev, event) == -1) {
 		vm_monitor_close(vm);
@@ -271,9 +268,8 @@ vm_vmm_dispatch(int fd, short event, void *arg)
 			break;
 		switch (imsg.hdr.type) {
 		case IMSG_HELLO:
-			m_init(&r, &imsg);
-			if (m_get_u32(&r, &version) == -1 || m_end(&r) == -1 ||
-			    version != MCVM_PROTO_VERSION)
+			if (msg_hello_get(&imsg, &h) == -1 ||
+			    h.version != MCVM_PROTO_VERSION)
 				vm_fail(vm, "the VM monitor speaks another "
 				    "protocol version");
 			break;

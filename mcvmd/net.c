@@ -9,14 +9,15 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "msg.h"
+#include "msg_net.h"
 #include "qemu.h"
 #include "req.h"
 #include "vm.h"
 
-#define NET_TEXT_MAX	1023
+_Static_assert(VM_FORWARDS_MAX == NET_FWD_MAX, "a VM's forwards");
+_Static_assert(VM_NET_STR_MAX == NET_STR_MAX + 1, "netd's strings");
 
-static char		 net_preflight[2048];
+static char		 net_preflight[NET_PREFLIGHT_TEXT_MAX + 1];
 
 static void	 net_setup_done(struct req *, struct imsg *);
 static void	 net_setup_cancel(struct req *, enum req_end, const char *);
@@ -45,23 +46,26 @@ vm_net_preflight(void)
 void
 vm_net_setup(struct vm *vm)
 {
-	struct req	*r;
-	size_t		 i;
+	struct msg_net_setup	 m;
+	struct req		*r;
+	size_t			 i;
 
 	if (!vm_net_is_up()) {
 		vm_fail(vm, "the network daemon is not up");
 		return;
 	}
+	memset(&m, 0, sizeof(m));
+	m.vm_id = vm->row.id;
+	m.slot = vm->row.slot;
+	m.network = vm->row.network;
+	m.nforwards = (uint32_t)vm->nfwd;
+	for (i = 0; i < vm->nfwd; i++) {
+		m.fwd[i].host = vm->fwd[i].host;
+		m.fwd[i].guest = vm->fwd[i].guest;
+	}
 	r = req_new(RP_NETD, vm, IMSG_NET_SETUP, net_setup_done,
 	    net_setup_cancel);
-	m_add_str(r->msg, vm->row.id);
-	m_add_u32(r->msg, vm->row.slot);
-	m_add_u32(r->msg, vm->row.network);
-	m_add_u32(r->msg, (uint32_t)vm->nfwd);
-	for (i = 0; i < vm->nfwd; i++) {
-		m_add_u32(r->msg, vm->fwd[i].host);
-		m_add_u32(r->msg, vm->fwd[i].guest);
-	}
+	msg_net_setup_put(r->msg, &m);
 	(void)req_send(r);
 	vm->net_live = 1;
 }
@@ -70,15 +74,15 @@ vm_net_setup(struct vm *vm)
 void
 vm_net_teardown(struct vm *vm)
 {
-	struct req	*r;
+	struct msg_net_teardown	 m = { vm->row.id, vm->row.slot };
+	struct req		*r;
 
 	vm->net_live = 0;
 	if (!vm_net_is_up())
 		return;
 	r = req_new(RP_NETD, vm, IMSG_NET_TEARDOWN, net_teardown_done,
 	    net_teardown_cancel);
-	m_add_str(r->msg, vm->row.id);
-	m_add_u32(r->msg, vm->row.slot);
+	msg_net_teardown_put(r->msg, &m);
 	(void)req_send(r);
 }
 
@@ -86,13 +90,13 @@ vm_net_teardown(struct vm *vm)
 static void
 net_teardown_unowned(const char *id, uint32_t slot)
 {
-	struct ibuf	*b;
+	struct msg_net_teardown	 m = { id, slot };
+	struct ibuf		*b;
 
 	if (!vm_net_is_up())
 		return;
 	b = req_notice_msg(RP_NETD, IMSG_NET_TEARDOWN, 1);
-	m_add_str(b, id);
-	m_add_u32(b, slot);
+	msg_net_teardown_put(b, &m);
 	req_notice(RP_NETD, IMSG_NET_TEARDOWN, b);
 }
 
@@ -131,43 +135,29 @@ net_teardown_cancel(struct req *r, enum req_end why, const char *text)
 		vm_destroy_finish(r->vm);
 }
 
-static int
-vm_net_str(struct mreader *r, char *dst)
-{
-	const char	*s;
-
-	if (m_get_str(r, &s, VM_NET_STR_MAX - 1) == -1)
-		return -1;
-	memcpy(dst, s, strlen(s) + 1);
-	return 0;
-}
-
 static void
 net_setup_done(struct req *q, struct imsg *imsg)
 {
-	struct vm	*vm = q->vm;
-	struct mreader	 r;
-	const char	*text;
-	uint32_t	 status, n, host, guest, i;
-	char		 msg[NET_TEXT_MAX + 64];
+	struct vm		*vm = q->vm;
+	struct msg_net_result	 m;
+	uint32_t		 i;
+	char			 msg[NET_TEXT_MAX + 64];
 
-	m_init(&r, imsg);
-	if (m_get_u32(&r, &status) == -1 || vm_net_str(&r, vm->address) ==
-	    -1 || vm_net_str(&r, vm->gateway) == -1 ||
-	    vm_net_str(&r, vm->resolver) == -1 || vm_net_str(&r, vm->mac) ==
-	    -1 || m_get_u32(&r, &n) == -1)
+	if (msg_net_result_get(imsg, &m) == -1)
 		fatalx("netd: malformed IMSG_NET_RESULT");
-	if (status == 0 && n != vm->nfwd)
-		fatalx("netd: %u forwards for %zu asked", n, vm->nfwd);
-	for (i = 0; i < n; i++) {
-		if (m_get_u32(&r, &host) == -1 || m_get_u32(&r, &guest) == -1 ||
-		    host == 0 || host > 65535 || guest != vm->fwd[i].guest ||
-		    (vm->fwd[i].host != 0 && host != vm->fwd[i].host))
+	if (m.status == 0 && m.nforwards != vm->nfwd)
+		fatalx("netd: %u forwards for %zu asked", m.nforwards,
+		    vm->nfwd);
+	for (i = 0; i < m.nforwards; i++) {
+		if (m.fwd[i].guest != vm->fwd[i].guest ||
+		    (vm->fwd[i].host != 0 && m.fwd[i].host != vm->fwd[i].host))
 			fatalx("netd: bad forward in IMSG_NET_RESULT");
-		vm->fwd[i].host = (uint16_t)host;
+		vm->fwd[i].host = (uint16_t)m.fwd[i].host;
 	}
-	if (m_get_str(&r, &text, NET_TEXT_MAX) == -1 || m_end(&r) == -1)
-		fatalx("netd: malformed IMSG_NET_RESULT");
+	(void)snprintf(vm->address, sizeof(vm->address), "%s", m.address);
+	(void)snprintf(vm->gateway, sizeof(vm->gateway), "%s", m.gateway);
+	(void)snprintf(vm->resolver, sizeof(vm->resolver), "%s", m.resolver);
+	(void)snprintf(vm->mac, sizeof(vm->mac), "%s", m.mac);
 	if (vm->state == VS_DESTROYING) {
 		/* Destroyed while netd worked: undo what it set up. */
 		vm_close_store_fds(vm);
@@ -180,10 +170,10 @@ net_setup_done(struct req *q, struct imsg *imsg)
 		vm_net_teardown(vm);
 		return;
 	}
-	if (status != 0) {
+	if (m.status != 0) {
 		vm->address[0] = '\0';
 		(void)snprintf(msg, sizeof(msg), "the network could not be "
-		    "set up: %s", text);
+		    "set up: %s", m.text);
 		vm_close_store_fds(vm);
 		vm_fail(vm, msg);
 		return;
@@ -200,18 +190,16 @@ net_setup_done(struct req *q, struct imsg *imsg)
 void
 vm_net_imsg(struct imsg *imsg)
 {
-	struct mreader	 r;
-	struct req	*q;
-	struct vm	*vm;
-	const char	*id;
-	uint32_t	 role, slot;
-	int		 fd;
+	struct msg_net_fd		 f;
+	struct msg_net_entry		 e;
+	struct msg_net_preflight_result	 p;
+	struct req			*q;
+	struct vm			*vm;
+	int				 fd;
 
 	switch (imsg->hdr.type) {
 	case IMSG_NET_FD:
-		m_init(&r, imsg);
-		if (m_get_u32(&r, &role) == -1 || m_end(&r) == -1 ||
-		    role < NET_FD_NETNS || role > NET_FD_TAP || imsg->fd == -1)
+		if (msg_net_fd_get(imsg, &f) == -1 || imsg->fd == -1)
 			fatalx("netd: malformed IMSG_NET_FD");
 		fd = imsg_get_fd(imsg);
 		if ((q = req_find(RP_NETD, NULL, imsg->hdr.peerid)) == NULL ||
@@ -219,9 +207,9 @@ vm_net_imsg(struct imsg *imsg)
 			close(fd);
 			return;
 		}
-		if (q->vm->net_fds[role] != -1)
-			fatalx("netd: fd role %u sent twice", role);
-		q->vm->net_fds[role] = fd;
+		if (q->vm->net_fds[f.role] != -1)
+			fatalx("netd: fd role %u sent twice", f.role);
+		q->vm->net_fds[f.role] = fd;
 		return;
 	case IMSG_NET_RESULT:
 		if ((q = req_find(RP_NETD, NULL, imsg->hdr.peerid)) == NULL)
@@ -230,26 +218,24 @@ vm_net_imsg(struct imsg *imsg)
 		return;
 	case IMSG_NET_ENTRY:
 		/* What netd holds for a VM that is not running goes. */
-		m_init(&r, imsg);
-		if (m_get_str(&r, &id, ID_MAX) == -1 ||
-		    m_get_u32(&r, &slot) == -1 || m_end(&r) == -1)
+		if (msg_net_entry_get(imsg, &e) == -1)
 			fatalx("netd: malformed IMSG_NET_ENTRY");
-		vm = vm_find(id, 0);
+		vm = vm_find(e.vm_id, 0);
 		if (vm == NULL || (vm->qemu_pid <= 0 &&
 		    req_pending(vm, RP_NETD) == NULL)) {
-			log_info("%s: tearing down its leftover network", id);
-			net_teardown_unowned(id, slot);
+			log_info("%s: tearing down its leftover network",
+			    e.vm_id);
+			net_teardown_unowned(e.vm_id, e.slot);
 			if (vm != NULL)
 				vm->net_live = 0;
 		}
 		return;
 	case IMSG_NET_PREFLIGHT_RESULT:
-		m_init(&r, imsg);
-		if (m_get_u32(&r, &slot) == -1 || m_get_str(&r, &id,
-		    sizeof(net_preflight) - 1) == -1 || m_end(&r) == -1)
+		if (msg_net_preflight_result_get(imsg, &p) == -1)
 			fatalx("netd: malformed IMSG_NET_PREFLIGHT_RESULT");
-		memcpy(net_preflight, id, strlen(id) + 1);
-		if (slot > 0)
+		(void)snprintf(net_preflight, sizeof(net_preflight), "%s",
+		    p.text);
+		if (p.problems > 0)
 			log_warnx("network: %s", net_preflight);
 		else
 			log_info("network: %s", net_preflight);

@@ -39,43 +39,6 @@ req_id(void)
 	return id;
 }
 
-/*
- * What a request of type is answered with.  stored's and netd's requests
- * end with their RESULT (FD messages may come before it); a monitor's
- * with its own type, or IMSG_VMM_ERROR.
- */
-uint32_t
-req_reply_type(uint32_t type)
-{
-	switch (type) {
-	case IMSG_STORE_DISK_CREATE:
-	case IMSG_STORE_DISK_OPEN:
-	case IMSG_STORE_DISK_DELETE:
-	case IMSG_STORE_CHECKPOINT:
-		return IMSG_STORE_RESULT;
-	case IMSG_NET_SETUP:
-	case IMSG_NET_TEARDOWN:
-		return IMSG_NET_RESULT;
-	case IMSG_VMM_EXEC:
-		return IMSG_VMM_JOB;
-	case IMSG_VMM_JOB_STATUS:
-	case IMSG_VMM_JOB_CANCEL:
-		return IMSG_VMM_JOB_STATE;
-	case IMSG_VMM_JOB_READ:
-		return IMSG_VMM_JOB_OUTPUT;
-	case IMSG_VMM_FILE_READ:
-		return IMSG_VMM_FILE_DATA;
-	case IMSG_VMM_FILE_WRITE:
-		return IMSG_VMM_FILE_WRITTEN;
-	case IMSG_VMM_QMP_STATUS:
-		return IMSG_VMM_QMP_STATE;
-	case IMSG_VMM_GUEST_INFO:
-		return IMSG_VMM_GUEST_INFO_RESULT;
-	default:
-		return IMSG_VMM_OK;
-	}
-}
-
 static uint32_t
 req_gen(enum req_peer peer, const struct vm *vm)
 {
@@ -87,7 +50,9 @@ static void
 req_msg(struct req *r)
 {
 	r->id = req_id();
-	r->want = req_reply_type(r->type);
+	if ((r->want = imsg_reply_type(r->type)) == IMSG_NONE)
+		fatalx("%s: %s is not a request", __func__,
+		    imsg_type_name(r->type));
 	if ((r->msg = imsg_create(NULL, r->type, r->id, 0, 256)) == NULL)
 		fatal("%s", __func__);
 }

@@ -87,7 +87,6 @@ void		 req_peer_lost(enum req_peer);
 void		 req_vm_gone(struct vm *, int, const char *);
 void		 req_lose_caller(uint64_t);
 unsigned int	 req_lose_callers(void);
-uint32_t	 req_reply_type(uint32_t);
 void		 req_sweep(void);
 
 #endif

@@ -10,12 +10,10 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "msg.h"
+#include "msg_store.h"
 #include "qemu.h"
 #include "req.h"
 #include "vm.h"
-
-#define STORE_TEXT_MAX		1023
 
 static int		 store_up;
 static char		 store_preflight[STORE_TEXT_MAX + 1];
@@ -44,13 +42,19 @@ vm_store_is_up(void)
 void
 vm_store_disk(struct vm *vm, uint32_t type)
 {
-	struct req	*r;
+	struct msg_store_disk_create	 c = { vm->row.id, vm->row.image };
+	struct msg_store_disk_open	 o = { vm->row.id, vm->row.image };
+	struct msg_store_disk_delete	 d = { vm->row.id };
+	struct req			*r;
 
 	r = req_new(RP_STORED, vm, type, type == IMSG_STORE_DISK_DELETE ?
 	    store_delete_done : store_disk_done, store_cancel);
-	m_add_str(r->msg, vm->row.id);
-	if (type != IMSG_STORE_DISK_DELETE)
-		m_add_str(r->msg, vm->row.image);
+	if (type == IMSG_STORE_DISK_CREATE)
+		msg_store_disk_create_put(r->msg, &c);
+	else if (type == IMSG_STORE_DISK_OPEN)
+		msg_store_disk_open_put(r->msg, &o);
+	else
+		msg_store_disk_delete_put(r->msg, &d);
 	(void)req_send(r);
 }
 
@@ -58,12 +62,12 @@ vm_store_disk(struct vm *vm, uint32_t type)
 void
 vm_store_checkpoint(struct vm *vm, const char *id, int write)
 {
-	struct req	*r;
+	struct msg_store_checkpoint	 m = { id, write ? 1 : 0 };
+	struct req			*r;
 
 	r = req_new(RP_STORED, vm, IMSG_STORE_CHECKPOINT,
 	    store_checkpoint_done, store_cancel);
-	m_add_str(r->msg, id);
-	m_add_u32(r->msg, write ? 1 : 0);
+	msg_store_checkpoint_put(r->msg, &m);
 	(void)req_send(r);
 }
 
@@ -71,10 +75,11 @@ vm_store_checkpoint(struct vm *vm, const char *id, int write)
 void
 vm_store_delete_unowned(const char *id)
 {
-	struct ibuf	*b = req_notice_msg(RP_STORED, IMSG_STORE_DISK_DELETE,
-			    0);
+	struct msg_store_disk_delete	 m = { id };
+	struct ibuf			*b;
 
-	m_add_str(b, id);
+	b = req_notice_msg(RP_STORED, IMSG_STORE_DISK_DELETE, 0);
+	msg_store_disk_delete_put(b, &m);
 	req_notice(RP_STORED, IMSG_STORE_DISK_DELETE, b);
 }
 
@@ -125,19 +130,11 @@ vm_store_up(void)
 			vm_store_disk(vm, IMSG_STORE_DISK_DELETE);
 }
 
-/* A RESULT: status, disk format, bytes, text. */
+/* stored's answer to a request: fatal if malformed. */
 static void
-store_result_get(struct imsg *imsg, uint32_t *status, uint32_t *format,
-    const char **text)
+store_result_get(struct imsg *imsg, struct msg_store_result *m)
 {
-	struct mreader	 r;
-	uint64_t	 bytes;
-
-	m_init(&r, imsg);
-	if (m_get_u32(&r, status) == -1 || m_get_u32(&r, format) == -1 ||
-	    m_get_u64(&r, &bytes) == -1 ||
-	    m_get_str(&r, text, STORE_TEXT_MAX) == -1 ||
-	    m_end(&r) == -1 || *format > DISK_QCOW2)
+	if (msg_store_result_get(imsg, m) == -1)
 		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
 }
 
@@ -160,15 +157,14 @@ store_overtaken(struct vm *vm, enum vm_state asked)
 static void
 store_delete_done(struct req *r, struct imsg *imsg)
 {
-	struct vm	*vm = r->vm;
-	const char	*text;
-	uint32_t	 status, format;
+	struct vm		*vm = r->vm;
+	struct msg_store_result	 m;
 
-	store_result_get(imsg, &status, &format, &text);
+	store_result_get(imsg, &m);
 	if (vm->state != VS_DESTROYING)
 		return;
-	if (status != 0 && status != ENOENT) {
-		log_warnx("%s: disk not deleted: %s", vm->row.id, text);
+	if (m.status != 0 && m.status != ENOENT) {
+		log_warnx("%s: disk not deleted: %s", vm->row.id, m.text);
 		vm_op_done(vm, 0, "the VM's disk could not be deleted; "
 		    "retry vm_destroy");
 		return;
@@ -181,25 +177,25 @@ store_delete_done(struct req *r, struct imsg *imsg)
 static void
 store_disk_done(struct req *r, struct imsg *imsg)
 {
-	struct vm	*vm = r->vm;
-	const char	*text;
-	uint32_t	 status, format;
-	char		 msg[320];
+	struct vm		*vm = r->vm;
+	struct msg_store_result	 m;
+	char			 msg[320];
 
-	store_result_get(imsg, &status, &format, &text);
+	store_result_get(imsg, &m);
 	if (store_overtaken(vm, VS_CREATING))
 		return;
-	if (status != 0 || vm->store_fds[STORE_FD_DISK] == -1 ||
+	if (m.status != 0 || vm->store_fds[STORE_FD_DISK] == -1 ||
 	    vm->store_fds[STORE_FD_KERNEL] == -1 ||
-	    (format == DISK_QCOW2 && vm->store_fds[STORE_FD_BASE] == -1)) {
+	    (m.format == DISK_QCOW2 && vm->store_fds[STORE_FD_BASE] == -1)) {
 		(void)snprintf(msg, sizeof(msg), "the disk could not be "
-		    "prepared: %s", status != 0 ? text : "descriptors missing");
+		    "prepared: %s", m.status != 0 ? m.text :
+		    "descriptors missing");
 		vm_close_store_fds(vm);
 		vm_fail(vm, msg);
 		return;
 	}
-	vm->disk_format = format;
-	log_info("%s: disk ready (%s)", vm->row.id, text);
+	vm->disk_format = m.format;
+	log_info("%s: disk ready (%s)", vm->row.id, m.text);
 	vm_fsm(vm, VE_DISK_READY, NULL);
 	vm_progress(vm, 1, 3, "disk ready");
 	if (vm->boot.restore && vm_template_ready()) {
@@ -218,20 +214,20 @@ store_disk_done(struct req *r, struct imsg *imsg)
 static void
 store_checkpoint_done(struct req *r, struct imsg *imsg)
 {
-	struct vm	*vm = r->vm;
-	const char	*text, *err = NULL;
-	uint32_t	 status, format;
-	int		 fd;
-	char		 msg[400];
+	struct vm		*vm = r->vm;
+	struct msg_store_result	 m;
+	const char		*err = NULL;
+	int			 fd;
+	char			 msg[400];
 
-	store_result_get(imsg, &status, &format, &text);
+	store_result_get(imsg, &m);
 	/* The template asks once it holds; a new VM before it boots. */
 	if (store_overtaken(vm, vm->tpl ? VS_BOOTING : VS_CREATING))
 		return;
 	fd = vm->store_fds[STORE_FD_CHECKPOINT];
 	vm->store_fds[STORE_FD_CHECKPOINT] = -1;
-	if (status != 0)
-		err = text;
+	if (m.status != 0)
+		err = m.text;
 	else if (fd == -1)
 		err = "no descriptor";
 	if (err != NULL && fd != -1)
@@ -258,29 +254,23 @@ store_checkpoint_done(struct req *r, struct imsg *imsg)
 static void
 vm_image_status(struct imsg *imsg)
 {
-	struct mreader	 r;
-	const char	*name, *text;
-	uint64_t	 bytes;
-	uint32_t	 ok;
+	struct msg_store_image_status	 m;
 
-	m_init(&r, imsg);
-	if (m_get_str(&r, &name, OBJ_NAME_MAX) == -1 ||
-	    m_get_u32(&r, &ok) == -1 || m_get_u64(&r, &bytes) == -1 ||
-	    m_get_str(&r, &text, STORE_TEXT_MAX) == -1 || m_end(&r) == -1)
+	if (msg_store_image_status_get(imsg, &m) == -1)
 		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
 	if (nimages == CONF_MAX_IMAGES)
 		fatalx("stored: too many images");
 	(void)snprintf(images[nimages].name, sizeof(images[nimages].name),
-	    "%s", name);
-	images[nimages].ok = ok == 1;
-	images[nimages].bytes = bytes;
+	    "%s", m.image);
+	images[nimages].ok = m.ok;
+	images[nimages].bytes = m.disk_bytes;
 	(void)snprintf(images[nimages].text, sizeof(images[nimages].text),
-	    "%s", text);
+	    "%s", m.text);
 	nimages++;
-	if (ok == 1)
-		log_info("image %s: %s", name, text);
+	if (m.ok)
+		log_info("image %s: %s", m.image, m.text);
 	else
-		log_warnx("image %s refused: %s", name, text);
+		log_warnx("image %s refused: %s", m.image, m.text);
 	vm_create_image_reported(images[nimages - 1].name);
 	vm_template_build();
 }
@@ -288,16 +278,13 @@ vm_image_status(struct imsg *imsg)
 static void
 vm_store_preflight(struct imsg *imsg)
 {
-	struct mreader	 r;
-	const char	*text;
-	uint32_t	 reflink;
+	struct msg_store_preflight_result	 m;
 
-	m_init(&r, imsg);
-	if (m_get_u32(&r, &reflink) == -1 ||
-	    m_get_str(&r, &text, STORE_TEXT_MAX) == -1 || m_end(&r) == -1)
+	if (msg_store_preflight_result_get(imsg, &m) == -1)
 		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
-	(void)snprintf(store_preflight, sizeof(store_preflight), "%s", text);
-	log_info("storage: %s", text);
+	(void)snprintf(store_preflight, sizeof(store_preflight), "%s",
+	    m.text);
+	log_info("storage: %s", m.text);
 }
 
 /*
@@ -307,17 +294,15 @@ vm_store_preflight(struct imsg *imsg)
 static void
 vm_store_entry(struct imsg *imsg)
 {
-	struct mreader	 r;
-	const char	*id;
+	struct msg_store_disk_entry	 m;
 
-	m_init(&r, imsg);
-	if (m_get_str(&r, &id, ID_MAX) == -1 || m_end(&r) == -1 ||
-	    !valid_id(id, "vm-"))
+	if (msg_store_disk_entry_get(imsg, &m) == -1)
 		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
-	if (vm_find(id, 0) != NULL || strcmp(id, vm_template_id()) == 0)
+	if (vm_find(m.vm_id, 0) != NULL ||
+	    strcmp(m.vm_id, vm_template_id()) == 0)
 		return;
-	log_info("%s: deleting the disk no VM owns", id);
-	vm_store_delete_unowned(id);
+	log_info("%s: deleting the disk no VM owns", m.vm_id);
+	vm_store_delete_unowned(m.vm_id);
 }
 
 int
@@ -365,10 +350,9 @@ vm_image_pending(const char *name)
 void
 vm_store_imsg(struct imsg *imsg)
 {
-	struct mreader	 r;
-	struct req	*q;
-	uint32_t	 role;
-	int		 fd;
+	struct msg_store_fd	 m;
+	struct req		*q;
+	int			 fd;
 
 	switch (imsg->hdr.type) {
 	case IMSG_STORE_IMAGE_STATUS:
@@ -381,10 +365,7 @@ vm_store_imsg(struct imsg *imsg)
 		vm_store_entry(imsg);
 		return;
 	case IMSG_STORE_FD:
-		m_init(&r, imsg);
-		if (m_get_u32(&r, &role) == -1 || m_end(&r) == -1 ||
-		    role < STORE_FD_DISK || role > STORE_FD_MAX ||
-		    imsg->fd == -1)
+		if (msg_store_fd_get(imsg, &m) == -1 || imsg->fd == -1)
 			fatalx("stored: malformed IMSG_STORE_FD");
 		fd = imsg_get_fd(imsg);
 		if ((q = req_find(RP_STORED, NULL, imsg->hdr.peerid)) ==
@@ -392,9 +373,9 @@ vm_store_imsg(struct imsg *imsg)
 			close(fd);
 			return;
 		}
-		if (q->vm->store_fds[role] != -1)
-			fatalx("stored: fd role %u sent twice", role);
-		q->vm->store_fds[role] = fd;
+		if (q->vm->store_fds[m.role] != -1)
+			fatalx("stored: fd role %u sent twice", m.role);
+		q->vm->store_fds[m.role] = fd;
 		return;
 	case IMSG_STORE_RESULT:
 		if ((q = req_find(RP_STORED, NULL, imsg->hdr.peerid)) == NULL)

@@ -11,15 +11,21 @@
 #include "b64.h"
 #include "dispatch.h"
 #include "log.h"
-#include "msg.h"
+#include "msg_vmm.h"
 #include "req.h"
 #include "vm.h"
+
+_Static_assert(TOOL_FILE_MAX == AGENT_FILE_CHUNK_MAX, "a file call's bytes");
+/* Both tools' path, for their one check. */
+_Static_assert((int)P_VM_READ_FILE_PATH == (int)P_VM_WRITE_FILE_PATH,
+    "one path index");
+#define P_FILE_PATH	P_VM_READ_FILE_PATH
 
 /* Before the state: the agent's bound on a path. */
 int
 tool_file_check(struct tool_call *c)
 {
-	const char	*path = tool_arg_str(c->args, "path");
+	const char	*path = c->args->v[P_FILE_PATH].s;
 
 	if (path == NULL)
 		fatalx("frontd: %s without a path", c->args->tool->name);
@@ -33,28 +39,21 @@ tool_file_check(struct tool_call *c)
 static void
 file_data_done(struct req *r, struct imsg *imsg)
 {
-	struct mreader	 m;
-	const void	*data;
-	size_t		 len;
-	uint64_t	 offset, size;
-	uint32_t	 eof;
-	char		*b64;
-	json_t		*j;
+	struct msg_vmm_file_data	 m;
+	char				*b64;
+	json_t				*j;
 
-	m_init(&m, imsg);
-	if (m_get_u64(&m, &offset) == -1 || m_get_u64(&m, &size) == -1 ||
-	    m_get_u32(&m, &eof) == -1 ||
-	    m_get_bytes(&m, &data, &len, TOOL_FILE_MAX) == -1 ||
-	    m_end(&m) == -1 || eof > 1) {
+	if (msg_vmm_file_data_get(imsg, &m) == -1) {
 		call_req_fail(r, "malformed file data from the VM monitor");
 		return;
 	}
-	if ((b64 = malloc(B64_ENCODED_LEN(len) + 1)) == NULL)
+	if ((b64 = malloc(B64_ENCODED_LEN(m.len) + 1)) == NULL)
 		fatal("%s", __func__);
-	(void)b64_encode(data, len, b64);
+	(void)b64_encode(m.data, m.len, b64);
 	j = json_pack("{s:s, s:I, s:I, s:I, s:b, s:s}", "path", r->path,
-	    "offset", (json_int_t)offset, "bytes", (json_int_t)len,
-	    "size", (json_int_t)size, "eof", (int)eof, "content_base64", b64);
+	    "offset", (json_int_t)m.offset, "bytes", (json_int_t)m.len,
+	    "size", (json_int_t)m.size, "eof", (int)m.eof, "content_base64",
+	    b64);
 	free(b64);
 	if (j == NULL)
 		fatalx("%s: json_pack", __func__);
@@ -64,54 +63,50 @@ file_data_done(struct req *r, struct imsg *imsg)
 static void
 file_written_done(struct req *r, struct imsg *imsg)
 {
-	struct mreader	 m;
-	uint64_t	 size;
-	uint32_t	 written;
+	struct msg_vmm_file_written	 m;
 
-	m_init(&m, imsg);
-	if (m_get_u64(&m, &size) == -1 || m_get_u32(&m, &written) == -1 ||
-	    m_end(&m) == -1) {
+	if (msg_vmm_file_written_get(imsg, &m) == -1) {
 		call_req_fail(r, "malformed answer from the VM monitor");
 		return;
 	}
 	call_reply_json(r->call, json_pack("{s:s, s:I, s:I}", "path",
-	    r->path, "size", (json_int_t)size, "written",
-	    (json_int_t)written));
+	    r->path, "size", (json_int_t)m.size, "written",
+	    (json_int_t)m.written));
 }
 
 void
 tool_vm_read_file(struct tool_call *c)
 {
-	const char	*path = tool_arg_str(c->args, "path");
-	struct req	*r = call_req(c, IMSG_VMM_FILE_READ, file_data_done);
-	int64_t		 offset = 0, max = TOOL_FILE_MAX;
+	struct msg_vmm_file_read	 m;
+	struct req			*r;
 
-	(void)snprintf(r->path, sizeof(r->path), "%s", path);
-	(void)tool_arg_int(c->args, "offset", &offset);
-	(void)tool_arg_int(c->args, "max_bytes", &max);
-	m_add_str(r->msg, path);
-	m_add_u64(r->msg, (uint64_t)offset);
-	m_add_u32(r->msg, (uint32_t)max);
+	m.path = TOOL_STR(c->args, VM_READ_FILE, PATH);
+	m.offset = (uint64_t)TOOL_INT(c->args, VM_READ_FILE, OFFSET, 0);
+	m.length = (uint32_t)TOOL_INT(c->args, VM_READ_FILE, MAX_BYTES,
+	    TOOL_FILE_MAX);
+	r = call_req(c, IMSG_VMM_FILE_READ, file_data_done);
+	(void)snprintf(r->path, sizeof(r->path), "%s", m.path);
+	msg_vmm_file_read_put(r->msg, &m);
 	(void)req_send(r);
 }
 
 void
 tool_vm_write_file(struct tool_call *c)
 {
-	const char		*path = tool_arg_str(c->args, "path");
-	const struct tool_value	*data;
-	struct req		*r;
-	int64_t			 append = 0;
+	const struct tool_value		*data;
+	struct msg_vmm_file_write	 m;
+	struct req			*r;
 
-	if ((data = tool_arg(c->args, "content_base64")) == NULL)
+	if ((data = TOOL_ARG(c->args, VM_WRITE_FILE, CONTENT_BASE64)) == NULL)
 		fatalx("frontd: vm_write_file without content");
-	(void)tool_arg_int(c->args, "append", &append);
+	memset(&m, 0, sizeof(m));
+	m.path = TOOL_STR(c->args, VM_WRITE_FILE, PATH);
+	if (TOOL_INT(c->args, VM_WRITE_FILE, APPEND, 0))
+		m.flags = AGENT_WRITE_APPEND;
+	m.data = data->b;
+	m.len = data->blen;
 	r = call_req(c, IMSG_VMM_FILE_WRITE, file_written_done);
-	(void)snprintf(r->path, sizeof(r->path), "%s", path);
-	m_add_str(r->msg, path);
-	m_add_u32(r->msg, append ? AGENT_WRITE_APPEND : 0);
-	m_add_u64(r->msg, 0);
-	m_add_u32(r->msg, 0);
-	m_add_bytes(r->msg, data->b, data->blen);
+	(void)snprintf(r->path, sizeof(r->path), "%s", m.path);
+	msg_vmm_file_write_put(r->msg, &m);
 	(void)req_send(r);
 }

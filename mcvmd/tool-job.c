@@ -12,17 +12,21 @@
 #include "b64.h"
 #include "dispatch.h"
 #include "log.h"
-#include "msg.h"
+#include "msg_vmm.h"
 #include "req.h"
-#include "utf8.h"
 #include "vm.h"
-#include "vmm_relay.h"
 
-#define VM_TEXT_MAX		(3 * VM_JOB_PAGE_MAX)	/* decoded page */
-#define VM_TEXT_B64_MAX		B64_ENCODED_LEN(VM_JOB_PAGE_MAX)
+#define VM_TEXT_B64_MAX		B64_ENCODED_LEN(AGENT_PAGE_MAX)
 
 _Static_assert(TOOL_WAIT_MAX * 1000 <= AGENT_WAIT_MAX_MS,
     "wait_seconds beyond what the agent waits");
+
+/* wait_seconds, which the catalogue bounds by TOOL_WAIT_MAX. */
+static uint32_t
+wait_ms(int64_t seconds)
+{
+	return (uint32_t)seconds * 1000;
+}
 
 static const char *const job_states[] = {
 	[AGENT_JOB_RUNNING] = "running",
@@ -33,7 +37,7 @@ static const char *const job_states[] = {
 };
 
 static json_t *
-job_json(const struct req *r, const struct agent_job_status *s)
+job_json(const struct req *r, const struct msg_job_status *s)
 {
 	json_t	*j;
 
@@ -61,51 +65,46 @@ job_json(const struct req *r, const struct agent_job_status *s)
 static void
 job_read_args(struct req *r, uint32_t job, const struct tool_value *cursor)
 {
-	m_add_u32(r->msg, job);
-	m_add_u64(r->msg, cursor != NULL ? cursor->cursor[0] : 0);
-	m_add_u64(r->msg, cursor != NULL ? cursor->cursor[1] : 0);
-	m_add_u32(r->msg, VM_JOB_PAGE_MAX);
-	m_add_u32(r->msg, VM_JOB_PAGE_MAX);
-	m_add_u32(r->msg, r->encoding);
-	m_add_u32(r->msg, r->wait_ms);
+	struct msg_vmm_job_read	 m;
+
+	m.job = job;
+	m.out_cursor = cursor != NULL ? cursor->cursor[0] : 0;
+	m.err_cursor = cursor != NULL ? cursor->cursor[1] : 0;
+	m.out_max = AGENT_PAGE_MAX;
+	m.err_max = AGENT_PAGE_MAX;
+	m.encoding = r->encoding;
+	m.wait_ms = r->wait_ms;
+	msg_vmm_job_read_put(r->msg, &m);
 }
 
 static void
 job_output_done(struct req *r, struct imsg *imsg)
 {
-	struct mreader		 m;
-	struct agent_job_status	 s;
-	const char		*out, *err;
-	uint64_t		 onext, enext;
-	uint32_t		 oerr, eerr;
-	size_t			 max = r->encoding == VMM_ENC_UTF8 ?
-				    VM_TEXT_MAX : VM_TEXT_B64_MAX;
-	json_t			*j;
+	struct msg_vmm_job_output	 m;
+	json_t				*j;
 
-	m_init(&m, imsg);
-	if (vmm_status_get(&m, &s) == -1 || m_get_u64(&m, &onext) == -1 ||
-	    m_get_str(&m, &out, max) == -1 || m_get_u32(&m, &oerr) == -1 ||
-	    m_get_u64(&m, &enext) == -1 || m_get_str(&m, &err, max) == -1 ||
-	    m_get_u32(&m, &eerr) == -1 || m_end(&m) == -1 ||
-	    !valid_utf8(out, strlen(out)) || !valid_utf8(err, strlen(err)) ||
-	    onext > s.out_retained || enext > s.err_retained) {
+	if (msg_vmm_job_output_get(imsg, &m) == -1 ||
+	    (r->encoding == VMM_ENC_BASE64 && (strlen(m.out) >
+	    VM_TEXT_B64_MAX || strlen(m.err) > VM_TEXT_B64_MAX))) {
 		call_req_fail(r, "malformed job output from the VM monitor");
 		return;
 	}
-	j = job_json(r, &s);
+	j = job_json(r, &m.st);
 	json_object_set_new(j, "encoding", json_string(r->encoding ==
 	    VMM_ENC_UTF8 ? "utf-8" : "base64"));
 	if (r->encoding == VMM_ENC_UTF8) {
-		json_object_set_new(j, "stdout", json_string(out));
-		json_object_set_new(j, "stderr", json_string(err));
+		json_object_set_new(j, "stdout", json_string(m.out));
+		json_object_set_new(j, "stderr", json_string(m.err));
 		json_object_set_new(j, "decoding_errors", json_pack(
-		    "{s:b, s:b}", "stdout", oerr != 0, "stderr", eerr != 0));
+		    "{s:b, s:b}", "stdout", m.out_errors != 0, "stderr",
+		    m.err_errors != 0));
 	} else {
-		json_object_set_new(j, "stdout_base64", json_string(out));
-		json_object_set_new(j, "stderr_base64", json_string(err));
+		json_object_set_new(j, "stdout_base64", json_string(m.out));
+		json_object_set_new(j, "stderr_base64", json_string(m.err));
 	}
 	json_object_set_new(j, "next_cursor", json_pack("{s:I, s:I}",
-	    "stdout", (json_int_t)onext, "stderr", (json_int_t)enext));
+	    "stdout", (json_int_t)m.out_next, "stderr",
+	    (json_int_t)m.err_next));
 	call_reply_json(r->call, j);
 }
 
@@ -120,14 +119,12 @@ exec_first_page(struct req *r, struct imsg *imsg)
 static void
 exec_started(struct req *r, struct imsg *imsg)
 {
-	struct vm	*vm = r->vm;
-	struct mreader	 m;
-	uint32_t	 job;
-	char		 id[ID_MAX + 1], *text;
-	json_t		*j;
+	struct vm		*vm = r->vm;
+	struct msg_vmm_job	 m;
+	char			 id[ID_MAX + 1], *text;
+	json_t			*j;
 
-	m_init(&m, imsg);
-	if (m_get_u32(&m, &job) == -1 || m_end(&m) == -1) {
+	if (msg_vmm_job_get(imsg, &m) == -1) {
 		call_req_fail(r, "malformed answer from the VM monitor");
 		return;
 	}
@@ -145,7 +142,7 @@ exec_started(struct req *r, struct imsg *imsg)
 		 */
 		(void)snprintf(r->job_id, sizeof(r->job_id), "%s", id);
 		req_next(r, IMSG_VMM_JOB_READ, exec_first_page);
-		job_read_args(r, job, NULL);
+		job_read_args(r, m.job, NULL);
 		if (req_send(r) == -1) {
 			/* Only if the monitor is gone (this call's slot is
 			 * free), which fails the VM. */
@@ -156,7 +153,7 @@ exec_started(struct req *r, struct imsg *imsg)
 		(void)imsgbuf_write(&vm->vmm.ibuf);
 		imsgev_add(&vm->vmm);
 	}
-	if (state_job_start(id, vm->row.id, job, r->command, vm->row.ws_id,
+	if (state_job_start(id, vm->row.id, m.job, r->command, vm->row.ws_id,
 	    r->rid, text) == -1) {
 		free(text);
 		req_end(r, REQ_ERROR, "state database error");
@@ -174,15 +171,15 @@ exec_started(struct req *r, struct imsg *imsg)
 int
 tool_vm_exec_check(struct tool_call *c)
 {
-	const char	*rid = tool_arg_str(c->args, "request_id");
-	const char	*cmd = tool_arg_str(c->args, "command");
-	const char	*cwd = tool_arg_str(c->args, "cwd");
-	const char	*in = tool_arg_str(c->args, "stdin");
-	int64_t		 timeout = 600;
+	const char	*rid = TOOL_STR(c->args, VM_EXEC, REQUEST_ID);
+	const char	*cmd = TOOL_STR(c->args, VM_EXEC, COMMAND);
+	const char	*cwd = TOOL_STR(c->args, VM_EXEC, CWD);
+	const char	*in = TOOL_STR(c->args, VM_EXEC, STDIN);
+	int64_t		 timeout = TOOL_INT(c->args, VM_EXEC, TIMEOUT_SECONDS,
+			    TOOL_EXEC_TIMEOUT_DEFAULT);
 
 	if (rid == NULL || cmd == NULL || !valid_request_id(rid))
 		fatalx("frontd: vm_exec without request_id or command");
-	(void)tool_arg_int(c->args, "timeout_seconds", &timeout);
 	if (strlen(cmd) >= AGENT_ARG_MAX || (in != NULL &&
 	    strlen(in) > AGENT_STDIN_MAX) || (cwd != NULL &&
 	    strlen(cwd) >= AGENT_PATH_MAX) || timeout <= 0 ||
@@ -199,52 +196,59 @@ tool_vm_exec_check(struct tool_call *c)
 void
 tool_vm_exec(struct tool_call *c)
 {
-	const char	*cmd = tool_arg_str(c->args, "command");
-	const char	*cwd = tool_arg_str(c->args, "cwd");
-	const char	*in = tool_arg_str(c->args, "stdin");
-	struct req	*r;
-	int64_t		 timeout = 600;
+	const char		*cmd = TOOL_STR(c->args, VM_EXEC, COMMAND);
+	const char		*cwd = TOOL_STR(c->args, VM_EXEC, CWD);
+	const char		*in = TOOL_STR(c->args, VM_EXEC, STDIN);
+	int64_t			 timeout = TOOL_INT(c->args, VM_EXEC,
+				    TIMEOUT_SECONDS, TOOL_EXEC_TIMEOUT_DEFAULT);
+	struct msg_vmm_exec	 m;
+	struct req		*r;
 
-	(void)tool_arg_int(c->args, "timeout_seconds", &timeout);
 	r = call_req(c, IMSG_VMM_EXEC, exec_started);
 	(void)snprintf(r->rid, sizeof(r->rid), "%s", c->rid);
 	if ((r->command = strdup(cmd)) == NULL)
 		fatal("%s", __func__);
 	r->encoding = VMM_ENC_UTF8;
-	r->wait_ms = tool_wait_ms(c->args);
+	r->wait_ms = wait_ms(TOOL_INT(c->args, VM_EXEC, WAIT_SECONDS, 0));
 	if (cwd == NULL || strcmp(cwd, ".") == 0)
 		cwd = "";
-	m_add_u32(r->msg, AGENT_EXEC_SHELL);
-	m_add_u32(r->msg, (uint32_t)(timeout * 1000));
-	m_add_str(r->msg, cwd);
-	m_add_u32(r->msg, 1);
-	m_add_str(r->msg, cmd);
-	m_add_u32(r->msg, 0);
-	m_add_bytes(r->msg, in != NULL ? in : "", in != NULL ? strlen(in) : 0);
+	memset(&m, 0, sizeof(m));
+	m.flags = AGENT_EXEC_SHELL;
+	m.timeout_ms = (uint32_t)(timeout * 1000);
+	m.cwd = cwd;
+	m.argc = 1;
+	m.argv[0] = cmd;
+	m.input = in != NULL ? in : "";
+	m.input_len = in != NULL ? strlen(in) : 0;
+	msg_vmm_exec_put(r->msg, &m);
 	(void)req_send(r);
 }
 
 static void
 job_state_done(struct req *r, struct imsg *imsg)
 {
-	struct mreader		 m;
-	struct agent_job_status	 s;
+	struct msg_vmm_job_state	 m;
 
-	m_init(&m, imsg);
-	if (vmm_status_get(&m, &s) == -1 || m_end(&m) == -1) {
+	if (msg_vmm_job_state_get(imsg, &m) == -1) {
 		call_req_fail(r, "malformed job status from the VM monitor");
 		return;
 	}
-	call_reply_json(r->call, job_json(r, &s));
+	call_reply_json(r->call, job_json(r, &m.st));
 }
 
+/* JOB_STATUS or JOB_CANCEL of the call's job: both answer JOB_STATE. */
 static void
 job_request(struct tool_call *c, uint32_t type)
 {
-	struct req	*r = call_req(c, type, job_state_done);
+	struct msg_vmm_job_status	 st = { c->job };
+	struct msg_vmm_job_cancel	 cancel = { c->job };
+	struct req			*r = call_req(c, type, job_state_done);
 
 	(void)snprintf(r->job_id, sizeof(r->job_id), "%s", c->job_id);
-	m_add_u32(r->msg, c->job);
+	if (type == IMSG_VMM_JOB_STATUS)
+		msg_vmm_job_status_put(r->msg, &st);
+	else
+		msg_vmm_job_cancel_put(r->msg, &cancel);
 	(void)req_send(r);
 }
 
@@ -264,12 +268,12 @@ void
 tool_vm_job_output(struct tool_call *c)
 {
 	struct req	*r = call_req(c, IMSG_VMM_JOB_READ, job_output_done);
-	int64_t		 enc = 0;
+	int64_t		 enc = TOOL_INT(c->args, VM_JOB_OUTPUT, ENCODING, 0);
 
 	(void)snprintf(r->job_id, sizeof(r->job_id), "%s", c->job_id);
-	(void)tool_arg_int(c->args, "encoding", &enc);
 	r->encoding = enc == 1 ? VMM_ENC_BASE64 : VMM_ENC_UTF8;
-	r->wait_ms = tool_wait_ms(c->args);
-	job_read_args(r, c->job, tool_arg(c->args, "cursor"));
+	r->wait_ms = wait_ms(TOOL_INT(c->args, VM_JOB_OUTPUT, WAIT_SECONDS,
+	    0));
+	job_read_args(r, c->job, TOOL_ARG(c->args, VM_JOB_OUTPUT, CURSOR));
 	(void)req_send(r);
 }

@@ -11,7 +11,7 @@
 
 #include "dispatch.h"
 #include "log.h"
-#include "msg.h"
+#include "msg_vmm.h"
 #include "netslot.h"
 #include "req.h"
 #include "utf8.h"
@@ -179,28 +179,22 @@ static void
 create_row(const struct tool_call *c, struct vm_row *row, const char **name,
     const char **image)
 {
-	const struct tool_args	*args = c->args;
-	int64_t			 i;
+	const struct tool_args	*a = c->args;
 
 	memset(row, 0, sizeof(*row));
 	row->ws_id = c->auth->id;
 	(void)snprintf(row->ws, sizeof(row->ws), "%s", c->auth->name);
-	row->memory_mib = (uint32_t)(env->conf.vm_memory >> 20);
-	row->vcpus = env->conf.vm_vcpus;
-	row->idle_seconds = env->conf.vm_idle_seconds;
-	row->idle_mode = env->conf.vm_idle_mode;
-	if (tool_arg_int(args, "memory_mib", &i) == 0)
-		row->memory_mib = (uint32_t)i;
-	if (tool_arg_int(args, "vcpus", &i) == 0)
-		row->vcpus = (uint32_t)i;
-	if (tool_arg_int(args, "idle_seconds", &i) == 0)
-		row->idle_seconds = (uint32_t)i;
-	if (tool_arg_int(args, "idle_mode", &i) == 0)
-		row->idle_mode = (uint32_t)i;
-	if (tool_arg_int(args, "network", &i) == 0)
-		row->network = (uint32_t)i;
-	*name = tool_arg_str(args, "name");
-	*image = tool_arg_str(args, "image");
+	row->memory_mib = (uint32_t)TOOL_INT(a, VM_CREATE, MEMORY_MIB,
+	    env->conf.vm_memory >> 20);
+	row->vcpus = (uint32_t)TOOL_INT(a, VM_CREATE, VCPUS,
+	    env->conf.vm_vcpus);
+	row->idle_seconds = (uint32_t)TOOL_INT(a, VM_CREATE, IDLE_SECONDS,
+	    env->conf.vm_idle_seconds);
+	row->idle_mode = (uint32_t)TOOL_INT(a, VM_CREATE, IDLE_MODE,
+	    env->conf.vm_idle_mode);
+	row->network = (uint32_t)TOOL_INT(a, VM_CREATE, NETWORK, 0);
+	*name = TOOL_STR(a, VM_CREATE, NAME);
+	*image = TOOL_STR(a, VM_CREATE, IMAGE);
 	if (*image == NULL && env->conf.nimages > 0)
 		*image = env->conf.images[0].name;
 }
@@ -212,7 +206,7 @@ tool_vm_create_check(struct tool_call *c)
 	struct vm_row	 row;
 	const char	*rid, *name, *image;
 
-	rid = tool_arg_str(c->args, "request_id");
+	rid = TOOL_STR(c->args, VM_CREATE, REQUEST_ID);
 	create_row(c, &row, &name, &image);
 	/* Re-validate what frontd checked: mcvmd trusts no peer. */
 	if (rid == NULL || !valid_request_id(rid) ||
@@ -261,7 +255,7 @@ tool_vm_create(struct tool_call *c)
 		    "operator for a workspace with network access");
 		return;
 	}
-	if ((v = tool_arg(c->args, "port_forwards")) != NULL &&
+	if ((v = TOOL_ARG(c->args, VM_CREATE, PORT_FORWARDS)) != NULL &&
 	    v->nlist > 0 && row.network == 0) {
 		create_fail(c, TOOL_ERROR, "port_forwards need network \"on\": "
 		    "without it the guest has no NIC");
@@ -452,28 +446,17 @@ status_reply(uint64_t call, struct vm *vm, json_t *acc)
 static void
 status_guest(struct req *r, struct imsg *imsg)
 {
-	struct mreader	 m;
-	const char	*os, *kernel, *agent;
-	uint64_t	 uptime;
-	uint32_t	 active, total, frozen;
+	struct msg_vmm_guest_info_result	 m;
 
-	m_init(&m, imsg);
-	if (m_get_str(&m, &os, VM_GUEST_STR_MAX - 1) == -1 ||
-	    m_get_str(&m, &kernel, VM_GUEST_STR_MAX - 1) == -1 ||
-	    m_get_str(&m, &agent, VM_GUEST_STR_MAX - 1) == -1 ||
-	    m_get_u64(&m, &uptime) == -1 || m_get_u32(&m, &active) == -1 ||
-	    m_get_u32(&m, &total) == -1 || m_get_u32(&m, &frozen) == -1 ||
-	    m_end(&m) == -1 || !valid_utf8(os, strlen(os)) ||
-	    !valid_utf8(kernel, strlen(kernel)) ||
-	    !valid_utf8(agent, strlen(agent))) {
+	if (msg_vmm_guest_info_result_get(imsg, &m) == -1) {
 		call_req_fail(r, "malformed guest info");
 		return;
 	}
 	json_object_set_new(r->acc, "guest", json_pack("{s:s, s:s, s:s, "
-	    "s:I, s:i, s:i, s:b}", "os", os, "kernel", kernel,
-	    "agent_version", agent, "uptime_ms", (json_int_t)uptime,
-	    "jobs_active", (int)active, "jobs_total", (int)total,
-	    "frozen", frozen != 0));
+	    "s:I, s:i, s:i, s:b}", "os", m.os, "kernel", m.kernel,
+	    "agent_version", m.agent_version, "uptime_ms",
+	    (json_int_t)m.uptime_ms, "jobs_active", (int)m.jobs_active,
+	    "jobs_total", (int)m.jobs_total, "frozen", m.frozen != 0));
 	status_reply(r->call, r->vm, r->acc);
 }
 
@@ -481,20 +464,15 @@ status_guest(struct req *r, struct imsg *imsg)
 static void
 status_qmp(struct req *r, struct imsg *imsg)
 {
-	struct mreader	 m;
-	const char	*status;
-	uint32_t	 running;
+	struct msg_vmm_qmp_state	 m;
 
-	m_init(&m, imsg);
-	if (m_get_str(&m, &status, 64) == -1 ||
-	    m_get_u32(&m, &running) == -1 || m_end(&m) == -1 ||
-	    !valid_utf8(status, strlen(status))) {
+	if (msg_vmm_qmp_state_get(imsg, &m) == -1) {
 		call_req_fail(r, "malformed QMP status");
 		return;
 	}
-	r->acc = json_pack("{s:{s:s, s:b}}", "qmp", "status", status,
-	    "running", running != 0);
-	if (running && r->vm->boot.agent) {
+	r->acc = json_pack("{s:{s:s, s:b}}", "qmp", "status", m.status,
+	    "running", m.running != 0);
+	if (m.running && r->vm->boot.agent) {
 		req_next(r, IMSG_VMM_GUEST_INFO, status_guest);
 		(void)req_send(r);
 		return;
@@ -523,10 +501,10 @@ void
 tool_vm_stop(struct tool_call *c)
 {
 	struct vm	*vm = c->vm;
-	int64_t		 force = 0, timeout = 30;
+	int64_t		 force = TOOL_INT(c->args, VM_STOP, FORCE, 0);
+	int64_t		 timeout = TOOL_INT(c->args, VM_STOP, TIMEOUT_SECONDS,
+			    TOOL_STOP_TIMEOUT_DEFAULT);
 
-	(void)tool_arg_int(c->args, "force", &force);
-	(void)tool_arg_int(c->args, "timeout_seconds", &timeout);
 	if (vm->state == VS_STOPPED || vm->state == VS_FAILED) {
 		call_reply_json(c->id, vm_json(vm));
 		return;
@@ -640,24 +618,17 @@ suspend_frozen(struct req *r, struct imsg *imsg)
 static void
 suspend_info(struct req *r, struct imsg *imsg)
 {
-	struct mreader	 m;
-	const char	*s;
-	uint64_t	 u64;
-	uint32_t	 active, u32;
-	char		 msg[VM_MSG_MAX];
+	struct msg_vmm_guest_info_result	 m;
+	uint32_t				 active;
+	char					 msg[VM_MSG_MAX];
 
 	if (!chain_holds(r, VS_RUNNING))
 		return;
-	m_init(&m, imsg);
-	if (m_get_str(&m, &s, VM_GUEST_STR_MAX - 1) == -1 ||
-	    m_get_str(&m, &s, VM_GUEST_STR_MAX - 1) == -1 ||
-	    m_get_str(&m, &s, VM_GUEST_STR_MAX - 1) == -1 ||
-	    m_get_u64(&m, &u64) == -1 || m_get_u32(&m, &active) == -1 ||
-	    m_get_u32(&m, &u32) == -1 || m_get_u32(&m, &u32) == -1 ||
-	    m_end(&m) == -1) {
+	if (msg_vmm_guest_info_result_get(imsg, &m) == -1) {
 		chain_fail(r, VO_PAUSE, "malformed guest info");
 		return;
 	}
+	active = m.jobs_active;
 	if (active > 0 && !r->force) {
 		(void)snprintf(msg, sizeof(msg), "%u job%s still running: "
 		    "wait, cancel them, or pass force=true to freeze them "
@@ -675,10 +646,9 @@ tool_vm_suspend(struct tool_call *c)
 {
 	struct vm	*vm = c->vm;
 	struct req	*r;
-	int64_t		 mode = 0, force = 0;
+	int64_t		 mode = TOOL_INT(c->args, VM_SUSPEND, MODE, 0);
+	int64_t		 force = TOOL_INT(c->args, VM_SUSPEND, FORCE, 0);
 
-	(void)tool_arg_int(c->args, "mode", &mode);
-	(void)tool_arg_int(c->args, "force", &force);
 	if (mode == 0) {
 		call_reply(c->id, TOOL_UNAVAILABLE, "hibernation is not "
 		    "available in this mcvm build yet: use mode \"pause\", "
@@ -724,8 +694,9 @@ resume_time_set(struct req *r, struct imsg *imsg)
 static void
 resume_cont(struct req *r, struct imsg *imsg)
 {
-	struct vm	*vm = r->vm;
-	struct timespec	 ts;
+	struct vm		*vm = r->vm;
+	struct msg_vmm_set_time	 m;
+	struct timespec		 ts;
 
 	if (!chain_holds(r, VS_PAUSED))
 		return;
@@ -736,8 +707,9 @@ resume_cont(struct req *r, struct imsg *imsg)
 	}
 	(void)clock_gettime(CLOCK_REALTIME, &ts);
 	req_next(r, IMSG_VMM_SET_TIME, resume_time_set);
-	m_add_u64(r->msg, (uint64_t)ts.tv_sec);
-	m_add_u32(r->msg, (uint32_t)ts.tv_nsec);
+	m.sec = (uint64_t)ts.tv_sec;
+	m.nsec = (uint32_t)ts.tv_nsec;
+	msg_vmm_set_time_put(r->msg, &m);
 	(void)req_send(r);
 }
 

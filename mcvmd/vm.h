@@ -28,7 +28,6 @@
 #define VM_NET_TIMEOUT		10	/* s netd has */
 #define VM_RESULT_MAX		8192	/* a receipt's replayed result */
 #define VM_GUEST_STR_MAX	256
-#define VM_JOB_PAGE_MAX		(16 * 1024)	/* per stream per read */
 #define VM_VMM_BINARY		"mcvm-vmm"
 #define VM_FORWARD_BIND		"127.0.0.1"
 #define VM_MSG_MAX		512	/* a tool's error text */

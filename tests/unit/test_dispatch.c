@@ -22,12 +22,14 @@ static const enum tool_id unavailable[] = {
 };
 
 /* The table's columns, without linking the implementations. */
-#define IMPL_COUNT(id, run, cancel, check, receipt)	[id] = 1,
-#define IMPL_RECEIPT(id, run, cancel, check, receipt)	[id] = receipt,
+#define IMPL_COUNT(id, run, cancel, check, receipt, rid)	[id] = 1,
+#define IMPL_RECEIPT(id, run, cancel, check, receipt, rid) [id] = receipt,
+#define IMPL_RID(id, run, cancel, check, receipt, rid)	[id] = (rid) + 1,
 static const int entries[TOOL_ID_END] = { TOOL_IMPLS(IMPL_COUNT) };
 static const char *const receipts[TOOL_ID_END] = {
 	TOOL_IMPLS(IMPL_RECEIPT)
 };
+static const int rids[TOOL_ID_END] = { TOOL_IMPLS(IMPL_RID) };
 
 Test(dispatch, exactly_these_tools_are_unavailable)
 {
@@ -61,5 +63,8 @@ Test(dispatch, a_receipt_for_each_request_id)
 		    (receipts[t->id] != NULL), "%s: a request_id %s", t->name,
 		    receipts[t->id] != NULL ? "without a receipt" :
 		    "without a parameter");
+		/* The entry names the request_id by its index (+1 here). */
+		cr_expect_eq(rids[t->id] - 1, tool_param_index(t,
+		    "request_id"), "%s: the entry's request_id index", t->name);
 	}
 }
