@@ -125,8 +125,9 @@ api_op_done(struct fop *op, uint32_t status, const char *json)
 
 /*
  * A result that came by descriptor: the tool's result object with a
- * "content" array holding the image block, as MCP's, its data the
- * descriptor's bytes in base64, written as they are read (payload.c).
+ * "content" array holding the image or text block, as MCP's (an image's
+ * data is the descriptor's bytes in base64, a text's text is those
+ * bytes), written as they are read (payload.c).
  */
 void
 api_op_done_fd(struct fop *op, const struct msg_front_tool_result_fd *m,
@@ -143,8 +144,10 @@ api_op_done_fd(struct fop *op, const struct msg_front_tool_result_fd *m,
 		goto fail;
 	json_object_del(obj, "content");
 	if ((otext = json_dumps(obj, JSON_COMPACT)) == NULL ||
-	    (hn = asprintf(&head, "{\"content\":[{\"type\":\"image\","
-	    "\"mimeType\":\"%s\",\"data\":\"", m->mime)) == -1) {
+	    (hn = m->kind == TR_TEXT ? asprintf(&head, "{\"content\":"
+	    "[{\"type\":\"text\",\"text\":\"") : asprintf(&head,
+	    "{\"content\":[{\"type\":\"image\",\"mimeType\":\"%s\","
+	    "\"data\":\"", m->mime)) == -1) {
 		(void)snprintf(err, sizeof(err), "internal error: the result "
 		    "could not be encoded");
 		goto fail;
@@ -162,8 +165,8 @@ api_op_done_fd(struct fop *op, const struct msg_front_tool_result_fd *m,
 	}
 	req_op_unlink_free(op);
 	http_stream_start(fr->conn, 200, "application/json");
-	if (req_stream_fd(fr, fd, is_pipe, m->size, head, (size_t)hn, tail,
-	    (size_t)tn) == -1)
+	if (req_stream_fd(fr, fd, is_pipe, m->kind, m->size, head,
+	    (size_t)hn, tail, (size_t)tn) == -1)
 		http_abort(fr->conn);
 	goto done;
 fail:

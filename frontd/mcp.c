@@ -522,8 +522,9 @@ mcp_op_done(struct fop *op, uint32_t status, const char *json)
 
 /*
  * A result that came by descriptor: an image content block whose data is
- * the descriptor's bytes in base64, then the JSON part as text and as
- * structuredContent, written as it is read (payload.c).  What can be
+ * the descriptor's bytes in base64, or a text content block whose text
+ * they are, then the JSON part as text and as structuredContent, written
+ * as it is read (payload.c).  What can be
  * checked first fails the call with an isError result; a batch cannot
  * hold it.  Over SSE it is the stream's last event.
  */
@@ -535,27 +536,35 @@ mcp_op_done_fd(struct fop *op, const struct msg_front_tool_result_fd *m,
 	json_t		*obj = NULL, *text = NULL;
 	char		*id = NULL, *jtext = NULL, *otext = NULL;
 	char		*head = NULL, *tail = NULL;
+	char		 block[PAYLOAD_MIME_MAX + 48];
 	char		 err[PAYLOAD_ERR_MAX + 64];
 	int		 is_pipe, hn = -1, tn = -1;
 
 	if (fr->batch) {
-		(void)snprintf(err, sizeof(err), "%s returns an image, which "
+		(void)snprintf(err, sizeof(err), "%s returns %s, which "
 		    "cannot be part of a batch: call it alone",
-		    op->tool->name);
+		    op->tool->name, m->kind == TR_TEXT ? "a streamed text" :
+		    "an image");
 		goto fail;
 	}
 	if ((obj = req_fd_result(op, m, fd, &is_pipe, err, sizeof(err))) ==
 	    NULL)
 		goto fail;
+	/* The mime type was checked as a token (payload_mime_valid). */
+	if (m->kind == TR_TEXT)
+		(void)snprintf(block, sizeof(block), "\"type\":\"text\","
+		    "\"text\"");
+	else
+		(void)snprintf(block, sizeof(block), "\"type\":\"image\","
+		    "\"mimeType\":\"%s\",\"data\"", m->mime);
 	if ((text = json_string(m->json)) == NULL ||
 	    (id = json_dumps(op->rpc_id, JSON_COMPACT | JSON_ENCODE_ANY)) ==
 	    NULL || (jtext = json_dumps(text, JSON_COMPACT |
 	    JSON_ENCODE_ANY)) == NULL || (otext = json_dumps(obj,
 	    JSON_COMPACT)) == NULL ||
 	    (hn = asprintf(&head, "%s{\"jsonrpc\":\"2.0\",\"id\":%s,"
-	    "\"result\":{\"content\":[{\"type\":\"image\",\"mimeType\":"
-	    "\"%s\",\"data\":\"", fr->sse ? "event: message\ndata: " : "",
-	    id, m->mime)) == -1 ||
+	    "\"result\":{\"content\":[{%s:\"", fr->sse ?
+	    "event: message\ndata: " : "", id, block)) == -1 ||
 	    (tn = asprintf(&tail, "\"},{\"type\":\"text\",\"text\":%s}],"
 	    "\"structuredContent\":%s,\"isError\":false}}%s", jtext, otext,
 	    fr->sse ? "\n\n" : "")) == -1) {
@@ -570,8 +579,8 @@ mcp_op_done_fd(struct fop *op, const struct msg_front_tool_result_fd *m,
 			    fr->session);
 		http_stream_start(fr->conn, 200, "application/json");
 	}
-	if (req_stream_fd(fr, fd, is_pipe, m->size, head, (size_t)hn, tail,
-	    (size_t)tn) == -1)
+	if (req_stream_fd(fr, fd, is_pipe, m->kind, m->size, head,
+	    (size_t)hn, tail, (size_t)tn) == -1)
 		http_abort(fr->conn);
 	goto done;
 fail:

@@ -1,10 +1,19 @@
 /*
  * A result that came by descriptor, streamed to the client: the answer's
- * head (JSON up to the opening quote of the content block's data), the
- * descriptor's bytes in base64 as they are read, then its tail.  frontd
- * holds one piece at a time: the next is read only when the last has
- * gone to the client, a pipe is read only when it is readable, and
- * nothing waits on a descriptor in the event loop.
+ * head (JSON up to the opening quote of the content block's data or
+ * text), the descriptor's bytes as they are read, in base64 or as the
+ * body of a JSON string, then its tail.  frontd holds one piece at a
+ * time: the next is read only when the last has gone to the client, a
+ * pipe is read only when it is readable, and nothing waits on a
+ * descriptor in the event loop.
+ *
+ * Text is UTF-8, decoded as it is read (utf8_decode): a character cut at
+ * the end of a piece is carried to the next, and bytes that are not
+ * UTF-8 (or a character cut by the result's end) each become U+FFFD, as
+ * in a job's output, so that the answer is always valid JSON.  Whether
+ * text is valid cannot be known before the answer starts without
+ * reading a pipe whole, so it is replaced, not refused.  Quotes,
+ * backslashes and control characters are escaped (RFC 8259).
  *
  * What can be checked before the answer starts is (payload_check): the
  * tool's budget, a descriptor that is readable, a file that holds exactly
@@ -27,11 +36,18 @@
 #include "b64.h"
 #include "log.h"
 #include "payload.h"
+#include "utf8.h"
+
+/* Escaped text goes out in pieces of this; one escape is at most 6 bytes. */
+#define PAYLOAD_ESC_MAX		(16 * 1024)
 
 struct payload {
 	struct http_conn	*conn;
 	int			 fd;
 	int			 is_pipe;
+	enum payload_enc	 enc;
+	size_t			 chunk;		/* bytes read at a time */
+	int			 replaced;	/* text was not UTF-8 */
 	uint64_t		 size;
 	uint64_t		 done;		/* bytes read */
 	char			*tail;
@@ -42,8 +58,14 @@ struct payload {
 	payload_done_cb		 cb;
 	void			*arg;
 	size_t			 nraw;		/* read, not yet encoded */
-	uint8_t			 raw[PAYLOAD_CHUNK + 2];
-	char			 b64[B64_ENCODED_LEN(PAYLOAD_CHUNK + 2) + 1];
+	uint8_t			 raw[PAYLOAD_CHUNK];
+	union {
+		char		 b64[B64_ENCODED_LEN(PAYLOAD_CHUNK) + 1];
+		struct {
+			char	 dec[UTF8_DECODED_MAX(PAYLOAD_TEXT_CHUNK)];
+			char	 esc[PAYLOAD_ESC_MAX];
+		}		 text;
+	}			 out;
 };
 
 static void	payload_pump(struct payload *);
@@ -161,17 +183,85 @@ payload_deadline(evutil_socket_t fd, short ev, void *arg)
 
 /* Encodes what was read, keeping up to two bytes for the next piece. */
 static void
-payload_write(struct payload *p)
+payload_write_b64(struct payload *p)
 {
 	size_t	 n, len;
 
 	n = p->done == p->size ? p->nraw : p->nraw / 3 * 3;
 	if (n == 0)
 		return;
-	len = b64_encode(p->raw, n, p->b64);
-	http_stream_write(p->conn, p->b64, len);
+	len = b64_encode(p->raw, n, p->out.b64);
+	http_stream_write(p->conn, p->out.b64, len);
 	memmove(p->raw, p->raw + n, p->nraw - n);
 	p->nraw -= n;
+}
+
+/* Writes s[0..len), valid UTF-8, escaped for the inside of a string. */
+static void
+payload_write_escaped(struct payload *p, const char *s, size_t len)
+{
+	static const char	 hex[] = "0123456789abcdef";
+	char			*e = p->out.text.esc;
+	size_t			 i, o = 0;
+	uint8_t			 c;
+
+	for (i = 0; i < len; i++) {
+		if (o > sizeof(p->out.text.esc) - 6) {
+			http_stream_write(p->conn, e, o);
+			o = 0;
+		}
+		c = (uint8_t)s[i];
+		if (c == '"' || c == '\\') {
+			e[o++] = '\\';
+			e[o++] = (char)c;
+		} else if (c >= 0x20)
+			e[o++] = (char)c;
+		else {
+			e[o++] = '\\';
+			switch (c) {
+			case '\b':
+				e[o++] = 'b';
+				break;
+			case '\f':
+				e[o++] = 'f';
+				break;
+			case '\n':
+				e[o++] = 'n';
+				break;
+			case '\r':
+				e[o++] = 'r';
+				break;
+			case '\t':
+				e[o++] = 't';
+				break;
+			default:
+				memcpy(e + o, "u00", 3);
+				e[o + 3] = hex[c >> 4];
+				e[o + 4] = hex[c & 0xf];
+				o += 5;
+				break;
+			}
+		}
+	}
+	if (o > 0)
+		http_stream_write(p->conn, e, o);
+}
+
+/*
+ * Decodes and writes what was read as text, keeping a character cut at
+ * the piece's end (at most 3 bytes) for the next piece, unless the
+ * result ends here.
+ */
+static void
+payload_write_text(struct payload *p)
+{
+	size_t	 used, len;
+
+	used = utf8_decode(p->raw, p->nraw, p->done == p->size,
+	    p->out.text.dec, &len, &p->replaced);
+	payload_write_escaped(p, p->out.text.dec, len);
+	memmove(p->raw, p->raw + used, p->nraw - used);
+	p->nraw -= used;
 }
 
 /*
@@ -187,7 +277,7 @@ payload_pump(struct payload *p)
 
 	while (http_pending(p->conn) == 0) {
 		if (p->done < p->size) {
-			want = sizeof(p->raw) - 2 - p->nraw;
+			want = p->chunk - p->nraw;
 			if (want > p->size - p->done)
 				want = p->size - p->done;
 			n = read(p->fd, p->raw + p->nraw, (size_t)want);
@@ -209,6 +299,9 @@ payload_pump(struct payload *p)
 				    "the result went on past its end");
 				return;
 			}
+			if (p->replaced)
+				log_debug("a text result was not all UTF-8: "
+				    "replaced");
 			http_stream_write(p->conn, p->tail, p->taillen);
 			payload_end(p, NULL);
 			return;
@@ -219,21 +312,24 @@ payload_pump(struct payload *p)
 		}
 		p->done += (uint64_t)n;
 		p->nraw += (size_t)n;
-		payload_write(p);
+		if (p->enc == PAYLOAD_TEXT)
+			payload_write_text(p);
+		else
+			payload_write_b64(p);
 	}
 }
 
 /*
- * Writes head, fd's size bytes in base64, and tail to the stream c has
- * started, then calls cb.  Takes fd (checked by payload_check); head and
- * tail are copied.  A pipe must deliver its bytes within deadline_ms.
+ * Writes head, fd's size bytes encoded as enc says, and tail to the
+ * stream c has started, then calls cb.  Takes fd (checked by
+ * payload_check); head and tail are copied.  A pipe must deliver its bytes within deadline_ms.
  * Returns NULL, with fd closed, if memory is short.
  */
 struct payload *
 payload_stream(struct event_base *base, struct http_conn *c, int fd,
-    int is_pipe, uint64_t size, const char *head, size_t headlen,
-    const char *tail, size_t taillen, unsigned int deadline_ms,
-    payload_done_cb cb, void *arg)
+    int is_pipe, enum payload_enc enc, uint64_t size, const char *head,
+    size_t headlen, const char *tail, size_t taillen,
+    unsigned int deadline_ms, payload_done_cb cb, void *arg)
 {
 	struct payload	*p;
 	struct timeval	 tv;
@@ -248,6 +344,8 @@ payload_stream(struct event_base *base, struct http_conn *c, int fd,
 	p->conn = c;
 	p->fd = fd;
 	p->is_pipe = is_pipe;
+	p->enc = enc;
+	p->chunk = enc == PAYLOAD_TEXT ? PAYLOAD_TEXT_CHUNK : PAYLOAD_CHUNK;
 	p->size = size;
 	memcpy(p->tail, tail, taillen);
 	p->taillen = taillen;

@@ -784,7 +784,7 @@ req_stream_done(void *arg, const char *err)
 
 /*
  * What both front ends check of a result by descriptor before its answer
- * starts: that it is of the tool's kind (images only, so far), that fd
+ * starts: that it is of the tool's kind (an image or text), that fd
  * holds what it says within the tool's budget (payload_check), and that
  * its JSON part is an object.  Returns that object, or NULL with the
  * reason in err: the call then fails alone.
@@ -795,7 +795,8 @@ req_fd_result(const struct fop *op, const struct msg_front_tool_result_fd *m,
 {
 	json_t	*obj;
 
-	if (m->kind != op->tool->result || m->kind != TR_IMAGE) {
+	if (m->kind != op->tool->result ||
+	    (m->kind != TR_IMAGE && m->kind != TR_TEXT)) {
 		(void)snprintf(err, errlen, "internal error: %s returned a "
 		    "result of another kind", op->tool->name);
 		return NULL;
@@ -815,16 +816,18 @@ req_fd_result(const struct fop *op, const struct msg_front_tool_result_fd *m,
 
 /*
  * Streams the answer of fr from fd, checked by payload_check, into the
- * stream already started: head, the bytes in base64, tail.  Takes fd.
+ * stream already started: head, the bytes (in base64 for an image,
+ * escaped as a JSON string's body for text: payload.c), tail.  Takes fd.
  * Returns -1 if it could not start; the caller then cuts the answer.
  */
 int
-req_stream_fd(struct freq *fr, int fd, int is_pipe, uint64_t size,
-    const char *head, size_t headlen, const char *tail, size_t taillen)
+req_stream_fd(struct freq *fr, int fd, int is_pipe, uint32_t kind,
+    uint64_t size, const char *head, size_t headlen, const char *tail,
+    size_t taillen)
 {
-	fr->payload = payload_stream(fenv->base, fr->conn, fd, is_pipe, size,
-	    head, headlen, tail, taillen, PAYLOAD_PIPE_MS, req_stream_done,
-	    fr);
+	fr->payload = payload_stream(fenv->base, fr->conn, fd, is_pipe,
+	    kind == TR_TEXT ? PAYLOAD_TEXT : PAYLOAD_BASE64, size, head,
+	    headlen, tail, taillen, PAYLOAD_PIPE_MS, req_stream_done, fr);
 	return fr->payload == NULL ? -1 : 0;
 }
 

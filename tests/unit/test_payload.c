@@ -253,9 +253,9 @@ handler(struct http_conn *c, struct http_request *r, void *arg)
 	cl->conn = c;
 	http_set_abort(c, conn_gone, cl);
 	http_stream_start(c, 200, "application/json");
-	cl->p = payload_stream(base, c, cl->src, cl->is_pipe, cl->size, HEAD,
-	    strlen(HEAD), TAIL, strlen(TAIL), cl->deadline_ms, stream_done,
-	    cl);
+	cl->p = payload_stream(base, c, cl->src, cl->is_pipe, PAYLOAD_BASE64,
+	    cl->size, HEAD, strlen(HEAD), TAIL, strlen(TAIL), cl->deadline_ms,
+	    stream_done, cl);
 	cr_assert_not_null(cl->p);
 }
 
