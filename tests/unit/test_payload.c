@@ -4,7 +4,8 @@
  * the real http.c on loopback, in one event loop.  Each answer is read
  * whole by its client and de-chunked: the body must be the head, the
  * descriptor's bytes in base64 and the tail, and end with its last
- * chunk.  A short, long or slow descriptor must cut its own answer only,
+ * chunk; for text, the body must decode as JSON to the descriptor's
+ * text.  A short, long or slow descriptor must cut its own answer only,
  * with the reason, while another answer in the same loop completes.
  */
 #include <sys/mman.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <jansson.h>
 
 #include "b64.h"
 #include "http.h"
@@ -33,7 +35,7 @@
 
 #define HEAD		"{\"data\":\""
 #define TAIL		"\"}"
-#define CLIENTS_MAX	2
+#define CLIENTS_MAX	10		/* paths /0 to /9 */
 #define ANSWER_MAX	(4 * 1024 * 1024)
 
 /* The codec. */
@@ -197,6 +199,7 @@ struct client {
 	/* what the server streams to it */
 	int		 src;		/* the descriptor */
 	int		 is_pipe;
+	enum payload_enc enc;
 	uint64_t	 size;
 	unsigned int	 deadline_ms;
 	int		 done;		/* payload's callback ran */
@@ -253,7 +256,7 @@ handler(struct http_conn *c, struct http_request *r, void *arg)
 	cl->conn = c;
 	http_set_abort(c, conn_gone, cl);
 	http_stream_start(c, 200, "application/json");
-	cl->p = payload_stream(base, c, cl->src, cl->is_pipe, PAYLOAD_BASE64,
+	cl->p = payload_stream(base, c, cl->src, cl->is_pipe, cl->enc,
 	    cl->size, HEAD, strlen(HEAD), TAIL, strlen(TAIL), cl->deadline_ms,
 	    stream_done, cl);
 	cr_assert_not_null(cl->p);
@@ -552,31 +555,55 @@ Test(payload, pipe_streams_exactly, .init = setup, .fini = teardown)
 	free(data);
 }
 
-Test(payload, short_pipe_cuts_its_answer, .init = setup, .fini = teardown)
+/*
+ * The failures, for each encoding: the data is text for PAYLOAD_TEXT, so
+ * that only the descriptor's length is wrong.
+ */
+
+static void	assert_text(const struct client *, const char *, size_t);
+
+static uint8_t *
+some_bytes(enum payload_enc enc, size_t len)
 {
-	uint8_t		*data = random_bytes(1000);
+	uint8_t	*d;
+
+	if (enc == PAYLOAD_BASE64)
+		return random_bytes(len);
+	cr_assert_not_null(d = malloc(len));
+	memset(d, 'a', len);
+	return d;
+}
+
+static void
+short_pipe(enum payload_enc enc)
+{
+	uint8_t		*data = some_bytes(enc, 1000);
 	struct client	*cl;
 
 	cl = client_pipe(listen_loopback(), data, 1000, 5000, 0);
+	cl->enc = enc;
 	run();
 	assert_cut(cl, "the result ended after 1000 of its 5000 bytes");
 	free(data);
 }
 
-Test(payload, long_pipe_cuts_its_answer, .init = setup, .fini = teardown)
+static void
+long_pipe(enum payload_enc enc)
 {
-	uint8_t		*data = random_bytes(5001);
+	uint8_t		*data = some_bytes(enc, 5001);
 	struct client	*cl;
 
 	cl = client_pipe(listen_loopback(), data, 5001, 5000, 0);
+	cl->enc = enc;
 	run();
 	assert_cut(cl, "went on past its end after 5000 of its 5000 bytes");
 	free(data);
 }
 
-Test(payload, short_memfd_cuts_its_answer, .init = setup, .fini = teardown)
+static void
+short_memfd(enum payload_enc enc)
 {
-	uint8_t		*data = random_bytes(4000);
+	uint8_t		*data = some_bytes(enc, 4000);
 	char		 err[PAYLOAD_ERR_MAX];
 	int		 port = listen_loopback(), fd, is_pipe;
 	struct client	*cl;
@@ -587,28 +614,279 @@ Test(payload, short_memfd_cuts_its_answer, .init = setup, .fini = teardown)
 	    sizeof(err)), 0);
 	cr_assert_eq(ftruncate(fd, 3000), 0);
 	cl = client_new(port, fd, 0, 4000);
+	cl->enc = enc;
 	run();
 	assert_cut(cl, "the result ended after 3000 of its 4000 bytes");
 	free(data);
 }
 
 /* A slow pipe fails its own call; the other answer completes. */
-Test(payload, slow_pipe_fails_alone, .init = setup, .fini = teardown)
+static void
+slow_pipe(enum payload_enc enc)
 {
 	size_t		 len = 100000;
-	uint8_t		*data = random_bytes(len);
+	uint8_t		*data = some_bytes(enc, len);
 	char		 err[PAYLOAD_ERR_MAX];
 	int		 port = listen_loopback(), fd, is_pipe;
 	struct client	*slow, *fast;
 
 	slow = client_pipe(port, data, 20000, len, 1);
 	slow->deadline_ms = 300;
+	slow->enc = enc;
 	fd = memfd_with(data, len);
 	cr_assert_eq(payload_check(fd, len, len, &is_pipe, err, sizeof(err)),
 	    0);
 	fast = client_new(port, fd, 0, len);
+	fast->enc = enc;
 	run();
 	assert_cut(slow, "did not arrive in time after 20000 of its 100000");
-	assert_whole(fast, data, len);
+	if (enc == PAYLOAD_BASE64)
+		assert_whole(fast, data, len);
+	else
+		assert_text(fast, (const char *)data, len);
 	free(data);
+}
+
+Test(payload, short_pipe_cuts_its_answer, .init = setup, .fini = teardown)
+{
+	short_pipe(PAYLOAD_BASE64);
+}
+
+Test(payload, long_pipe_cuts_its_answer, .init = setup, .fini = teardown)
+{
+	long_pipe(PAYLOAD_BASE64);
+}
+
+Test(payload, short_memfd_cuts_its_answer, .init = setup, .fini = teardown)
+{
+	short_memfd(PAYLOAD_BASE64);
+}
+
+Test(payload, slow_pipe_fails_alone, .init = setup, .fini = teardown)
+{
+	slow_pipe(PAYLOAD_BASE64);
+}
+
+Test(payload, text_short_pipe_cuts_its_answer, .init = setup,
+    .fini = teardown)
+{
+	short_pipe(PAYLOAD_TEXT);
+}
+
+Test(payload, text_long_pipe_cuts_its_answer, .init = setup,
+    .fini = teardown)
+{
+	long_pipe(PAYLOAD_TEXT);
+}
+
+Test(payload, text_short_memfd_cuts_its_answer, .init = setup,
+    .fini = teardown)
+{
+	short_memfd(PAYLOAD_TEXT);
+}
+
+Test(payload, text_slow_pipe_fails_alone, .init = setup, .fini = teardown)
+{
+	slow_pipe(PAYLOAD_TEXT);
+}
+
+/* Text: the answer decodes as JSON to the descriptor's text. */
+
+/* Characters of every length, and every byte JSON must escape. */
+static const char *const pieces[] = {
+	"a", "text ", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+	"\xf4\x8f\xbf\xbf", "\"", "\\", "\\u0041", "/", "\n", "\r\n", "\t",
+	"\b", "\f", "\x01", "\x1f", "\x7f", "\0"
+};
+
+/* len bytes of valid UTF-8 text, cut to len on a character boundary. */
+static uint8_t *
+text_bytes(size_t len)
+{
+	uint8_t	*d;
+	size_t	 o = 0, n, k;
+
+	cr_assert_not_null(d = malloc(len));
+	srandom(11);
+	while (o < len) {
+		k = (size_t)random() % (sizeof(pieces) / sizeof(pieces[0]));
+		n = pieces[k][0] == '\0' ? 1 : strlen(pieces[k]);
+		if (n > len - o) {
+			n = 1;
+			k = 0;
+		}
+		memcpy(d + o, pieces[k], n);
+		o += n;
+	}
+	return d;
+}
+
+/* The whole answer is JSON whose "data" is exactly want[0..wlen). */
+static void
+assert_text(const struct client *cl, const char *want, size_t wlen)
+{
+	json_t		*j, *data;
+	json_error_t	 jerr;
+	char		*body;
+	size_t		 blen, i;
+
+	cr_assert(cl->done, "the stream did not end");
+	cr_assert_eq(cl->err[0], '\0', "failed: %s", cl->err);
+	cr_assert_eq(dechunk(cl, &body, &blen), 1, "the answer was cut");
+	j = json_loadb(body, blen, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES,
+	    &jerr);
+	cr_assert_not_null(j, "not JSON: %s at %d", jerr.text, jerr.position);
+	cr_assert(json_is_object(j) && json_object_size(j) == 1);
+	cr_assert(json_is_string(data = json_object_get(j, "data")));
+	for (i = 0; i < wlen && i < json_string_length(data); i++)
+		if (json_string_value(data)[i] != want[i])
+			break;
+	cr_assert_eq(i, wlen, "the text differs at byte %zu", i);
+	cr_assert_eq(json_string_length(data), wlen, "%zu bytes, not %zu",
+	    json_string_length(data), wlen);
+	json_decref(j);
+	free(body);
+}
+
+/* A client for text from a memfd of data[0..len). */
+static struct client *
+client_text(int port, const void *data, size_t len)
+{
+	struct client	*cl;
+	char		 err[PAYLOAD_ERR_MAX];
+	int		 fd, is_pipe;
+
+	fd = memfd_with(data, len);
+	cr_assert_eq(payload_check(fd, len, len, &is_pipe, err, sizeof(err)),
+	    0, "%s", err);
+	cl = client_new(port, fd, 0, len);
+	cl->enc = PAYLOAD_TEXT;
+	return cl;
+}
+
+Test(payload, text_memfd_streams_exactly, .init = setup, .fini = teardown)
+{
+	size_t		 len = 3 * PAYLOAD_TEXT_CHUNK + 1001;
+	uint8_t		*data = text_bytes(len);
+	struct client	*cl;
+
+	cl = client_text(listen_loopback(), data, len);
+	run();
+	assert_text(cl, (const char *)data, len);
+	free(data);
+}
+
+Test(payload, text_pipe_streams_exactly, .init = setup, .fini = teardown)
+{
+	size_t		 len = 200001;
+	uint8_t		*data = text_bytes(len);
+	struct client	*cl;
+
+	cl = client_pipe(listen_loopback(), data, len, len, 0);
+	cl->enc = PAYLOAD_TEXT;
+	run();
+	assert_text(cl, (const char *)data, len);
+	free(data);
+}
+
+/*
+ * A character of 2, 3 and 4 bytes cut by the end of the first piece
+ * read at each place it can be, each in its own answer.  A second one
+ * falls across the second piece's end: that piece starts with the bytes
+ * carried, so it ends cut bytes earlier than a whole piece would.
+ */
+Test(payload, text_characters_cut_at_piece_ends, .init = setup,
+    .fini = teardown)
+{
+	static const char *const chars[] = { "\xc3\xa9", "\xe2\x82\xac",
+	    "\xf0\x9f\x98\x80" };
+	uint8_t		*data[6];
+	struct client	*cl[6];
+	size_t		 len = 2 * PAYLOAD_TEXT_CHUNK + 100, n, at, k, cut;
+	size_t		 i = 0;
+	int		 port = listen_loopback();
+
+	for (k = 0; k < 3; k++) {
+		n = strlen(chars[k]);
+		for (cut = 1; cut < n; cut++, i++) {
+			cr_assert_not_null(data[i] = malloc(len));
+			memset(data[i], 'x', len);
+			at = PAYLOAD_TEXT_CHUNK - cut;
+			memcpy(data[i] + at, chars[k], n);
+			at = 2 * PAYLOAD_TEXT_CHUNK - cut - cut;
+			memcpy(data[i] + at, chars[k], n);
+			cl[i] = client_text(port, data[i], len);
+		}
+	}
+	cr_assert_eq(i, 6);
+	run();
+	for (i = 0; i < 6; i++) {
+		assert_text(cl[i], (const char *)data[i], len);
+		free(data[i]);
+	}
+}
+
+/*
+ * Bytes that are not UTF-8 become U+FFFD, one per maximal invalid
+ * subpart, also when a piece's end or the result's end falls among
+ * them, and the answer stays JSON.
+ */
+#define FFFD	"\xef\xbf\xbd"
+Test(payload, text_invalid_bytes_are_replaced, .init = setup,
+    .fini = teardown)
+{
+	static const char	 bad[] = "ok\xff" "a\xc3" "b\xe2\x82" "c"
+	    "\xed\xa0\x80" "d\xc0\xaf" "e\x80\xbf" "f\xf5" "\"";
+	static const char	 good[] = "ok" FFFD "a" FFFD "b" FFFD "c"
+	    FFFD FFFD FFFD "d" FFFD FFFD "e" FFFD FFFD "f" FFFD "\"";
+	static const char	 end[] = "end\xf0\x9f\x98";
+	char			*d0, *w1;
+	size_t			 l0, l1, at = PAYLOAD_TEXT_CHUNK - 1;
+	struct client		*c0, *c1, *c2;
+	int			 port = listen_loopback();
+
+	c0 = client_text(port, bad, sizeof(bad) - 1);
+
+	/* A lead byte ends the first piece; the next byte is no tail. */
+	l0 = 2 * PAYLOAD_TEXT_CHUNK;
+	cr_assert_not_null(d0 = malloc(l0));
+	memset(d0, 'x', l0);
+	memcpy(d0 + at, "\xe2" "A", 2);
+	c1 = client_text(port, d0, l0);
+
+	/* A character cut by the result's end. */
+	c2 = client_text(port, end, sizeof(end) - 1);
+	run();
+
+	assert_text(c0, good, sizeof(good) - 1);
+	l1 = l0 + 2;
+	cr_assert_not_null(w1 = malloc(l1));
+	memcpy(w1, d0, at);
+	memcpy(w1 + at, FFFD "A", 4);
+	memset(w1 + at + 4, 'x', l1 - at - 4);
+	assert_text(c1, w1, l1);
+	assert_text(c2, "end" FFFD, 6);
+	free(d0);
+	free(w1);
+}
+
+/* What the answer holds, as bytes: escapes as RFC 8259 names them. */
+Test(payload, text_escapes_as_json, .init = setup, .fini = teardown)
+{
+	static const char	 text[] = "\"q\" \\ / \b\f\n\r\t\x01\x1f\x7f"
+	    "\xc3\xa9";
+	static const char	 want[] = HEAD "\\\"q\\\" \\\\ / \\b\\f\\n"
+	    "\\r\\t\\u0001\\u001f\x7f\xc3\xa9" TAIL;
+	struct client		*cl;
+	char			*body;
+	size_t			 blen;
+
+	cl = client_text(listen_loopback(), text, sizeof(text) - 1);
+	run();
+	cr_assert_eq(cl->err[0], '\0', "failed: %s", cl->err);
+	cr_assert_eq(dechunk(cl, &body, &blen), 1);
+	cr_assert_eq(blen, sizeof(want) - 1, "%.*s", (int)blen, body);
+	cr_assert_eq(memcmp(body, want, blen), 0, "%.*s", (int)blen, body);
+	free(body);
+	assert_text(cl, text, sizeof(text) - 1);
 }
