@@ -4,6 +4,7 @@
  * sweep of the deadlines.
  */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,12 +21,14 @@ static const enum proc_id peer_proc[RP_NPEERS] = {
 	[RP_STORED] = PROC_STORED,
 	[RP_NETD] = PROC_NETD,
 	[RP_MONITOR] = PROC_PARENT,	/* none: the VM's monitor */
+	[RP_IMAGE] = PROC_STORED,
 };
 
 static const int peer_timeout[RP_NPEERS] = {
 	[RP_STORED] = VM_STORE_TIMEOUT,
 	[RP_NETD] = VM_NET_TIMEOUT,
 	[RP_MONITOR] = VM_CALL_TIMEOUT,
+	[RP_IMAGE] = VM_IMAGE_WAIT,
 };
 
 /* A request id: never 0, which stands for none. */
@@ -39,9 +42,12 @@ req_id(void)
 	return id;
 }
 
+/* A wait outlasts stored's restarts: the next stored reports again. */
 static uint32_t
 req_gen(enum req_peer peer, const struct vm *vm)
 {
+	if (peer == RP_IMAGE)
+		return 0;
 	return peer == RP_MONITOR ? vm->vmm_gen :
 	    child_by_id(peer_proc[peer])->gen;
 }
@@ -110,6 +116,15 @@ req_unlink(struct req *r)
 	r->live = 0;
 }
 
+static void
+req_enter(struct req *r)
+{
+	r->gen = req_gen(r->peer, r->vm);
+	r->deadline = vm_now() + r->wait_ms / 1000 + peer_timeout[r->peer];
+	TAILQ_INSERT_TAIL(&reqs, r, entry);
+	r->live = 1;
+}
+
 /* Runs r's cancel once r is out of the table, then frees it. */
 void
 req_end(struct req *r, enum req_end why, const char *text)
@@ -147,6 +162,8 @@ req_send(struct req *r)
 	const char	*why = NULL;
 
 	r->msg = NULL;
+	if (r->peer == RP_IMAGE)
+		fatalx("%s: a wait is not sent", __func__);
 	if (r->peer == RP_MONITOR) {
 		if (!vm->vmm_live)
 			why = "the VM is not running";
@@ -165,11 +182,33 @@ req_send(struct req *r)
 			fatal("%s", __func__);
 	} else
 		req_notice(r->peer, r->type, b);
-	r->gen = req_gen(r->peer, vm);
-	r->deadline = vm_now() + r->wait_ms / 1000 + peer_timeout[r->peer];
-	TAILQ_INSERT_TAIL(&reqs, r, entry);
-	r->live = 1;
+	req_enter(r);
 	return 0;
+}
+
+/*
+ * A wait for peer's unasked report of type want about key: nothing is
+ * sent.  It is in the table at once; done runs when req_match finds it
+ * for the report, cancel at its deadline or when its caller ends it.
+ */
+struct req *
+req_await(enum req_peer peer, uint32_t want, const char *key,
+    req_done_fn done, req_cancel_fn cancel)
+{
+	struct req	*r;
+
+	if (peer != RP_IMAGE)
+		fatalx("%s: peer %d is asked, not awaited", __func__, peer);
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		fatal("%s", __func__);
+	r->peer = peer;
+	r->want = want;
+	r->done = done;
+	r->cancel = cancel;
+	r->id = req_id();
+	(void)snprintf(r->key, sizeof(r->key), "%s", key);
+	req_enter(r);
+	return r;
 }
 
 /* A message to stored or netd whose answer no request waits for. */
@@ -214,6 +253,19 @@ req_find(enum req_peer peer, const struct vm *vm, uint32_t id)
 		if (r->id == id && r->peer == peer &&
 		    (peer != RP_MONITOR || r->vm == vm) &&
 		    r->gen == req_gen(peer, r->vm))
+			return r;
+	return NULL;
+}
+
+/* The first wait on peer of call's (0: any) about key (NULL: any). */
+struct req *
+req_match(enum req_peer peer, uint64_t call, const char *key)
+{
+	struct req	*r;
+
+	TAILQ_FOREACH(r, &reqs, entry)
+		if (r->peer == peer && (call == 0 || r->call == call) &&
+		    (key == NULL || strcmp(r->key, key) == 0))
 			return r;
 	return NULL;
 }
