@@ -63,6 +63,21 @@ req_msg(struct req *r)
 		fatal("%s", __func__);
 }
 
+static struct req *
+req_alloc(enum req_peer peer, struct vm *vm, req_done_fn done,
+    req_cancel_fn cancel)
+{
+	struct req	*r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		fatal("%s", __func__);
+	r->peer = peer;
+	r->vm = vm;
+	r->done = done;
+	r->cancel = cancel;
+	return r;
+}
+
 /* A request of vm's (or NULL) to peer: fill r->msg, then req_send. */
 struct req *
 req_new(enum req_peer peer, struct vm *vm, uint32_t type, req_done_fn done,
@@ -72,13 +87,10 @@ req_new(enum req_peer peer, struct vm *vm, uint32_t type, req_done_fn done,
 
 	if (peer == RP_MONITOR && vm == NULL)
 		fatalx("%s: a monitor request without a VM", __func__);
-	if ((r = calloc(1, sizeof(*r))) == NULL)
-		fatal("%s", __func__);
-	r->peer = peer;
-	r->vm = vm;
+	if (peer == RP_IMAGE)
+		fatalx("%s: a wait is not sent", __func__);
+	r = req_alloc(peer, vm, done, cancel);
 	r->type = type;
-	r->done = done;
-	r->cancel = cancel;
 	req_msg(r);
 	return r;
 }
@@ -162,8 +174,6 @@ req_send(struct req *r)
 	const char	*why = NULL;
 
 	r->msg = NULL;
-	if (r->peer == RP_IMAGE)
-		fatalx("%s: a wait is not sent", __func__);
 	if (r->peer == RP_MONITOR) {
 		if (!vm->vmm_live)
 			why = "the VM is not running";
@@ -199,12 +209,8 @@ req_await(enum req_peer peer, uint32_t want, const char *key,
 
 	if (peer != RP_IMAGE)
 		fatalx("%s: peer %d is asked, not awaited", __func__, peer);
-	if ((r = calloc(1, sizeof(*r))) == NULL)
-		fatal("%s", __func__);
-	r->peer = peer;
+	r = req_alloc(peer, NULL, done, cancel);
 	r->want = want;
-	r->done = done;
-	r->cancel = cancel;
 	r->id = req_id();
 	(void)snprintf(r->key, sizeof(r->key), "%s", key);
 	req_enter(r);
