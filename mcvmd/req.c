@@ -1,7 +1,7 @@
 /*
  * The request table (see req.h): one list of what mcvmd asked of stored,
- * netd and the VM monitors, one way of matching their answers, and one
- * sweep of the deadlines.
+ * netd and the VM monitors and of what it waits for them to report, one
+ * way of matching their answers, and one sweep of the deadlines.
  */
 #include <signal.h>
 #include <stdio.h>
