@@ -224,6 +224,17 @@ vm_vmm_answer(struct vm *vm, struct imsg *imsg)
 	struct req		*r;
 	char			 msg[VM_MSG_MAX];
 
+	/*
+	 * An unasked error (peerid 0: QMP broke) ends no request: the
+	 * monitor has failed those it held on that channel already, and
+	 * fails the next ones at once; the VM's state is the monitor's and
+	 * QEMU's to report by events or by ending.  It is only logged.
+	 */
+	if (imsg->hdr.peerid == 0 && imsg->hdr.type == IMSG_VMM_ERROR) {
+		mon_error_text(imsg, msg, sizeof(msg));
+		log_warnx("%s: the VM monitor reports: %s", vm->row.id, msg);
+		return;
+	}
 	if ((r = req_find(RP_MONITOR, vm, imsg->hdr.peerid)) == NULL) {
 		log_warnx("%s: %s for no request", vm->row.id,
 		    imsg_type_name(imsg->hdr.type));

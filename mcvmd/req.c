@@ -1,9 +1,10 @@
 /*
  * The request table (see req.h): one list of what mcvmd asked of stored,
- * netd and the VM monitors, one way of matching their answers, and one
- * sweep of the deadlines.
+ * netd and the VM monitors and of what it waits for them to report, one
+ * way of matching their answers, and one sweep of the deadlines.
  */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,12 +21,14 @@ static const enum proc_id peer_proc[RP_NPEERS] = {
 	[RP_STORED] = PROC_STORED,
 	[RP_NETD] = PROC_NETD,
 	[RP_MONITOR] = PROC_PARENT,	/* none: the VM's monitor */
+	[RP_IMAGE] = PROC_STORED,
 };
 
 static const int peer_timeout[RP_NPEERS] = {
 	[RP_STORED] = VM_STORE_TIMEOUT,
 	[RP_NETD] = VM_NET_TIMEOUT,
 	[RP_MONITOR] = VM_CALL_TIMEOUT,
+	[RP_IMAGE] = VM_IMAGE_WAIT,
 };
 
 /* A request id: never 0, which stands for none. */
@@ -39,9 +42,12 @@ req_id(void)
 	return id;
 }
 
+/* A wait outlasts stored's restarts: the next stored reports again. */
 static uint32_t
 req_gen(enum req_peer peer, const struct vm *vm)
 {
+	if (peer == RP_IMAGE)
+		return 0;
 	return peer == RP_MONITOR ? vm->vmm_gen :
 	    child_by_id(peer_proc[peer])->gen;
 }
@@ -57,6 +63,21 @@ req_msg(struct req *r)
 		fatal("%s", __func__);
 }
 
+static struct req *
+req_alloc(enum req_peer peer, struct vm *vm, req_done_fn done,
+    req_cancel_fn cancel)
+{
+	struct req	*r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		fatal("%s", __func__);
+	r->peer = peer;
+	r->vm = vm;
+	r->done = done;
+	r->cancel = cancel;
+	return r;
+}
+
 /* A request of vm's (or NULL) to peer: fill r->msg, then req_send. */
 struct req *
 req_new(enum req_peer peer, struct vm *vm, uint32_t type, req_done_fn done,
@@ -66,13 +87,10 @@ req_new(enum req_peer peer, struct vm *vm, uint32_t type, req_done_fn done,
 
 	if (peer == RP_MONITOR && vm == NULL)
 		fatalx("%s: a monitor request without a VM", __func__);
-	if ((r = calloc(1, sizeof(*r))) == NULL)
-		fatal("%s", __func__);
-	r->peer = peer;
-	r->vm = vm;
+	if (peer == RP_IMAGE)
+		fatalx("%s: a wait is not sent", __func__);
+	r = req_alloc(peer, vm, done, cancel);
 	r->type = type;
-	r->done = done;
-	r->cancel = cancel;
 	req_msg(r);
 	return r;
 }
@@ -108,6 +126,15 @@ req_unlink(struct req *r)
 		return;
 	TAILQ_REMOVE(&reqs, r, entry);
 	r->live = 0;
+}
+
+static void
+req_enter(struct req *r)
+{
+	r->gen = req_gen(r->peer, r->vm);
+	r->deadline = vm_now() + r->wait_ms / 1000 + peer_timeout[r->peer];
+	TAILQ_INSERT_TAIL(&reqs, r, entry);
+	r->live = 1;
 }
 
 /* Runs r's cancel once r is out of the table, then frees it. */
@@ -165,11 +192,29 @@ req_send(struct req *r)
 			fatal("%s", __func__);
 	} else
 		req_notice(r->peer, r->type, b);
-	r->gen = req_gen(r->peer, vm);
-	r->deadline = vm_now() + r->wait_ms / 1000 + peer_timeout[r->peer];
-	TAILQ_INSERT_TAIL(&reqs, r, entry);
-	r->live = 1;
+	req_enter(r);
 	return 0;
+}
+
+/*
+ * A wait for peer's unasked report of type want about key: nothing is
+ * sent.  It is in the table at once; done runs when req_match finds it
+ * for the report, cancel at its deadline or when its caller ends it.
+ */
+struct req *
+req_await(enum req_peer peer, uint32_t want, const char *key,
+    req_done_fn done, req_cancel_fn cancel)
+{
+	struct req	*r;
+
+	if (peer != RP_IMAGE)
+		fatalx("%s: peer %d is asked, not awaited", __func__, peer);
+	r = req_alloc(peer, NULL, done, cancel);
+	r->want = want;
+	r->id = req_id();
+	(void)snprintf(r->key, sizeof(r->key), "%s", key);
+	req_enter(r);
+	return r;
 }
 
 /* A message to stored or netd whose answer no request waits for. */
@@ -214,6 +259,19 @@ req_find(enum req_peer peer, const struct vm *vm, uint32_t id)
 		if (r->id == id && r->peer == peer &&
 		    (peer != RP_MONITOR || r->vm == vm) &&
 		    r->gen == req_gen(peer, r->vm))
+			return r;
+	return NULL;
+}
+
+/* The first wait on peer of call's (0: any) about key (NULL: any). */
+struct req *
+req_match(enum req_peer peer, uint64_t call, const char *key)
+{
+	struct req	*r;
+
+	TAILQ_FOREACH(r, &reqs, entry)
+		if (r->peer == peer && (call == 0 || r->call == call) &&
+		    (key == NULL || strcmp(r->key, key) == 0))
 			return r;
 	return NULL;
 }

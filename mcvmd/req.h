@@ -12,6 +12,11 @@
  *
  * A request may also carry a frontd call (call) and that call's own
  * context, for the tools whose answers come from the monitor.
+ *
+ * A wait (req_await) is a request for which nothing is sent: a report a
+ * peer makes unasked, matched by its key instead of an id (RP_IMAGE: a
+ * vm_create waits for stored's IMAGE_STATUS of its image).  It ends as
+ * any other, by its deadline or its caller's cancel too.
  */
 #ifndef MCVMD_REQ_H
 #define MCVMD_REQ_H
@@ -26,6 +31,7 @@ enum req_peer {
 	RP_STORED = 0,
 	RP_NETD,
 	RP_MONITOR,
+	RP_IMAGE,		/* stored's report of an image: a wait */
 	RP_NPEERS,
 };
 
@@ -37,6 +43,7 @@ enum req_end {
 	REQ_REFUSED,		/* not sent: no monitor, or too many */
 	REQ_ERROR,		/* the monitor answered with an error */
 	REQ_BAD_REPLY,		/* an answer of another type */
+	REQ_CANCELLED,		/* its caller cancelled it, or went */
 };
 
 struct req;
@@ -55,6 +62,8 @@ struct req {
 	req_done_fn	 done;
 	req_cancel_fn	 cancel;
 	struct ibuf	*msg;		/* to fill, until req_send */
+	char		 key[OBJ_NAME_MAX + 1];	/* a wait's match */
+	void		*ctx;		/* the caller's: done or cancel frees */
 	int		 live;		/* in the table */
 	int		 busy;		/* its callback runs */
 
@@ -75,6 +84,9 @@ struct req	*req_new(enum req_peer, struct vm *, uint32_t, req_done_fn,
 		    req_cancel_fn);
 void		 req_next(struct req *, uint32_t, req_done_fn);
 int		 req_send(struct req *);
+struct req	*req_await(enum req_peer, uint32_t, const char *, req_done_fn,
+		    req_cancel_fn);
+struct req	*req_match(enum req_peer, uint64_t, const char *);
 void		 req_notice(enum req_peer, uint32_t, struct ibuf *);
 struct ibuf	*req_notice_msg(enum req_peer, uint32_t, int);
 struct req	*req_find(enum req_peer, const struct vm *, uint32_t);

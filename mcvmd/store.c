@@ -251,10 +251,12 @@ store_checkpoint_done(struct req *r, struct imsg *imsg)
 	vm_net_setup(vm);
 }
 
+/* stored's report of an image, unasked: it ends the waits for it. */
 static void
 vm_image_status(struct imsg *imsg)
 {
 	struct msg_store_image_status	 m;
+	struct req			*r;
 
 	if (msg_store_image_status_get(imsg, &m) == -1)
 		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
@@ -271,7 +273,8 @@ vm_image_status(struct imsg *imsg)
 		log_info("image %s: %s", m.image, m.text);
 	else
 		log_warnx("image %s refused: %s", m.image, m.text);
-	vm_create_image_reported(images[nimages - 1].name);
+	while ((r = req_match(RP_IMAGE, 0, images[nimages - 1].name)) != NULL)
+		req_reply(r, imsg);
 	vm_template_build();
 }
 

@@ -17,61 +17,57 @@
 #include "utf8.h"
 #include "vm.h"
 
-#define VM_IMAGE_WAIT		120	/* s a vm_create waits for its image */
 #define VM_IMAGE_WAITS_MAX	64	/* such calls at once */
 
 /*
- * vm_create calls that came while their image was being verified.  Each
- * holds its own copy of the arguments and runs again once stored reports
- * the image, or fails after VM_IMAGE_WAIT seconds.  No receipt exists
- * for one yet: the same request_id may be sent again meanwhile.
+ * vm_create calls that came while their image was being verified: each is
+ * a wait in the request table (RP_IMAGE, keyed by the image's name) with
+ * its own copy of the arguments, and runs again once stored reports the
+ * image, or fails after VM_IMAGE_WAIT seconds.  No receipt exists for
+ * one yet: the same request_id may be sent again meanwhile.
  */
 struct vm_image_wait {
-	TAILQ_ENTRY(vm_image_wait) entry;
-	uint64_t		 peerid;
 	struct ws_auth		 auth;
 	struct tool_args	 args;		/* every pointer owned */
-	char			 image[OBJ_NAME_MAX + 1];
-	struct event		 timer;
 };
-static TAILQ_HEAD(, vm_image_wait) image_waits =
-    TAILQ_HEAD_INITIALIZER(image_waits);
-static size_t		 nimage_waits;
 
 static void	 vm_args_free(struct tool_args *);
 static int	 vm_args_copy(struct tool_args *, const struct tool_args *);
 
 static void
-vm_image_wait_free(struct vm_image_wait *w)
+vm_image_wait_free(struct req *r)
 {
-	TAILQ_REMOVE(&image_waits, w, entry);
-	nimage_waits--;
-	evtimer_del(&w->timer);
+	struct vm_image_wait	*w = r->ctx;
+
+	r->ctx = NULL;
 	vm_args_free(&w->args);
 	free(w);
 }
 
+/* stored reported the image: the creation runs, and cannot wait again. */
 static void
-vm_image_wait_timeout(int fd, short event, void *arg)
+vm_image_reported(struct req *r, struct imsg *imsg)
 {
-	struct vm_image_wait	*w = arg;
-	char			 msg[256];
+	struct vm_image_wait	*w = r->ctx;
 
-	(void)snprintf(msg, sizeof(msg), "image %s is still being verified "
-	    "after %d s; nothing was done: retry later", w->image,
-	    VM_IMAGE_WAIT);
-	call_reply(w->peerid, TOOL_ERROR, msg);
-	vm_image_wait_free(w);
+	if (r->call != 0)
+		(void)dispatch_run(r->call, &w->auth, &w->args);
+	vm_image_wait_free(r);
 }
 
+/* Past its deadline, or its caller cancelled or went: nothing was done. */
 static void
-vm_image_wait_progress(const struct vm_image_wait *w)
+vm_image_wait_end(struct req *r, enum req_end why, const char *text)
 {
-	char	 what[128];
+	char	 msg[256];
 
-	(void)snprintf(what, sizeof(what), "waiting for image %s to be "
-	    "verified", w->image);
-	call_progress(w->peerid, 0, 3, what);
+	if (why == REQ_EXPIRED && r->call != 0) {
+		(void)snprintf(msg, sizeof(msg), "image %s is still being "
+		    "verified after %d s; nothing was done: retry later",
+		    r->key, VM_IMAGE_WAIT);
+		call_reply(r->call, TOOL_ERROR, msg);
+	}
+	vm_image_wait_free(r);
 }
 
 static void
@@ -79,10 +75,10 @@ vm_image_wait(uint64_t peerid, const struct ws_auth *auth,
     const struct tool_args *args, const char *image)
 {
 	struct vm_image_wait	*w;
-	struct timeval		 tv = { VM_IMAGE_WAIT, 0 };
+	struct req		*r;
 	char			 msg[256];
 
-	if (nimage_waits >= VM_IMAGE_WAITS_MAX ||
+	if (req_count(NULL, RP_IMAGE) >= VM_IMAGE_WAITS_MAX ||
 	    (w = calloc(1, sizeof(*w))) == NULL) {
 		(void)snprintf(msg, sizeof(msg), "image %s is still being "
 		    "verified after a service start; retry in a few seconds",
@@ -95,31 +91,17 @@ vm_image_wait(uint64_t peerid, const struct ws_auth *auth,
 		call_reply(peerid, TOOL_UNAVAILABLE, "out of memory; retry");
 		return;
 	}
-	w->peerid = peerid;
 	w->auth = *auth;
-	(void)snprintf(w->image, sizeof(w->image), "%s", image);
-	evtimer_set(&w->timer, vm_image_wait_timeout, w);
-	evtimer_add(&w->timer, &tv);
-	TAILQ_INSERT_TAIL(&image_waits, w, entry);
-	nimage_waits++;
+	r = req_await(RP_IMAGE, IMSG_STORE_IMAGE_STATUS, image,
+	    vm_image_reported, vm_image_wait_end);
+	r->call = peerid;
+	r->what = args->tool->name;
+	r->ctx = w;
 	log_debug("workspace %s: vm_create waits for image %s", auth->name,
 	    image);
-	vm_image_wait_progress(w);
-}
-
-void
-vm_create_image_reported(const char *image)
-{
-	struct vm_image_wait	*w, *next;
-
-	for (w = TAILQ_FIRST(&image_waits); w != NULL; w = next) {
-		next = TAILQ_NEXT(w, entry);
-		if (strcmp(w->image, image) != 0)
-			continue;
-		/* It cannot wait again, so the list stays as it is. */
-		(void)dispatch_run(w->peerid, &w->auth, &w->args);
-		vm_image_wait_free(w);
-	}
+	(void)snprintf(msg, sizeof(msg), "waiting for image %s to be "
+	    "verified", image);
+	call_progress(peerid, 0, 3, msg);
 }
 
 static void
@@ -346,16 +328,17 @@ void
 tool_vm_create_cancel(uint64_t call)
 {
 	struct vm_image_wait	*w;
+	struct req		*r;
 	struct vm		*vm;
 	char			 msg[160];
 
-	TAILQ_FOREACH(w, &image_waits, entry)
-		if (w->peerid == call) {
-			log_info("workspace %s: vm_create cancelled while it "
-			    "waited for image %s", w->auth.name, w->image);
-			vm_image_wait_free(w);
-			return;
-		}
+	if ((r = req_match(RP_IMAGE, call, NULL)) != NULL) {
+		w = r->ctx;
+		log_info("workspace %s: vm_create cancelled while it waited "
+		    "for image %s", w->auth.name, r->key);
+		req_end(r, REQ_CANCELLED, NULL);
+		return;
+	}
 	TAILQ_FOREACH(vm, &vms, entry) {
 		if (!vm->op.pending || vm->op.peerid != call)
 			continue;
@@ -380,10 +363,10 @@ tool_vm_create_cancel(uint64_t call)
 void
 tool_vm_create_lost(void)
 {
-	struct vm_image_wait	*w;
+	struct req	*r;
 
-	while ((w = TAILQ_FIRST(&image_waits)) != NULL)
-		vm_image_wait_free(w);
+	while ((r = req_match(RP_IMAGE, 0, NULL)) != NULL)
+		req_end(r, REQ_CANCELLED, NULL);
 }
 
 /* ---- vm_list, vm_status ------------------------------------------------- */

@@ -172,7 +172,8 @@ vm_status_notes(void (*note)(const char *, const char *, void *), void *arg)
 
 /*
  * Once a second: every request to stored, netd or a monitor that is past
- * its deadline fails, so that no call waits for ever on a hung process.
+ * its deadline fails, so that no call waits for ever on a hung process,
+ * and so does a vm_create that waited too long for its image.
  */
 static void
 vm_sweep(int fd, short event, void *arg)

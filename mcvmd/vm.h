@@ -26,6 +26,7 @@
 #define VM_CALL_TIMEOUT		60	/* s the monitor has beyond a wait */
 #define VM_STORE_TIMEOUT	20	/* s stored has to answer a request */
 #define VM_NET_TIMEOUT		10	/* s netd has */
+#define VM_IMAGE_WAIT		120	/* s a vm_create waits for its image */
 #define VM_RESULT_MAX		8192	/* a receipt's replayed result */
 #define VM_GUEST_STR_MAX	256
 #define VM_VMM_BINARY		"mcvm-vmm"
@@ -208,7 +209,6 @@ void		 vm_checkpoint_write(struct vm *, int);
 void		 vm_front_lost(void);
 
 /* tool-vm.c */
-void		 vm_create_image_reported(const char *);
 
 /* template.c */
 void		 vm_template_build(void);

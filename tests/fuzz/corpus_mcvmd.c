@@ -63,6 +63,9 @@
 #define C_JSTATUS	"\x00\x04" VMID "\x00"
 #define C_DESTROY	"\x00\x0c" VMID
 #define C_STOP_FORCE	"\x00\x09" VMID "\x02" SKIP
+/* The image is fuzz_mcvmd.c's, never reported: the creation waits. */
+#define C_CREATE(image)	"\x00\x10" "\x02" SKIP image SKIP SKIP SKIP SKIP \
+			SKIP SKIP
 #define EXITED		"\x04\x01\x04\x02"	/* QEMU, then monitor */
 #define RESTART		"\x04\x00"		/* frontd starts again */
 #define CANCEL		"\x03\x00"		/* frontd cancels call 1 */
@@ -444,6 +447,14 @@ monitor_seeds(const char *dir)
 	job(5);
 	job_output(&huge);
 	free(s);
+	write_seed(dir);
+
+	begin("create-wait-cancel");
+	RAW(RUN C_CREATE("\x00") CANCEL);
+	write_seed(dir);
+
+	begin("create-wait-restart");
+	RAW(RUN C_CREATE(SKIP) C_CREATE("\x00") RESTART);
 	write_seed(dir);
 
 	begin("exec-restart");

@@ -13,7 +13,9 @@
  *	stored, netd	socketpairs; stored's requests are answered as a
  *			well-behaved stored would (a disk delete and a
  *			checkpoint file succeed, a disk fails), netd's are
- *			read and dropped;
+ *			read and dropped; the one image configured is never
+ *			reported, so that a vm_create waits for it until it
+ *			is cancelled or frontd goes;
  *	the monitor	a socketpair attached with vm_monitor_attach() to a
  *			VM the target puts in the list; the input is written
  *			to it as imsg frames;
@@ -78,6 +80,7 @@
 #define FZ_PAYLOAD_MAX		(IMSG_MAX_PAYLOAD + 64)
 #define FZ_JOBS			3
 #define FZ_WS			"fuzz-vms"
+#define FZ_IMAGE		"debian"	/* configured, not reported */
 /* A VM's processes while they run: pids above any pid_max (at most
  * 2^22), which kill(2) finds nowhere. */
 #define FZ_QEMU_PID		((pid_t)0x7ffffff0)
@@ -466,6 +469,18 @@ call_new(void)
 	return call_id(ncalls);
 }
 
+/* frontd's notifications/cancelled: a vm_create stops its wait. */
+static void
+call_cancel(uint64_t call)
+{
+	unsigned int	 n = req_count(NULL, RP_IMAGE);
+	int		 waits = req_match(RP_IMAGE, call, NULL) != NULL;
+
+	dispatch_cancel(call);
+	if (waits && req_count(NULL, RP_IMAGE) != n - 1)
+		fz_fail("a cancelled vm_create still waits for its image");
+}
+
 /* frontd restarts (as child_exited has it): its calls lose their caller. */
 static void
 front_restart(void)
@@ -474,6 +489,8 @@ front_restart(void)
 	uint32_t	 i;
 
 	vm_front_lost();
+	if (req_match(RP_IMAGE, 0, NULL) != NULL)
+		fz_fail("a vm_create waits for its image after frontd went");
 	if (++c->gen == 0)
 		c->gen = 1;
 	for (i = 1; i <= ncalls; i++)
@@ -573,7 +590,7 @@ static const enum tool_id vm_tools[] = {
 	TOOL_VM_JOB_STATUS, TOOL_VM_JOB_CANCEL, TOOL_VM_WRITE_FILE,
 	TOOL_VM_SUSPEND, TOOL_VM_RESUME, TOOL_VM_STOP, TOOL_VM_LIST,
 	TOOL_VM_START, TOOL_VM_DESTROY, TOOL_VM_EXEC, TOOL_VM_JOB_OUTPUT,
-	TOOL_VM_STATUS,
+	TOOL_VM_STATUS, TOOL_VM_CREATE,
 };
 
 /*
@@ -615,6 +632,8 @@ tool_call(struct in *in)
 		case TP_STRING:
 			if (strcmp(p->name, "vm_id") == 0)
 				v->s = vm->row.id;
+			else if (strcmp(p->name, "image") == 0)
+				v->s = FZ_IMAGE;	/* never verified */
 			else if (strcmp(p->name, "job_id") == 0)
 				v->s = job_ids[(k >> 1) % FZ_JOBS];
 			else if (strcmp(p->name, "request_id") == 0) {
@@ -975,8 +994,7 @@ monitor_run(uint8_t flags, struct in *in)
 		case 3:
 			/* frontd's notifications/cancelled for a call. */
 			if (ncalls > 0)
-				dispatch_cancel(call_id(1 + in_u8(in) %
-				    ncalls));
+				call_cancel(call_id(1 + in_u8(in) % ncalls));
 			break;
 		case 4:
 			b = in_u8(in);
@@ -1271,6 +1289,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)snprintf(env->conf.control_sock, sizeof(env->conf.control_sock),
 	    "%s/control.sock", dir);
 	env->conf.control_group[0] = '\0';
+	(void)snprintf(env->conf.images[0].name,
+	    sizeof(env->conf.images[0].name), "%s", FZ_IMAGE);
+	env->conf.nimages = 1;
 	mkdir_or_fail(env->conf.statedir);
 	mkdir_or_fail(env->conf.rundir);
 	(void)snprintf(path, sizeof(path), "%s/vms", env->conf.rundir);
