@@ -160,7 +160,10 @@ vmm_event(enum vmm_event ev, const char *detail)
 	msg_close(b);
 }
 
-/* Unasked (peerid 0): mcvmd should stop this VM. */
+/*
+ * Unasked (peerid 0): the QMP channel broke.  The requests it held have
+ * failed already, and the next ones fail at once; mcvmd logs this.
+ */
 void
 vmm_error_unasked(uint32_t code, uint32_t err, const char *text)
 {
