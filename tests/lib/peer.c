@@ -264,8 +264,10 @@ peer_other(struct peer *p, uint32_t id, struct imsg *imsg)
 /*
  * The next message of request c: 1 for the one that ends it (its reply
  * type or p->error_type), 0 for one before it, which the caller checks.
- * Messages with peerid 0 go to p->unasked on the way.  -1 on the end of
- * the channel, the deadline, or a message of another request.
+ * On the way, peerid 0 goes to p->unasked and, with p->late_ok, replies
+ * to earlier requests are skipped.  -1 on the end of the channel, the
+ * deadline (c->timeout_ms; peer_rearm() moves it), bad framing, or a
+ * message of another request.
  */
 int
 peer_wait(struct peer *p, struct peer_call *c, struct imsg *imsg)
