@@ -9,6 +9,6 @@ UNIT_EXTRA_SRCS += $(VMM_SRCS)
 
 # Plays mcvmd to the real binary, with a real QEMU, for tests/suites/vmm.
 TESTPROGS += vmm-driver
-vmm-driver_SRCS := tests/vmm/driver.c
+vmm-driver_SRCS := tests/vmm/driver.c tests/lib/peer.c
 vmm-driver_PKGS := libevent
-$(OBJ)/tests/vmm/%.o: EXTRA_CFLAGS := -Ivmm
+$(OBJ)/tests/vmm/%.o: EXTRA_CFLAGS := -Ivmm -Itests/lib

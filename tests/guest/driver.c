@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +25,7 @@
 
 #include "agentc.h"
 #include "b64.h"
+#include "peer.h"
 #include "utf8.h"
 
 #define QEMU_BIN		"qemu-system-x86_64"
@@ -43,19 +43,8 @@
 
 static struct agentc	 ac;
 static pid_t		 qemu_pid = -1;
-static int		 passed, failed;
 static char		 workdir[256];
 static char		 sockpath[512];
-static char		 failmsg[512];
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static double
 now_us(void)
@@ -73,30 +62,6 @@ sleep_ms(int ms)
 
 	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 		;
-}
-
-static int __attribute__((format(printf, 1, 2)))
-fail(const char *fmt, ...)
-{
-	va_list	 ap;
-
-	va_start(ap, fmt);
-	vsnprintf(failmsg, sizeof(failmsg), fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-static void
-report(const char *name, int rv)
-{
-	if (rv == 0) {
-		printf("ok - %s\n", name);
-		passed++;
-	} else {
-		printf("FAIL - %s: %s\n", name, failmsg);
-		failed++;
-	}
-	fflush(stdout);
 }
 
 static void
@@ -153,7 +118,7 @@ qemu_start(const char *image)
 static int
 qemu_stop(int wait_ms)
 {
-	uint64_t	 deadline = now_ms() + (uint64_t)wait_ms;
+	uint64_t	 deadline = test_now_ms() + (uint64_t)wait_ms;
 	int		 status;
 	pid_t		 pid;
 
@@ -165,7 +130,7 @@ qemu_stop(int wait_ms)
 			qemu_pid = -1;
 			return 0;
 		}
-		if (now_ms() >= deadline)
+		if (test_now_ms() >= deadline)
 			break;
 		sleep_ms(50);
 	}
@@ -178,10 +143,10 @@ qemu_stop(int wait_ms)
 static int
 agent_connect(int timeout_ms)
 {
-	uint64_t	 deadline = now_ms() + (uint64_t)timeout_ms;
+	uint64_t	 deadline = test_now_ms() + (uint64_t)timeout_ms;
 
 	while (ac_connect(&ac, sockpath) == -1) {
-		if (now_ms() >= deadline)
+		if (test_now_ms() >= deadline)
 			return -1;
 		sleep_ms(10);
 	}
@@ -192,15 +157,15 @@ static int
 call(struct agent_msg *req, struct agent_msg *rep)
 {
 	if (ac_call(&ac, req, rep, CALL_TIMEOUT_MS) == -1)
-		return fail("%s: %s", agent_type_name(req->type),
+		return test_fail("%s: %s", agent_type_name(req->type),
 		    strerror(errno));
 	if (rep->type == AGENT_ERROR)
-		return fail("%s: error %u (%s): %s", agent_type_name(req->type),
-		    rep->u.error.code, agent_err_name(rep->u.error.code),
-		    rep->u.error.message);
+		return test_fail("%s: error %u (%s): %s",
+		    agent_type_name(req->type), rep->u.error.code,
+		    agent_err_name(rep->u.error.code), rep->u.error.message);
 	if (rep->type != (AGENT_REPLY | req->type))
-		return fail("%s: reply of type %s", agent_type_name(req->type),
-		    agent_type_name(rep->type));
+		return test_fail("%s: reply of type %s",
+		    agent_type_name(req->type), agent_type_name(rep->type));
 	return 0;
 }
 
@@ -211,13 +176,13 @@ call_err(struct agent_msg *req, uint32_t code)
 	struct agent_msg	 rep;
 
 	if (ac_call(&ac, req, &rep, CALL_TIMEOUT_MS) == -1)
-		return fail("%s: %s", agent_type_name(req->type),
+		return test_fail("%s: %s", agent_type_name(req->type),
 		    strerror(errno));
 	if (rep.type != AGENT_ERROR)
-		return fail("%s succeeded; expected %s",
+		return test_fail("%s succeeded; expected %s",
 		    agent_type_name(req->type), agent_err_name(code));
 	if (rep.u.error.code != code)
-		return fail("%s: error %s (%s); expected %s",
+		return test_fail("%s: error %s (%s); expected %s",
 		    agent_type_name(req->type),
 		    agent_err_name(rep.u.error.code), rep.u.error.message,
 		    agent_err_name(code));
@@ -264,15 +229,15 @@ job_status(uint32_t job, struct agent_job_status *st)
 static int
 job_wait(uint32_t job, struct agent_job_status *st, int timeout_ms)
 {
-	uint64_t	 deadline = now_ms() + (uint64_t)timeout_ms;
+	uint64_t	 deadline = test_now_ms() + (uint64_t)timeout_ms;
 
 	for (;;) {
 		if (job_status(job, st) == -1)
 			return -1;
 		if (st->state != AGENT_JOB_RUNNING)
 			return 0;
-		if (now_ms() >= deadline)
-			return fail("job %u still running", job);
+		if (test_now_ms() >= deadline)
+			return test_fail("job %u still running", job);
 		sleep_ms(JOB_POLL_MS);
 	}
 }
@@ -322,10 +287,10 @@ job_collect(uint32_t job, uint32_t page)
 			len = s == 0 ? rep.u.output.out_len :
 			    rep.u.output.err_len;
 			if (len > page)
-				return fail("page of %u bytes > %u", len,
+				return test_fail("page of %u bytes > %u", len,
 				    page);
 			if (UTF8_DECODED_MAX(len) > TEXT_MAX - 1 - col.len[s])
-				return fail("output too long");
+				return test_fail("output too long");
 			errs = 0;
 			used = utf8_decode(data, len,
 			    agent_page_final(&rep.u.output.st, s,
@@ -373,17 +338,17 @@ static int
 expect_output(const char *out, const char *err, int code)
 {
 	if (col.st.state != AGENT_JOB_COMPLETED)
-		return fail("state %s (stderr: %.200s)",
+		return test_fail("state %s (stderr: %.200s)",
 		    agent_job_state_name(col.st.state), col.text[1]);
 	if (col.st.exit_code != code)
-		return fail("exit code %d, expected %d (stderr: %.200s)",
+		return test_fail("exit code %d, expected %d (stderr: %.200s)",
 		    col.st.exit_code, code, col.text[1]);
 	if (out != NULL && strcmp(col.text[0], out) != 0)
-		return fail("stdout \"%.200s\", expected \"%s\"", col.text[0],
-		    out);
+		return test_fail("stdout \"%.200s\", expected \"%s\"",
+		    col.text[0], out);
 	if (err != NULL && strcmp(col.text[1], err) != 0)
-		return fail("stderr \"%.200s\", expected \"%s\"", col.text[1],
-		    err);
+		return test_fail("stderr \"%.200s\", expected \"%s\"",
+		    col.text[1], err);
 	return 0;
 }
 
@@ -423,7 +388,7 @@ file_read(const char *path, uint8_t *buf, size_t cap)
 		if (call(&req, &rep) == -1)
 			return -1;
 		if (rep.u.file_data.len > cap - off)
-			return fail("file larger than %zu", cap);
+			return test_fail("file larger than %zu", cap);
 		memcpy(buf + off, rep.u.file_data.data, rep.u.file_data.len);
 		off += rep.u.file_data.len;
 		if (rep.u.file_data.eof || rep.u.file_data.len == 0)
@@ -446,12 +411,12 @@ t_info(void)
 	if (call(&req, &rep) == -1)
 		return -1;
 	if (strstr(rep.u.info.os, "Debian") == NULL)
-		return fail("os \"%s\"", rep.u.info.os);
+		return test_fail("os \"%s\"", rep.u.info.os);
 	if (strncmp(rep.u.info.kernel, "Linux ", 6) != 0)
-		return fail("kernel \"%s\"", rep.u.info.kernel);
+		return test_fail("kernel \"%s\"", rep.u.info.kernel);
 	if (rep.u.info.jobs_active_max != AGENT_JOBS_ACTIVE_MAX ||
 	    rep.u.info.jobs_total_max != AGENT_JOBS_TOTAL_MAX)
-		return fail("job limits %u/%u", rep.u.info.jobs_active_max,
+		return test_fail("job limits %u/%u", rep.u.info.jobs_active_max,
 		    rep.u.info.jobs_total_max);
 	printf("# %s, %s, agent %s, up %llu ms\n", rep.u.info.os,
 	    rep.u.info.kernel, rep.u.info.agent_version,
@@ -479,7 +444,7 @@ t_argv_identity(void)
 		return -1;
 	if (strncmp(col.text[0], "uid=1000(", 9) != 0 ||
 	    strstr(col.text[0], "gid=1000(") == NULL)
-		return fail("id: %s", col.text[0]);
+		return test_fail("id: %s", col.text[0]);
 	if (run("pwd; echo $HOME", 1, NULL) == -1)
 		return -1;
 	if (expect_output("/workspace\n/workspace\n", "", 0) == -1)
@@ -490,7 +455,7 @@ t_argv_identity(void)
 	if (expect_output(NULL, "", 0) == -1)
 		return -1;
 	if (strncmp(col.text[0], "0::/mcvm-jobs/job-", 18) != 0)
-		return fail("cgroup: %s", col.text[0]);
+		return test_fail("cgroup: %s", col.text[0]);
 	/* Once that job ended its cgroup is gone; the next one has its own. */
 	id = strtoul(col.text[0] + 18, NULL, 10);
 	if (run("cd /sys/fs/cgroup/mcvm-jobs && echo job-*", 1, NULL) == -1 ||
@@ -498,7 +463,8 @@ t_argv_identity(void)
 		return -1;
 	snprintf(want, sizeof(want), "job-%lu\n", id + 1);
 	if (strcmp(col.text[0], want) != 0)
-		return fail("job cgroups after job %lu: %s", id, col.text[0]);
+		return test_fail("job cgroups after job %lu: %s", id,
+		    col.text[0]);
 	return 0;
 }
 
@@ -580,18 +546,19 @@ t_streams_end(void)
 	    expect_output("out\n", "err\n", 0) == -1)
 		return -1;
 	if (!col.st.out_eof || !col.st.err_eof)
-		return fail("streams open after the exit: eof %d %d",
+		return test_fail("streams open after the exit: eof %d %d",
 		    col.st.out_eof, col.st.err_eof);
 	if (exec_start("(sleep 2; echo late) & echo early", 1, NULL, 0,
 	    &job) == -1 || job_wait(job, &st, JOB_TIMEOUT_MS) == -1)
 		return -1;
 	if (st.state != AGENT_JOB_COMPLETED || st.out_eof || st.err_eof)
-		return fail("with a process left: %s, eof %d %d",
+		return test_fail("with a process left: %s, eof %d %d",
 		    agent_job_state_name(st.state), st.out_eof, st.err_eof);
-	deadline = now_ms() + JOB_TIMEOUT_MS;
+	deadline = test_now_ms() + JOB_TIMEOUT_MS;
 	while (!st.out_eof || !st.err_eof) {
-		if (now_ms() >= deadline)
-			return fail("the process left never ended its streams");
+		if (test_now_ms() >= deadline)
+			return test_fail("the process left never ended its "
+			    "streams");
 		sleep_ms(JOB_POLL_MS);
 		if (job_status(job, &st) == -1)
 			return -1;
@@ -633,8 +600,9 @@ t_cwd_env(void)
 		return -1;
 	if (st.state != AGENT_JOB_FAILED ||
 	    strstr(col.text[1], "pwd: No such file") == NULL)
-		return fail("pwd with PATH=/nonexistent: %s, stderr %.200s",
-		    agent_job_state_name(st.state), col.text[1]);
+		return test_fail("pwd with PATH=/nonexistent: %s, "
+		    "stderr %.200s", agent_job_state_name(st.state),
+		    col.text[1]);
 	req.u.exec.env[0] = "=bad";
 	if (call_err(&req, AGENT_ERR_INVAL) == -1)
 		return -1;
@@ -670,18 +638,18 @@ t_truncated(void)
 	if (expect_output(NULL, "", 0) == -1)
 		return -1;
 	if (!col.st.truncated)
-		return fail("not truncated");
+		return test_fail("not truncated");
 	if (col.st.out_total != 1048576)
-		return fail("out_total %llu",
+		return test_fail("out_total %llu",
 		    (unsigned long long)col.st.out_total);
 	if (col.len[0] != AGENT_JOB_RETAIN_MAX ||
 	    col.cursor[0] != AGENT_JOB_RETAIN_MAX)
-		return fail("retained %zu bytes", col.len[0]);
+		return test_fail("retained %zu bytes", col.len[0]);
 	for (i = 0; i < col.len[0]; i++)
 		if (col.text[0][i] != 'x')
-			return fail("byte %zu is %#x", i, col.text[0][i]);
+			return test_fail("byte %zu is %#x", i, col.text[0][i]);
 	if (col.pages < AGENT_JOB_RETAIN_MAX / AGENT_PAGE_MAX)
-		return fail("only %d pages", col.pages);
+		return test_fail("only %d pages", col.pages);
 	/* The budget is shared by both streams. */
 	if (run("head -c 200000 /dev/zero | tr '\\0' o; "
 	    "head -c 200000 /dev/zero | tr '\\0' e >&2", 1, NULL) == -1)
@@ -689,7 +657,7 @@ t_truncated(void)
 	if (!col.st.truncated || col.len[0] + col.len[1] !=
 	    AGENT_JOB_RETAIN_MAX || col.st.out_total + col.st.err_total !=
 	    400000)
-		return fail("two streams: retained %zu + %zu, total %llu",
+		return test_fail("two streams: retained %zu + %zu, total %llu",
 		    col.len[0], col.len[1], (unsigned long long)
 		    (col.st.out_total + col.st.err_total));
 	return 0;
@@ -710,14 +678,14 @@ t_utf8(void)
 	if (expect_output(NULL, "", 0) == -1)
 		return -1;
 	if (col.len[0] != 16383 + 9 + 2 || col.errors[0])
-		return fail("decoded %zu bytes, errors %d", col.len[0],
+		return test_fail("decoded %zu bytes, errors %d", col.len[0],
 		    col.errors[0]);
 	for (i = 0; i < 16383; i++)
 		if (col.text[0][i] != 'a')
-			return fail("byte %zu", i);
+			return test_fail("byte %zu", i);
 	if (strcmp(col.text[0] + 16383, "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
 	    "\xc3\xa9") != 0)
-		return fail("tail \"%s\"", col.text[0] + 16383);
+		return test_fail("tail \"%s\"", col.text[0] + 16383);
 
 	/* The first page alone stops before the cut character. */
 	if (exec_start("printf 'ab\\342\\202\\254'", 1, NULL, 0, &job) == -1 ||
@@ -738,7 +706,7 @@ t_utf8(void)
 		    agent_page_final(&rep.u.output.st, 0, 0,
 		    rep.u.output.out_len), out, &olen, &errs);
 		if (used != 2 || olen != 2 || errs)
-			return fail("page of 4: used %zu, errors %d", used,
+			return test_fail("page of 4: used %zu, errors %d", used,
 			    errs);
 	}
 
@@ -747,13 +715,13 @@ t_utf8(void)
 		return -1;
 	snprintf(expect, sizeof(expect), "ok\xef\xbf\xbdx\xef\xbf\xbd");
 	if (strcmp(col.text[0], expect) != 0 || !col.errors[0])
-		return fail("invalid bytes decoded as \"%s\", errors %d",
+		return test_fail("invalid bytes decoded as \"%s\", errors %d",
 		    col.text[0], col.errors[0]);
 	/* A literal U+FFFD is not an error. */
 	if (run("printf '\\357\\277\\275'", 1, NULL) == -1)
 		return -1;
 	if (strcmp(col.text[0], "\xef\xbf\xbd") != 0 || col.errors[0])
-		return fail("literal U+FFFD: errors %d", col.errors[0]);
+		return test_fail("literal U+FFFD: errors %d", col.errors[0]);
 	return 0;
 }
 
@@ -779,13 +747,13 @@ t_base64(void)
 	if (call(&req, &rep) == -1)
 		return -1;
 	if (rep.u.output.out_len != sizeof(want))
-		return fail("%u bytes", rep.u.output.out_len);
+		return test_fail("%u bytes", rep.u.output.out_len);
 	b64_encode(rep.u.output.out, rep.u.output.out_len, enc);
 	if (strcmp(enc, "AAH+/4AK") != 0)
-		return fail("base64 \"%s\"", enc);
+		return test_fail("base64 \"%s\"", enc);
 	if (b64_decode(enc, strlen(enc), dec) != (long)sizeof(want) ||
 	    memcmp(dec, want, sizeof(want)) != 0)
-		return fail("base64 round trip");
+		return test_fail("base64 round trip");
 	return 0;
 }
 
@@ -822,7 +790,7 @@ t_cancel_setsid(void)
 		sleep_ms(50);
 	}
 	if (n <= 0)
-		return fail("grandchild did not start");
+		return test_fail("grandchild did not start");
 	buf[n] = '\0';
 	gc = strtol((char *)buf, NULL, 10);
 	if ((n = file_read("sh.pid", buf, sizeof(buf) - 1)) <= 0)
@@ -830,7 +798,7 @@ t_cancel_setsid(void)
 	buf[n] = '\0';
 	sh = strtol((char *)buf, NULL, 10);
 	if (guest_pid_alive(gc) != 1 || guest_pid_alive(sh) != 1)
-		return fail("processes %ld, %ld not running", sh, gc);
+		return test_fail("processes %ld, %ld not running", sh, gc);
 
 	memset(&req, 0, sizeof(req));
 	req.type = AGENT_JOB_CANCEL;
@@ -838,7 +806,7 @@ t_cancel_setsid(void)
 	if (call(&req, &rep) == -1)
 		return -1;
 	if (rep.u.status.st.state != AGENT_JOB_CANCELLED)
-		return fail("state %s after cancel",
+		return test_fail("state %s after cancel",
 		    agent_job_state_name(rep.u.status.st.state));
 	for (i = 0; i < 100; i++) {
 		if (job_status(job, &st) == -1)
@@ -848,14 +816,14 @@ t_cancel_setsid(void)
 		sleep_ms(50);
 	}
 	if (st.state != AGENT_JOB_CANCELLED || st.signal != SIGKILL)
-		return fail("state %s, signal %d",
+		return test_fail("state %s, signal %d",
 		    agent_job_state_name(st.state), st.signal);
 	for (i = 0; i < 50; i++) {
 		if (guest_pid_alive(gc) == 0 && guest_pid_alive(sh) == 0)
 			return 0;
 		sleep_ms(100);
 	}
-	return fail("setsid grandchild %ld survived the cancel", gc);
+	return test_fail("setsid grandchild %ld survived the cancel", gc);
 }
 
 /* Sends a JOB_READ that waits up to wait_ms for its job; *id is its id. */
@@ -871,7 +839,7 @@ read_waiting(uint32_t job, uint32_t wait_ms, uint32_t *id)
 	req.u.job_read.err_max = AGENT_PAGE_MAX;
 	req.u.job_read.wait_ms = wait_ms;
 	if (ac_send(&ac, &req) == -1)
-		return fail("job_read: %s", strerror(errno));
+		return test_fail("job_read: %s", strerror(errno));
 	*id = req.id;
 	return 0;
 }
@@ -896,18 +864,18 @@ t_job_wait(void)
 	if (call(&req, &rep) == -1 || job_status(job, &st) == -1)
 		return -1;
 	if (st.state != AGENT_JOB_RUNNING)
-		return fail("the job ended before it was let go");
+		return test_fail("the job ended before it was let go");
 	if (file_write("go", 0, 0, "", 0, NULL) == -1)
 		return -1;
 	if (ac_recv(&ac, id, &rep, CALL_TIMEOUT_MS) == -1)
-		return fail("waiting job_read: %s", strerror(errno));
+		return test_fail("waiting job_read: %s", strerror(errno));
 	if (rep.type != (AGENT_REPLY | AGENT_JOB_READ))
-		return fail("waiting job_read: reply %s",
+		return test_fail("waiting job_read: reply %s",
 		    agent_type_name(rep.type));
 	if (rep.u.output.st.state != AGENT_JOB_COMPLETED ||
 	    rep.u.output.out_len != 5 ||
 	    memcmp(rep.u.output.out, "done\n", 5) != 0)
-		return fail("answered %s with %u bytes",
+		return test_fail("answered %s with %u bytes",
 		    agent_job_state_name(rep.u.output.st.state),
 		    rep.u.output.out_len);
 
@@ -915,10 +883,10 @@ t_job_wait(void)
 	    read_waiting(job, 200, &id) == -1)
 		return -1;
 	if (ac_recv(&ac, id, &rep, CALL_TIMEOUT_MS) == -1)
-		return fail("short wait: %s", strerror(errno));
+		return test_fail("short wait: %s", strerror(errno));
 	if (rep.type != (AGENT_REPLY | AGENT_JOB_READ) ||
 	    rep.u.output.st.state != AGENT_JOB_RUNNING)
-		return fail("short wait answered %s",
+		return test_fail("short wait answered %s",
 		    rep.type == AGENT_ERROR ? rep.u.error.message :
 		    agent_job_state_name(rep.u.output.st.state));
 	memset(&req, 0, sizeof(req));
@@ -949,7 +917,8 @@ t_files(void)
 	    sizeof(back))) == -1)
 		return -1;
 	if (n != 12 || memcmp(back, "Jello\nworld\n", 12) != 0 || size != 12)
-		return fail("read back %ld bytes \"%.*s\"", n, (int)n, back);
+		return test_fail("read back %ld bytes \"%.*s\"", n, (int)n,
+		    back);
 	for (i = 0; i < sizeof(big); i++)
 		big[i] = (uint8_t)(i * 7 + 3);
 	if (file_write("big.bin", 0, 0, big, sizeof(big), &size) == -1)
@@ -957,7 +926,7 @@ t_files(void)
 	if ((n = file_read("big.bin", back, sizeof(back))) == -1)
 		return -1;
 	if ((size_t)n != sizeof(big) || memcmp(back, big, sizeof(big)) != 0)
-		return fail("128 KiB round trip: %ld bytes", n);
+		return test_fail("128 KiB round trip: %ld bytes", n);
 	/* Files belong to the workspace user. */
 	if (run("stat -c %u:%g dir/sub/note.txt big.bin dir/sub", 1, NULL) ==
 	    -1)
@@ -984,7 +953,7 @@ t_escape(void)
 		req.u.file_read.path = bad[i];
 		req.u.file_read.length = 100;
 		if (call_err(&req, AGENT_ERR_PATH) == -1)
-			return fail("read %s: %s", bad[i], failmsg);
+			return test_fail("read %s: %s", bad[i], test_why());
 	}
 	memset(&req, 0, sizeof(req));
 	req.type = AGENT_FILE_WRITE;
@@ -1020,7 +989,7 @@ t_freeze(void)
 	uint64_t		 t0, wall;
 	uint32_t		 job;
 
-	t0 = now_ms();
+	t0 = test_now_ms();
 	if (exec_start("while :; do echo tick; sleep 0.1; done", 1, NULL,
 	    4000, &job) == -1)
 		return -1;
@@ -1030,7 +999,7 @@ t_freeze(void)
 	if (call(&req, &rep) == -1)
 		return -1;
 	if (rep.u.frozen.jobs_frozen != 1)
-		return fail("%u jobs frozen", rep.u.frozen.jobs_frozen);
+		return test_fail("%u jobs frozen", rep.u.frozen.jobs_frozen);
 	/* No new jobs while frozen. */
 	memset(&req, 0, sizeof(req));
 	req.type = AGENT_EXEC;
@@ -1045,16 +1014,16 @@ t_freeze(void)
 	if (job_status(job, &st2) == -1)
 		return -1;
 	if (st2.state != AGENT_JOB_RUNNING)
-		return fail("frozen job %s",
+		return test_fail("frozen job %s",
 		    agent_job_state_name(st2.state));
 	if (st2.out_total != st.out_total)
-		return fail("output grew while frozen: %llu -> %llu",
+		return test_fail("output grew while frozen: %llu -> %llu",
 		    (unsigned long long)st.out_total,
 		    (unsigned long long)st2.out_total);
 	memset(&req, 0, sizeof(req));
 	req.type = AGENT_INFO;
 	if (call(&req, &rep) == -1 || !rep.u.info.frozen)
-		return fail("info does not say frozen");
+		return test_fail("info does not say frozen");
 	memset(&req, 0, sizeof(req));
 	req.type = AGENT_THAW;
 	if (call(&req, &rep) == -1)
@@ -1063,16 +1032,16 @@ t_freeze(void)
 	if (job_status(job, &st2) == -1)
 		return -1;
 	if (st2.out_total <= st.out_total)
-		return fail("no output after thaw");
+		return test_fail("no output after thaw");
 	/* The 4 s timeout counts only unfrozen time. */
 	if (job_wait(job, &st2, JOB_TIMEOUT_MS) == -1)
 		return -1;
-	wall = now_ms() - t0;
+	wall = test_now_ms() - t0;
 	if (st2.state != AGENT_JOB_TIMED_OUT)
-		return fail("state %s", agent_job_state_name(st2.state));
+		return test_fail("state %s", agent_job_state_name(st2.state));
 	if (wall < 4000 + 2000 || st2.runtime_ms < 3900 ||
 	    st2.runtime_ms > 5500)
-		return fail("timed out after %llu ms of %llu ms wall",
+		return test_fail("timed out after %llu ms of %llu ms wall",
 		    (unsigned long long)st2.runtime_ms,
 		    (unsigned long long)wall);
 	return 0;
@@ -1100,7 +1069,7 @@ t_set_time(void)
 	if (call(&req, &rep) == -1)
 		return -1;
 	if (t < when || t > when + 60)
-		return fail("guest time %ld", t);
+		return test_fail("guest time %ld", t);
 	return 0;
 }
 
@@ -1146,10 +1115,10 @@ t_limits(void)
 			if (job_status(jobs[i], &st) == -1)
 				return -1;
 			if (++polls > 500)
-				return fail("job %u not reaped", jobs[i]);
+				return test_fail("job %u not reaped", jobs[i]);
 		}
 		if (st.state != AGENT_JOB_CANCELLED || st.signal != SIGKILL)
-			return fail("job %u: %s, signal %d", jobs[i],
+			return test_fail("job %u: %s, signal %d", jobs[i],
 			    agent_job_state_name(st.state), st.signal);
 	}
 	if (rv == 0 && exec_start("true", 0, NULL, 0, &extra) == -1)
@@ -1169,18 +1138,18 @@ t_errors(void)
 	agent_hdr_put(frame, 99, 4242, 0);
 	if (ac_send_raw(&ac, frame, AGENT_HDR_LEN) == -1 ||
 	    ac_recv(&ac, 4242, &rep, CALL_TIMEOUT_MS) == -1)
-		return fail("unknown type: %s", strerror(errno));
+		return test_fail("unknown type: %s", strerror(errno));
 	if (rep.type != AGENT_ERROR || rep.u.error.code != AGENT_ERR_UNKNOWN)
-		return fail("unknown type answered with %s",
+		return test_fail("unknown type answered with %s",
 		    agent_type_name(rep.type));
 	/* A known type with a short payload. */
 	agent_hdr_put(frame, AGENT_JOB_STATUS, 4243, 2);
 	frame[AGENT_HDR_LEN] = frame[AGENT_HDR_LEN + 1] = 0;
 	if (ac_send_raw(&ac, frame, AGENT_HDR_LEN + 2) == -1 ||
 	    ac_recv(&ac, 4243, &rep, CALL_TIMEOUT_MS) == -1)
-		return fail("short payload: %s", strerror(errno));
+		return test_fail("short payload: %s", strerror(errno));
 	if (rep.type != AGENT_ERROR || rep.u.error.code != AGENT_ERR_PROTO)
-		return fail("short payload answered with %s",
+		return test_fail("short payload answered with %s",
 		    agent_type_name(rep.type));
 	memset(&req, 0, sizeof(req));
 	req.type = AGENT_JOB_STATUS;
@@ -1192,18 +1161,18 @@ t_errors(void)
 	    job_wait(job, &st, JOB_TIMEOUT_MS) == -1)
 		return -1;
 	if (st.state != AGENT_JOB_FAILED)
-		return fail("missing command: %s",
+		return test_fail("missing command: %s",
 		    agent_job_state_name(st.state));
 	/* Garbage costs the session; a new HELLO restores it. */
 	memset(frame, 0xa5, sizeof(frame));
 	if (ac_send_raw(&ac, frame, sizeof(frame)) == -1 ||
 	    ac_recv(&ac, 0, &rep, CALL_TIMEOUT_MS) == -1)
-		return fail("garbage: %s", strerror(errno));
+		return test_fail("garbage: %s", strerror(errno));
 	if (rep.type != AGENT_ERROR || rep.u.error.code != AGENT_ERR_PROTO)
-		return fail("garbage answered with %s",
+		return test_fail("garbage answered with %s",
 		    agent_type_name(rep.type));
 	if (ac_hello(&ac, AGENT_PROTO_VERSION, CALL_TIMEOUT_MS) == -1)
-		return fail("hello after garbage: %s", strerror(errno));
+		return test_fail("hello after garbage: %s", strerror(errno));
 	/* A version the agent does not speak. */
 	memset(&req, 0, sizeof(req));
 	req.type = AGENT_HELLO;
@@ -1230,12 +1199,12 @@ t_reconnect(void)
 	ac_close(&ac);
 	sleep_ms(300);
 	if (agent_connect(CALL_TIMEOUT_MS) == -1)
-		return fail("reconnect: %s", strerror(errno));
+		return test_fail("reconnect: %s", strerror(errno));
 	/* Before HELLO, requests are refused. */
 	memset(&req, 0, sizeof(req));
 	req.type = AGENT_PING;
 	if (ac_hello(&ac, AGENT_PROTO_VERSION, CALL_TIMEOUT_MS) == -1)
-		return fail("hello after reconnect: %s", strerror(errno));
+		return test_fail("hello after reconnect: %s", strerror(errno));
 	if (job_wait(job, &st, JOB_TIMEOUT_MS) == -1 ||
 	    job_collect(job, AGENT_PAGE_MAX) == -1)
 		return -1;
@@ -1269,7 +1238,7 @@ t_total_limit(void)
 	if (call(&req, &rep) == -1)
 		return -1;
 	if (rep.u.info.jobs_total > AGENT_JOBS_TOTAL_MAX)
-		return fail("%u jobs kept", rep.u.info.jobs_total);
+		return test_fail("%u jobs kept", rep.u.info.jobs_total);
 	/* The oldest ones are gone, told apart from ids never given. */
 	memset(&req, 0, sizeof(req));
 	req.type = AGENT_JOB_STATUS;
@@ -1305,12 +1274,12 @@ t_cursor_past_end(void)
 	req.u.job_read.out_cursor = 1000;
 	req.u.job_read.out_max = AGENT_PAGE_MAX;
 	if (ac_call(&ac, &req, &rep, CALL_TIMEOUT_MS) == -1)
-		return fail("job_read at 1000: %s", strerror(errno));
+		return test_fail("job_read at 1000: %s", strerror(errno));
 	if (rep.type != AGENT_ERROR || rep.u.error.code != AGENT_ERR_INVAL)
-		return fail("job_read at 1000 answered with %s",
+		return test_fail("job_read at 1000 answered with %s",
 		    agent_type_name(rep.type));
 	if (strstr(rep.u.error.message, "0 to 6") == NULL)
-		return fail("message \"%s\"", rep.u.error.message);
+		return test_fail("message \"%s\"", rep.u.error.message);
 	/* Also while waiting, on stderr, and at UINT64_MAX. */
 	req.u.job_read.out_cursor = 6;
 	req.u.job_read.err_cursor = UINT64_MAX;
@@ -1322,7 +1291,8 @@ t_cursor_past_end(void)
 	if (call(&req, &rep) == -1)
 		return -1;
 	if (rep.u.output.out_len != 0 || rep.u.output.out_cursor != 6)
-		return fail("read at the end: %u bytes", rep.u.output.out_len);
+		return test_fail("read at the end: %u bytes",
+		    rep.u.output.out_len);
 	memset(&req, 0, sizeof(req));
 	req.type = AGENT_PING;
 	return call(&req, &rep);
@@ -1347,7 +1317,7 @@ t_killed_state(void)
 	st = rep.u.status.st;
 	if (st.state != AGENT_JOB_CANCELLED || st.signal != SIGKILL ||
 	    st.exit_code != -1)
-		return fail("cancel answered %s, exit %d, signal %d",
+		return test_fail("cancel answered %s, exit %d, signal %d",
 		    agent_job_state_name(st.state), st.exit_code, st.signal);
 	/* A timeout: its first report after running is the final one. */
 	if (exec_start("sleep 100", 1, NULL, 200, &job) == -1)
@@ -1361,7 +1331,7 @@ t_killed_state(void)
 	}
 	if (st.state != AGENT_JOB_TIMED_OUT || st.signal != SIGKILL ||
 	    st.exit_code != -1)
-		return fail("timeout reported %s, exit %d, signal %d",
+		return test_fail("timeout reported %s, exit %d, signal %d",
 		    agent_job_state_name(st.state), st.exit_code, st.signal);
 	/* After the reap, still the same. */
 	sleep_ms(300);
@@ -1369,7 +1339,7 @@ t_killed_state(void)
 		return -1;
 	if (st.state != AGENT_JOB_TIMED_OUT || st.signal != SIGKILL ||
 	    st.exit_code != -1)
-		return fail("after the reap %s, exit %d, signal %d",
+		return test_fail("after the reap %s, exit %d, signal %d",
 		    agent_job_state_name(st.state), st.exit_code, st.signal);
 	return 0;
 }
@@ -1398,19 +1368,20 @@ t_error_utf8(void)
 	req.u.file_read.path = path;
 	req.u.file_read.length = 16;
 	if (ac_call(&ac, &req, &rep, CALL_TIMEOUT_MS) == -1)
-		return fail("file_read: %s", strerror(errno));
+		return test_fail("file_read: %s", strerror(errno));
 	if (rep.type != AGENT_ERROR || rep.u.error.code != AGENT_ERR_NOENT)
-		return fail("answered with %s %s: %s",
+		return test_fail("answered with %s %s: %s",
 		    agent_type_name(rep.type), agent_err_name(rep.u.error.code),
 		    rep.u.error.message);
 	n = strlen(rep.u.error.message);
 	(void)utf8_decode((const uint8_t *)rep.u.error.message, n, 1, text,
 	    &tlen, &errs);
 	if (errs)
-		return fail("message is not UTF-8: %s", rep.u.error.message);
+		return test_fail("message is not UTF-8: %s",
+		    rep.u.error.message);
 	if (strncmp(rep.u.error.message, "ab\xc3\xa9", 4) != 0 ||
 	    strstr(rep.u.error.message, "no such file") == NULL)
-		return fail("message \"%s\"", rep.u.error.message);
+		return test_fail("message \"%s\"", rep.u.error.message);
 	/* A cwd too. */
 	memset(&req, 0, sizeof(req));
 	req.type = AGENT_EXEC;
@@ -1418,15 +1389,15 @@ t_error_utf8(void)
 	req.u.exec.argc = 1;
 	req.u.exec.argv[0] = "true";
 	if (ac_call(&ac, &req, &rep, CALL_TIMEOUT_MS) == -1)
-		return fail("exec: %s", strerror(errno));
+		return test_fail("exec: %s", strerror(errno));
 	if (rep.type != AGENT_ERROR)
-		return fail("exec in a missing cwd: %s",
+		return test_fail("exec in a missing cwd: %s",
 		    agent_type_name(rep.type));
 	errs = 0;
 	(void)utf8_decode((const uint8_t *)rep.u.error.message,
 	    strlen(rep.u.error.message), 1, text, &tlen, &errs);
 	if (errs)
-		return fail("cwd message is not UTF-8: %s",
+		return test_fail("cwd message is not UTF-8: %s",
 		    rep.u.error.message);
 	return 0;
 }
@@ -1461,14 +1432,14 @@ t_pids_limit(void)
 	    "import os; os._exit(0)'", 1, NULL) == -1)
 		return -1;
 	if (col.st.state != AGENT_JOB_COMPLETED || col.st.exit_code != 0)
-		return fail("state %s, exit %d: %.200s",
+		return test_fail("state %s, exit %d: %.200s",
 		    agent_job_state_name(col.st.state), col.st.exit_code,
 		    col.text[1]);
 	n = strtoul(col.text[0], NULL, 10);
 	if (n < 1000 || n >= 4096)
-		return fail("%lu threads started: %.200s", n, col.text[1]);
+		return test_fail("%lu threads started: %.200s", n, col.text[1]);
 	if (strstr(col.text[1], "limit of 4096 processes") == NULL)
-		return fail("stderr \"%.200s\"", col.text[1]);
+		return test_fail("stderr \"%.200s\"", col.text[1]);
 	return 0;
 }
 
@@ -1485,11 +1456,11 @@ t_memory_limit(void)
 		return -1;
 	if (col.st.state != AGENT_JOB_COMPLETED ||
 	    col.st.signal != SIGKILL)
-		return fail("state %s, signal %d: %.200s",
+		return test_fail("state %s, signal %d: %.200s",
 		    agent_job_state_name(col.st.state), col.st.signal,
 		    col.text[1]);
 	if (strstr(col.text[1], "ran out of memory") == NULL)
-		return fail("stderr \"%.200s\"", col.text[1]);
+		return test_fail("stderr \"%.200s\"", col.text[1]);
 	memset(&req, 0, sizeof(req));
 	req.type = AGENT_PING;
 	if (call(&req, &rep) == -1)
@@ -1526,7 +1497,7 @@ t_fork_bomb(void)
 	if (job_wait(bomb, &st, JOB_TIMEOUT_MS) == -1)
 		return -1;
 	if (st.state == AGENT_JOB_RUNNING || st.signal != SIGKILL)
-		return fail("bomb %s, signal %d",
+		return test_fail("bomb %s, signal %d",
 		    agent_job_state_name(st.state), st.signal);
 	if (run("echo after", 1, NULL) == -1)
 		return -1;
@@ -1543,7 +1514,7 @@ t_poweroff(void)
 	if (call(&req, &rep) == -1)
 		return -1;
 	if (qemu_stop(SHUTDOWN_WAIT_MS) == -1)
-		return fail("QEMU did not exit; killed it");
+		return test_fail("QEMU did not exit; killed it");
 	return 0;
 }
 
@@ -1606,7 +1577,7 @@ bench(int runs, double boot_ms)
 	exec_us = calloc((size_t)runs, sizeof(double));
 	ping_us = calloc((size_t)runs, sizeof(double));
 	if (exec_us == NULL || ping_us == NULL)
-		return fail("calloc");
+		return test_fail("calloc");
 	for (i = 0; i < runs; i++) {
 		t = now_us();
 		memset(&req, 0, sizeof(req));
@@ -1625,12 +1596,12 @@ bench(int runs, double boot_ms)
 		    read_waiting(job, AGENT_WAIT_MAX_MS, &id) == -1)
 			return -1;
 		if (ac_recv(&ac, id, &rep, CALL_TIMEOUT_MS) == -1)
-			return fail("job_read: %s", strerror(errno));
+			return test_fail("job_read: %s", strerror(errno));
 		exec_us[i] = now_us() - t;
 		if (rep.type != (AGENT_REPLY | AGENT_JOB_READ) ||
 		    rep.u.output.st.state != AGENT_JOB_COMPLETED ||
 		    rep.u.output.st.exit_code != 0)
-			return fail("true did not complete");
+			return test_fail("true did not complete");
 	}
 	qsort(exec_us, (size_t)runs, sizeof(double), cmp_double);
 	qsort(ping_us, (size_t)runs, sizeof(double), cmp_double);
@@ -1682,6 +1653,7 @@ int
 main(int argc, char *argv[])
 {
 	const char	*image, *wd = NULL;
+	char		 name[128];
 	double		 t0, boot_ms;
 	int		 ch, benchmark = 0, runs = BENCH_RUNS;
 	size_t		 i;
@@ -1724,31 +1696,29 @@ main(int argc, char *argv[])
 	qemu_start(image);
 	if (agent_connect(BOOT_TIMEOUT_MS) == -1 ||
 	    ac_hello(&ac, AGENT_PROTO_VERSION, BOOT_TIMEOUT_MS) == -1) {
-		printf("FAIL - boot: no answer from the agent: %s (serial log "
-		    "%s/serial.log)\n", strerror(errno), workdir);
+		test_report("boot", test_fail("no answer from the agent: %s "
+		    "(serial log %s/serial.log)", strerror(errno), workdir));
 		setenv("GUEST_KEEP_LOG", "1", 1);
 		qemu_stop(0);
 		cleanup();
-		printf("0 passed, 1 failed\n");
-		return 1;
+		return test_summary();
 	}
 	boot_ms = (now_us() - t0) / 1000;
-	printf("ok - boot: agent answered %.0f ms after QEMU started\n",
-	    boot_ms);
-	passed++;
+	snprintf(name, sizeof(name), "boot: agent answered %.0f ms after "
+	    "QEMU started", boot_ms);
+	test_report(name, 0);
 
 	if (benchmark) {
-		report("bench", bench(runs, boot_ms));
+		test_report("bench", bench(runs, boot_ms));
 	} else {
 		for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-			report(tests[i].name, tests[i].fn());
+			test_report(tests[i].name, tests[i].fn());
 	}
-	report("poweroff, QEMU exits", t_poweroff());
-	if (failed)
+	test_report("poweroff, QEMU exits", t_poweroff());
+	if (test_failures()) {
 		setenv("GUEST_KEEP_LOG", "1", 1);
-	if (failed)
 		printf("# serial log kept in %s/serial.log\n", workdir);
+	}
 	cleanup();
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return test_summary();
 }

@@ -123,7 +123,8 @@ test_now_ms(void)
 
 /*
  * The peer's next message: 1, or 0 at the end of the channel, or -1 with
- * errno ETIMEDOUT once the deadline (test_now_ms()) is past.
+ * errno ETIMEDOUT once the deadline (test_now_ms()) is past, or EBADMSG
+ * for bad framing (test_why()).
  */
 int
 peer_next(struct peer *p, uint64_t deadline, struct imsg *imsg)
@@ -134,8 +135,11 @@ peer_next(struct peer *p, uint64_t deadline, struct imsg *imsg)
 	int		 r;
 
 	for (;;) {
-		if ((r = imsg_get(&p->ib, imsg)) == -1)
-			errx(1, "bad framing from the peer");
+		if ((r = imsg_get(&p->ib, imsg)) == -1) {
+			(void)test_fail("bad framing from the peer");
+			errno = EBADMSG;
+			return -1;
+		}
 		if (r == 1)
 			return 1;
 		if ((now = test_now_ms()) >= deadline) {
@@ -156,6 +160,17 @@ peer_next(struct peer *p, uint64_t deadline, struct imsg *imsg)
 	}
 }
 
+/* peer_next()'s -1 as a failure: what did not come within ms. */
+static int
+next_fail(const char *what, uint32_t id, int ms)
+{
+	if (errno != ETIMEDOUT)
+		return -1;
+	if (id != 0)
+		return test_fail("%s %u within %d ms", what, id, ms);
+	return test_fail("%s within %d ms", what, ms);
+}
+
 /* The peer's first message: IMSG_HELLO of this protocol's version. */
 int
 peer_hello(struct peer *p)
@@ -166,7 +181,7 @@ peer_hello(struct peer *p)
 
 	r = peer_next(p, test_now_ms() + (uint64_t)p->timeout_ms, &imsg);
 	if (r == -1)
-		return test_fail("no HELLO within %d ms", p->timeout_ms);
+		return next_fail("no HELLO", 0, p->timeout_ms);
 	if (r == 0)
 		return test_fail("EOF before HELLO");
 	if (msg_hello_get(&imsg, &m) == -1) {
@@ -190,6 +205,7 @@ peer_request(struct peer *p, uint32_t type, struct peer_call *c)
 	c->type = type;
 	c->reply = imsg_reply_type(type);
 	c->deadline = 0;
+	c->timeout_ms = p->timeout_ms;
 	if ((b = imsg_create(&p->ib, type, c->id, 0, 0)) == NULL)
 		err(1, "imsg_create");
 	return b;
@@ -205,43 +221,71 @@ peer_send(struct peer *p, struct ibuf *b, struct peer_call *c)
 	if (imsgbuf_flush(&p->ib) == -1)
 		return test_fail("send %s: %s", imsg_type_name(c->type),
 		    strerror(errno));
-	c->deadline = test_now_ms() + (uint64_t)p->timeout_ms;
+	peer_rearm(c, p->timeout_ms);
 	return 0;
+}
+
+/* Request c's deadline is ms from now, for one sent earlier too. */
+void
+peer_rearm(struct peer_call *c, int ms)
+{
+	c->timeout_ms = ms;
+	c->deadline = test_now_ms() + (uint64_t)ms;
+}
+
+/*
+ * A message that does not end request id (0: none is waited for): one
+ * with peerid 0 goes to p->unasked; a reply to an earlier request is
+ * skipped with p->late_ok; any other fails.  imsg is freed.
+ */
+static int
+peer_other(struct peer *p, uint32_t id, struct imsg *imsg)
+{
+	uint32_t	 peerid = imsg->hdr.peerid;
+	int		 r;
+
+	if (peerid == 0 && p->unasked != NULL)
+		r = p->unasked(p, imsg);
+	else if (peerid != 0 && peerid < (id != 0 ? id : p->next_id) &&
+	    p->late_ok) {
+		printf("# reply %s to earlier request %u\n",
+		    imsg_type_name(imsg->hdr.type), peerid);
+		r = 0;
+	} else if (id != 0)
+		r = test_fail("peerid %u (%s) while waiting for %u", peerid,
+		    imsg_type_name(imsg->hdr.type), id);
+	else
+		r = test_fail("peerid %u (%s) unasked", peerid,
+		    imsg_type_name(imsg->hdr.type));
+	imsg_free(imsg);
+	return r;
 }
 
 /*
  * The next message of request c: 1 for the one that ends it (its reply
  * type or p->error_type), 0 for one before it, which the caller checks.
- * Messages with peerid 0 go to p->unasked on the way.  -1 on the end of
- * the channel, the deadline, or a message of another request.
+ * On the way, peerid 0 goes to p->unasked and, with p->late_ok, replies
+ * to earlier requests are skipped.  -1 on the end of the channel, the
+ * deadline (c->timeout_ms; peer_rearm() moves it), bad framing, or a
+ * message of another request.
  */
 int
 peer_wait(struct peer *p, struct peer_call *c, struct imsg *imsg)
 {
+	char	 what[64];
 	int	 r;
 
 	for (;;) {
-		if ((r = peer_next(p, c->deadline, imsg)) == -1)
-			return test_fail("no reply to %s %u within %d ms",
-			    imsg_type_name(c->type), c->id, p->timeout_ms);
+		if ((r = peer_next(p, c->deadline, imsg)) == -1) {
+			(void)snprintf(what, sizeof(what), "no reply to %s",
+			    imsg_type_name(c->type));
+			return next_fail(what, c->id, c->timeout_ms);
+		}
 		if (r == 0)
 			return test_fail("EOF before the reply");
 		if (imsg->hdr.peerid == c->id)
 			break;
-		if (imsg->hdr.peerid == 0 && p->unasked != NULL)
-			r = p->unasked(p, imsg);
-		else if (imsg->hdr.peerid != 0 && imsg->hdr.peerid < c->id &&
-		    p->late_ok) {
-			printf("# reply %s to earlier request %u\n",
-			    imsg_type_name(imsg->hdr.type),
-			    imsg->hdr.peerid);
-			r = 0;
-		} else
-			r = test_fail("peerid %u (%s) while waiting for %u",
-			    imsg->hdr.peerid, imsg_type_name(imsg->hdr.type),
-			    c->id);
-		imsg_free(imsg);
-		if (r == -1)
+		if (peer_other(p, c->id, imsg) == -1)
 			return -1;
 	}
 	if (imsg->hdr.type == c->reply || (p->error_type != IMSG_NONE &&
@@ -274,6 +318,25 @@ peer_call(struct peer *p, struct ibuf *b, struct peer_call *c,
 }
 
 /*
+ * Reads one message while no request is waited for, within timeout_ms:
+ * one with peerid 0 goes to p->unasked, a reply to an earlier request is
+ * skipped with p->late_ok.  0, or -1 (test_why()).
+ */
+int
+peer_pump(struct peer *p, int timeout_ms)
+{
+	struct imsg	 imsg;
+	int		 r;
+
+	r = peer_next(p, test_now_ms() + (uint64_t)timeout_ms, &imsg);
+	if (r == -1)
+		return next_fail("no message", 0, timeout_ms);
+	if (r == 0)
+		return test_fail("EOF from the peer");
+	return peer_other(p, 0, &imsg);
+}
+
+/*
  * Reads up to the end of the channel, within p->timeout_ms: messages
  * with peerid 0 go to p->unasked, others are dropped.
  */
@@ -293,7 +356,7 @@ peer_drain(struct peer *p)
 			return -1;
 	}
 	if (r == -1)
-		return test_fail("no EOF within %d ms", p->timeout_ms);
+		return next_fail("no EOF", 0, p->timeout_ms);
 	return 0;
 }
 
@@ -355,11 +418,14 @@ peer_fds(const struct peer *p)
 int
 test_fail(const char *fmt, ...)
 {
+	char	 buf[sizeof(why)];
 	va_list	 ap;
 
+	/* Through buf: the reason may quote test_why(). */
 	va_start(ap, fmt);
-	(void)vsnprintf(why, sizeof(why), fmt, ap);
+	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	memcpy(why, buf, sizeof(why));
 	return -1;
 }
 
@@ -381,6 +447,13 @@ test_report(const char *name, int rv)
 		failed++;
 	}
 	fflush(stdout);
+}
+
+/* How many tests failed so far. */
+int
+test_failures(void)
+{
+	return failed;
 }
 
 /* Prints "N passed, N failed"; returns the exit status, 1 if any failed. */

@@ -297,8 +297,7 @@ usage(void)
 int
 main(int argc, char *argv[])
 {
-	struct imsg	 imsg;
-	int		 fds, i, n, r;
+	int		 fds, i, n;
 
 	peer_run(&stored, argc, argv, "mcvm-stored", usage, &i);
 	stored.unasked = print_status;
@@ -316,21 +315,9 @@ main(int argc, char *argv[])
 		} else if (strcmp(cmd, "status") == 0) {
 			n = atoi(ARG(1));
 			i++;
-			while (nstatus < n) {
-				r = peer_next(&stored, test_now_ms() +
-				    (uint64_t)stored.timeout_ms, &imsg);
-				if (r == -1)
-					bad("timeout");
-				if (r == 0)
-					bad("EOF before the statuses");
-				r = imsg.hdr.peerid == 0 ?
-				    print_status(&stored, &imsg) :
-				    test_fail("%s",
-				    imsg_type_name(imsg.hdr.type));
-				imsg_free(&imsg);
-				if (r == -1)
+			while (nstatus < n)
+				if (peer_pump(&stored, stored.timeout_ms) == -1)
 					bad(test_why());
-			}
 		} else if (strcmp(cmd, "preflight") == 0)
 			(void)request(IMSG_STORE_PREFLIGHT, NULL, NULL, &fds);
 		else if (strcmp(cmd, "create") == 0) {

@@ -19,7 +19,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +30,7 @@
 #include "msg.h"
 #include "msg_proc.h"
 #include "msg_vmm.h"
+#include "peer.h"
 #include "proto.h"
 #include "utf8.h"
 #include "vmm.h"
@@ -53,11 +53,10 @@ struct vmm_run {
 	pid_t		 qemu;
 	pid_t		 vmm;
 	int		 vmm_status;
-	struct imsgbuf	 ib;
-	int		 ib_ok;
+	struct peer	 p;		/* the monitor, as mcvmd sees it */
+	int		 p_ok;
 	int		 fake_agent;	/* our end, as the guest */
 	int		 fake_qmp;	/* our end, when we are QEMU */
-	uint32_t	 next_peerid;
 	struct {
 		uint32_t ev;
 		char	 detail[AGENT_INFO_STR_MAX];
@@ -86,41 +85,8 @@ union reply {
 static struct vmm_run	 run;
 static const char	*builddir, *imagedir;
 static char		 workdir[256];
-static char		 failmsg[512];
-static int		 passed, failed;
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static int __attribute__((format(printf, 1, 2)))
-fail(const char *fmt, ...)
-{
-	va_list	 ap;
-
-	va_start(ap, fmt);
-	vsnprintf(failmsg, sizeof(failmsg), fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-static void
-report(const char *name, int rv)
-{
-	if (rv == 0) {
-		printf("ok - %s\n", name);
-		passed++;
-	} else {
-		printf("not ok - %s: %s\n", name, failmsg);
-		failed++;
-	}
-	fflush(stdout);
-}
+static int	 note_unasked(struct peer *, struct imsg *);
 
 /* --- processes */
 
@@ -243,10 +209,10 @@ vmm_start(int parent, int qmp, int agent)
 static int
 wait_exit(pid_t pid, int timeout_ms, int *status)
 {
-	uint64_t	 deadline = now_ms() + (uint64_t)timeout_ms;
+	uint64_t	 deadline = test_now_ms() + (uint64_t)timeout_ms;
 	struct timespec	 ts = { 0, 20 * 1000000L };
 
-	while (now_ms() < deadline) {
+	while (test_now_ms() < deadline) {
 		if (waitpid(pid, status, WNOHANG) == pid)
 			return 0;
 		nanosleep(&ts, NULL);
@@ -299,12 +265,18 @@ run_start(int mode)
 		close(ap[1]);
 	else
 		run.fake_agent = ap[1];
-	if (imsgbuf_init(&run.ib, sp[0]) == -1) {
+	/* The monitor has three fds, so not peer_start(). */
+	if (imsgbuf_init(&run.p.ib, sp[0]) == -1) {
 		perror("imsgbuf_init");
 		exit(1);
 	}
-	run.ib_ok = 1;
-	run.next_peerid = 1;
+	run.p.pid = run.vmm;
+	run.p.next_id = 1;
+	run.p.timeout_ms = CALL_TIMEOUT_MS;
+	run.p.error_type = IMSG_VMM_ERROR;
+	run.p.late_ok = 1;	/* earlier requests fail with their channel */
+	run.p.unasked = note_unasked;
+	run.p_ok = 1;
 }
 
 static void
@@ -315,11 +287,11 @@ run_stop(void)
 	if (run.cur_ok)
 		imsg_free(&run.cur);
 	run.cur_ok = 0;
-	if (run.ib_ok) {
-		close(run.ib.fd);
-		imsgbuf_clear(&run.ib);
+	if (run.p_ok) {
+		close(run.p.ib.fd);
+		imsgbuf_clear(&run.p.ib);
 	}
-	run.ib_ok = 0;
+	run.p_ok = 0;
 	if (run.fake_agent != -1)
 		close(run.fake_agent);
 	if (run.fake_qmp != -1)
@@ -329,49 +301,15 @@ run_stop(void)
 
 /* --- the imsg channel, as mcvmd sees it */
 
-/* The next message; 0, or -1 with errno ETIMEDOUT or EPIPE. */
+/* An event, READY or error with peerid 0, recorded; 0, or -1. */
 static int
-next_imsg(struct imsg *im, int timeout_ms)
-{
-	uint64_t	 deadline = now_ms() + (uint64_t)timeout_ms, now;
-	struct pollfd	 pfd;
-	ssize_t		 n;
-	int		 rv;
-
-	for (;;) {
-		if ((rv = imsg_get(&run.ib, im)) == -1)
-			return fail("bad framing from the monitor");
-		if (rv == 1)
-			return 0;
-		now = now_ms();
-		if (now >= deadline) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		pfd.fd = run.ib.fd;
-		pfd.events = POLLIN;
-		if (poll(&pfd, 1, (int)(deadline - now)) <= 0)
-			continue;
-		n = imsgbuf_read(&run.ib);
-		if (n == -1 && (errno == EAGAIN || errno == EINTR))
-			continue;
-		if (n <= 0) {
-			errno = EPIPE;
-			return -1;
-		}
-	}
-}
-
-/* Records an unasked message; returns 1 if it was one. */
-static int
-note_unasked(struct imsg *im)
+note_unasked(struct peer *p, struct imsg *im)
 {
 	struct msg_vmm_event	 ev;
 	struct msg_vmm_ready	 ready;
 	struct msg_vmm_error	 err;
 
-	if (im->hdr.peerid != 0)
-		return 0;
+	(void)p;
 	switch (im->hdr.type) {
 	case IMSG_VMM_EVENT:
 		if (msg_vmm_event_get(im, &ev) == -1)
@@ -383,7 +321,7 @@ note_unasked(struct imsg *im)
 			run.nevents++;
 		}
 		printf("# event %u: %s\n", ev.event, ev.detail);
-		return 1;
+		return 0;
 	case IMSG_VMM_READY:
 		if (msg_vmm_ready_get(im, &ready) == -1)
 			break;
@@ -391,37 +329,17 @@ note_unasked(struct imsg *im)
 		run.ready = 1;
 		printf("# ready: agent %s, %s, %s\n", ready.agent_version,
 		    ready.os, ready.kernel);
-		return 1;
+		return 0;
 	case IMSG_VMM_ERROR:
 		if (msg_vmm_error_get(im, &err) == -1)
 			break;
 		printf("# unasked error %u: %s\n", err.code, err.message);
 		run.unasked_errors++;
-		return 1;
-	case IMSG_HELLO:
 		return 0;
+	default:
+		return test_fail("unasked %s", imsg_type_name(im->hdr.type));
 	}
-	printf("# malformed unasked %s\n", imsg_type_name(im->hdr.type));
-	return 1;
-}
-
-static int
-pump_unasked(int timeout_ms)
-{
-	struct imsg	 im;
-
-	if (next_imsg(&im, timeout_ms) == -1)
-		return -1;
-	if (!note_unasked(&im)) {
-		printf("# reply %s to earlier request %u\n",
-		    imsg_type_name(im.hdr.type), im.hdr.peerid);
-		if (im.hdr.peerid == 0 || im.hdr.peerid >= run.next_peerid) {
-			imsg_free(&im);
-			return fail("unexpected message");
-		}
-	}
-	imsg_free(&im);
-	return 0;
+	return test_fail("malformed unasked %s", imsg_type_name(im->hdr.type));
 }
 
 static int
@@ -438,28 +356,40 @@ have_event(uint32_t ev)
 static int
 wait_event(uint32_t ev, int timeout_ms)
 {
-	uint64_t	 deadline = now_ms() + (uint64_t)timeout_ms;
+	uint64_t	 deadline = test_now_ms() + (uint64_t)timeout_ms, now;
 
 	while (!have_event(ev)) {
-		if (now_ms() >= deadline || pump_unasked((int)(deadline -
-		    now_ms())) == -1)
-			return fail("no event %u", ev);
+		now = test_now_ms();
+		if (now >= deadline ||
+		    peer_pump(&run.p, (int)(deadline - now)) == -1)
+			return test_fail("no event %u", ev);
 	}
 	return 0;
 }
 
+/* The SHUTDOWN event, then the monitor's exit with status 0. */
+static int
+shutdown_exit(void)
+{
+	int	 st;
+
+	if (wait_event(VMM_EV_SHUTDOWN, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (wait_exit(run.vmm, EXIT_TIMEOUT_MS, &st) == -1)
+		return test_fail("the monitor did not exit");
+	run.vmm = -1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return test_fail("the monitor ended with status %#x", st);
+	return 0;
+}
+
 /* A request with its fields (NULL: none), written by its codec. */
-static uint32_t
-send_req(uint32_t type, const union vmm_args *a)
+static int
+send_req(uint32_t type, const union vmm_args *a, struct peer_call *c)
 {
 	struct ibuf	*b;
-	uint32_t	 peerid = run.next_peerid++;
 
-	if ((b = imsg_create(&run.ib, type, peerid, (uint32_t)getpid(),
-	    0)) == NULL) {
-		perror("imsg_create");
-		exit(1);
-	}
+	b = peer_request(&run.p, type, c);
 	switch (type) {
 	case IMSG_VMM_EXEC:
 		msg_vmm_exec_put(b, &a->exec);
@@ -486,49 +416,24 @@ send_req(uint32_t type, const union vmm_args *a)
 		msg_vmm_net_config_put(b, &a->net_config);
 		break;
 	}
-	if (imsg_close(&run.ib, b) == -1 || imsgbuf_flush(&run.ib) == -1) {
-		perror("imsg send");
-		exit(1);
-	}
-	return peerid;
+	return peer_send(&run.p, b, c);
 }
 
-/* Waits for the reply to peerid; unasked messages are noted on the way. */
+/*
+ * Waits up to timeout_ms for the reply to c, kept in run.cur; unasked
+ * messages are noted on the way.
+ */
 static int
-wait_reply(uint32_t peerid, int timeout_ms)
+wait_reply(struct peer_call *c, int timeout_ms)
 {
-	uint64_t	 deadline = now_ms() + (uint64_t)timeout_ms;
-	struct imsg	 im;
-
 	if (run.cur_ok)
 		imsg_free(&run.cur);
 	run.cur_ok = 0;
-	for (;;) {
-		if (now_ms() >= deadline)
-			return fail("no reply to request %u", peerid);
-		if (next_imsg(&im, (int)(deadline - now_ms())) == -1)
-			return fail("no reply to request %u: %s", peerid,
-			    strerror(errno));
-		if (note_unasked(&im)) {
-			imsg_free(&im);
-			continue;
-		}
-		if (im.hdr.peerid < peerid) {
-			/* An earlier request failed when its channel did. */
-			printf("# reply %s to earlier request %u\n",
-			    imsg_type_name(im.hdr.type), im.hdr.peerid);
-			imsg_free(&im);
-			continue;
-		}
-		if (im.hdr.peerid != peerid) {
-			imsg_free(&im);
-			return fail("reply to %u while waiting for %u",
-			    im.hdr.peerid, peerid);
-		}
-		run.cur = im;
-		run.cur_ok = 1;
-		return 0;
-	}
+	peer_rearm(c, timeout_ms);
+	if (peer_wait(&run.p, c, &run.cur) == -1)
+		return -1;
+	run.cur_ok = 1;
+	return 0;
 }
 
 /* The current reply, read by the codec of its type; -1 if malformed. */
@@ -568,19 +473,19 @@ cur_get(union reply *rep)
 static int
 call(uint32_t type, const union vmm_args *a, union reply *rep)
 {
-	uint32_t	 peerid;
+	struct peer_call	 c;
 
-	peerid = send_req(type, a);
-	if (wait_reply(peerid, CALL_TIMEOUT_MS) == -1)
+	if (send_req(type, a, &c) == -1 ||
+	    wait_reply(&c, CALL_TIMEOUT_MS) == -1)
 		return -1;
 	if (cur_get(rep) == -1)
-		return fail("malformed %s for %s",
+		return test_fail("malformed %s for %s",
 		    imsg_type_name(run.cur.hdr.type), imsg_type_name(type));
 	if (run.cur.hdr.type == IMSG_VMM_ERROR)
-		return fail("%s: error %u: %s", imsg_type_name(type),
+		return test_fail("%s: error %u: %s", imsg_type_name(type),
 		    rep->error.code, rep->error.message);
 	if (run.cur.hdr.type != imsg_reply_type(type))
-		return fail("%s answered with %s", imsg_type_name(type),
+		return test_fail("%s answered with %s", imsg_type_name(type),
 		    imsg_type_name(run.cur.hdr.type));
 	return 0;
 }
@@ -597,7 +502,7 @@ call_qmp(uint32_t type, char *status, size_t len, uint32_t *running)
 		snprintf(status, len, "%s", rep.qmp.status);
 		*running = rep.qmp.running;
 	} else if (rep.ok.value != 0)
-		return fail("OK %u", rep.ok.value);
+		return test_fail("OK %u", rep.ok.value);
 	return 0;
 }
 
@@ -617,33 +522,21 @@ cur_error(void)
 static int
 t_hello(void)
 {
-	struct imsg		 im;
-	struct msg_hello	 h;
-
-	if (next_imsg(&im, SHORT_TIMEOUT_MS) == -1)
-		return fail("no HELLO: %s", strerror(errno));
-	if (msg_hello_get(&im, &h) == -1 ||
-	    h.version != MCVM_PROTO_VERSION) {
-		imsg_free(&im);
-		return fail("first message is %s",
-		    imsg_type_name(im.hdr.type));
-	}
-	imsg_free(&im);
-	return 0;
+	return peer_hello(&run.p);
 }
 
 static int
 t_ready(void)
 {
-	uint64_t	 t0 = now_ms();
+	uint64_t	 t0 = test_now_ms();
 
 	while (!run.ready)
-		if (pump_unasked(BOOT_TIMEOUT_MS) == -1)
-			return fail("no READY: %s", failmsg);
+		if (peer_pump(&run.p, BOOT_TIMEOUT_MS) == -1)
+			return test_fail("no READY: %s", test_why());
 	printf("# READY %llu ms after the monitor started\n",
-	    (unsigned long long)(now_ms() - t0));
+	    (unsigned long long)(test_now_ms() - t0));
 	if (strstr(run.ready_os, "Debian") == NULL)
-		return fail("os \"%s\"", run.ready_os);
+		return test_fail("os \"%s\"", run.ready_os);
 	return 0;
 }
 
@@ -657,7 +550,7 @@ expect_status(const char *want, uint32_t want_running)
 	    &running) == -1)
 		return -1;
 	if (strcmp(status, want) != 0 || running != want_running)
-		return fail("status %s running %u, expected %s %u", status,
+		return test_fail("status %s running %u, expected %s %u", status,
 		    running, want, want_running);
 	return 0;
 }
@@ -680,7 +573,7 @@ t_proc(void)
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)run.vmm);
 	if ((f = fopen(path, "r")) == NULL)
-		return fail("%s: %s", path, strerror(errno));
+		return test_fail("%s: %s", path, strerror(errno));
 	while (fgets(line, sizeof(line), f) != NULL) {
 		if (strcmp(line, "Uid:\t" VM_UID "\t" VM_UID "\t" VM_UID "\t"
 		    VM_UID "\n") == 0)
@@ -702,18 +595,19 @@ t_proc(void)
 	}
 	fclose(f);
 	if (!uid_ok || !gid_ok)
-		return fail("not running as uid/gid " VM_UID);
+		return test_fail("not running as uid/gid " VM_UID);
 	if (!sec_ok || !nnp_ok)
-		return fail("seccomp mode or no_new_privs not set");
+		return test_fail("seccomp mode or no_new_privs not set");
 	if (caps != 5)
-		return fail("capabilities left (%d of 5 sets empty)", caps);
+		return test_fail("capabilities left (%d of 5 sets empty)",
+		    caps);
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)run.vmm);
 	if ((n = readlink(path, root, sizeof(root) - 1)) == -1)
-		return fail("%s: %s", path, strerror(errno));
+		return test_fail("%s: %s", path, strerror(errno));
 	root[n] = '\0';
 	snprintf(want, sizeof(want), "%s/run/empty", workdir);
 	if (strcmp(root, want) != 0)
-		return fail("root is %s, expected %s", root, want);
+		return test_fail("root is %s, expected %s", root, want);
 	return 0;
 }
 
@@ -723,7 +617,7 @@ job_read_all(uint32_t job, char *out, size_t outlen,
 {
 	union vmm_args		 req;
 	union reply		 rep;
-	uint64_t		 deadline = now_ms() + JOB_TIMEOUT_MS;
+	uint64_t		 deadline = test_now_ms() + JOB_TIMEOUT_MS;
 	size_t			 len = 0, n;
 
 	for (;;) {
@@ -736,7 +630,7 @@ job_read_all(uint32_t job, char *out, size_t outlen,
 			return -1;
 		n = strlen(rep.output.out);
 		if (n >= outlen - len)
-			return fail("output too long");
+			return test_fail("output too long");
 		memcpy(out + len, rep.output.out, n);
 		len += n;
 		out[len] = '\0';
@@ -744,8 +638,8 @@ job_read_all(uint32_t job, char *out, size_t outlen,
 		if (st->state != AGENT_JOB_RUNNING && st->out_eof &&
 		    len == st->out_retained)
 			return 0;
-		if (now_ms() > deadline)
-			return fail("job %u still running", job);
+		if (test_now_ms() > deadline)
+			return test_fail("job %u still running", job);
 		usleep(50000);
 	}
 }
@@ -769,10 +663,10 @@ t_exec(void)
 	if (job_read_all(rep.job.job, out, sizeof(out), &st) == -1)
 		return -1;
 	if (st.state != AGENT_JOB_COMPLETED || st.exit_code != 0)
-		return fail("state %s exit %d",
+		return test_fail("state %s exit %d",
 		    agent_job_state_name((uint8_t)st.state), st.exit_code);
 	if (strcmp(out, "4\n") != 0)
-		return fail("stdout \"%s\"", out);
+		return test_fail("stdout \"%s\"", out);
 	return 0;
 }
 
@@ -795,7 +689,7 @@ t_files(void)
 		return -1;
 	if (rep.written.written != sizeof(data) ||
 	    rep.written.size != sizeof(data))
-		return fail("wrote %u, size %llu", rep.written.written,
+		return test_fail("wrote %u, size %llu", rep.written.written,
 		    (unsigned long long)rep.written.size);
 	memset(&req, 0, sizeof(req));
 	req.file_read.path = "vmm-test/data.bin";
@@ -804,7 +698,8 @@ t_files(void)
 		return -1;
 	if (rep.data.len != sizeof(data) ||
 	    memcmp(rep.data.data, data, sizeof(data)) != 0)
-		return fail("read back %zu bytes, differing", rep.data.len);
+		return test_fail("read back %zu bytes, differing",
+		    rep.data.len);
 	return 0;
 }
 
@@ -817,9 +712,9 @@ t_agent_error(void)
 	memset(&req, 0, sizeof(req));
 	req.job_status.job = 999999;
 	if (call(IMSG_VMM_JOB_STATUS, &req, &rep) == 0)
-		return fail("status of a job that does not exist");
+		return test_fail("status of a job that does not exist");
 	if (cur_error() != AGENT_ERR_NOJOB)
-		return fail("error %u, expected NOJOB", cur_error());
+		return test_fail("error %u, expected NOJOB", cur_error());
 	return 0;
 }
 
@@ -831,7 +726,7 @@ t_info(void)
 	if (call(IMSG_VMM_GUEST_INFO, NULL, &rep) == -1)
 		return -1;
 	if (strncmp(rep.info.kernel, "Linux ", 6) != 0)
-		return fail("kernel \"%s\"", rep.info.kernel);
+		return test_fail("kernel \"%s\"", rep.info.kernel);
 	return 0;
 }
 
@@ -866,42 +761,48 @@ t_busy_timeout(void)
 	union reply		 rep;
 	struct msg_vmm_error	 e;
 	char			 status[64];
-	uint32_t		 running, first, peerid;
+	struct peer_call	 c;
+	uint32_t		 running, first;
 	struct imsg		 im;
-	int			 i, timeouts = 0;
+	int			 i, r, timeouts = 0;
 	uint64_t		 t0;
 
 	if (call_qmp(IMSG_VMM_PAUSE, status, sizeof(status), &running) == -1)
 		return -1;
-	first = run.next_peerid;
-	t0 = now_ms();
-	for (i = 0; i < VMM_REQ_MAX; i++)
-		send_req(IMSG_VMM_GUEST_INFO, NULL);
-	peerid = send_req(IMSG_VMM_GUEST_INFO, NULL);
-	if (wait_reply(peerid, SHORT_TIMEOUT_MS) == -1)
-		return fail("request %d: %s", VMM_REQ_MAX + 1, failmsg);
+	first = run.p.next_id;
+	t0 = test_now_ms();
+	for (i = 0; i <= VMM_REQ_MAX; i++)
+		if (send_req(IMSG_VMM_GUEST_INFO, NULL, &c) == -1)
+			return -1;
+	if (wait_reply(&c, SHORT_TIMEOUT_MS) == -1)
+		return test_fail("request %d: %s", VMM_REQ_MAX + 1,
+		    test_why());
 	if (cur_error() != VMM_ERR_BUSY)
-		return fail("request %d: error %u, expected BUSY",
+		return test_fail("request %d: error %u, expected BUSY",
 		    VMM_REQ_MAX + 1, cur_error());
 	/* The timeouts fire in no particular order. */
 	for (i = 0; i < VMM_REQ_MAX; i++) {
-		if (next_imsg(&im, CALL_TIMEOUT_MS) == -1)
-			return fail("%d replies of %d", i, VMM_REQ_MAX);
-		if (note_unasked(&im)) {
+		r = peer_next(&run.p, test_now_ms() + CALL_TIMEOUT_MS, &im);
+		if (r != 1)
+			return test_fail("%d replies of %d", i, VMM_REQ_MAX);
+		if (im.hdr.peerid == 0) {
+			r = note_unasked(&run.p, &im);
 			imsg_free(&im);
+			if (r == -1)
+				return -1;
 			i--;
 			continue;
 		}
-		if (im.hdr.peerid >= first && im.hdr.peerid < peerid &&
+		if (im.hdr.peerid >= first && im.hdr.peerid < c.id &&
 		    msg_vmm_error_get(&im, &e) == 0 &&
 		    e.code == VMM_ERR_TIMEOUT)
 			timeouts++;
 		imsg_free(&im);
 	}
 	if (timeouts != VMM_REQ_MAX)
-		return fail("%d of %d timed out", timeouts, VMM_REQ_MAX);
+		return test_fail("%d of %d timed out", timeouts, VMM_REQ_MAX);
 	printf("# %d requests timed out after %llu ms\n", timeouts,
-	    (unsigned long long)(now_ms() - t0));
+	    (unsigned long long)(test_now_ms() - t0));
 	if (call_qmp(IMSG_VMM_CONT, status, sizeof(status), &running) == -1)
 		return -1;
 	return call(IMSG_VMM_GUEST_INFO, NULL, &rep);
@@ -917,15 +818,10 @@ t_quit(void)
 	run.nevents = 0;
 	if (call_qmp(IMSG_VMM_QUIT, status, sizeof(status), &running) == -1)
 		return -1;
-	if (wait_event(VMM_EV_SHUTDOWN, SHORT_TIMEOUT_MS) == -1)
+	if (shutdown_exit() == -1)
 		return -1;
-	if (wait_exit(run.vmm, EXIT_TIMEOUT_MS, &st) == -1)
-		return fail("the monitor did not exit");
-	run.vmm = -1;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return fail("the monitor ended with status %#x", st);
 	if (wait_exit(run.qemu, EXIT_TIMEOUT_MS, &st) == -1)
-		return fail("QEMU did not exit");
+		return test_fail("QEMU did not exit");
 	run.qemu = -1;
 	return 0;
 }
@@ -948,24 +844,24 @@ fake_agent_recv(struct agent_msg *m, int timeout_ms)
 	for (;;) {
 		len = agent_frame_check(fa_rx, fa_len, &hdr);
 		if (len == -1)
-			return fail("malformed frame from the monitor");
+			return test_fail("malformed frame from the monitor");
 		if (len > 0) {
 			memcpy(cur, fa_rx, (size_t)len);
 			memmove(fa_rx, fa_rx + len, fa_len - (size_t)len);
 			fa_len -= (size_t)len;
 			if (agent_decode(&hdr, cur + AGENT_HDR_LEN, m) == -1)
-				return fail("undecodable frame from the "
+				return test_fail("undecodable frame from the "
 				    "monitor");
 			return 0;
 		}
 		pfd.fd = run.fake_agent;
 		pfd.events = POLLIN;
 		if (poll(&pfd, 1, timeout_ms) <= 0)
-			return fail("nothing from the monitor");
+			return test_fail("nothing from the monitor");
 		n = recv(run.fake_agent, fa_rx + fa_len,
 		    sizeof(fa_rx) - fa_len, 0);
 		if (n <= 0)
-			return fail("agent channel closed");
+			return test_fail("agent channel closed");
 		fa_len += (size_t)n;
 	}
 }
@@ -977,9 +873,9 @@ fake_agent_send(struct agent_msg *m)
 	int		 n;
 
 	if ((n = agent_encode(m, buf, sizeof(buf))) == -1)
-		return fail("agent_encode");
+		return test_fail("agent_encode");
 	if (write(run.fake_agent, buf, (size_t)n) != n)
-		return fail("write to the monitor");
+		return test_fail("write to the monitor");
 	return 0;
 }
 
@@ -1007,7 +903,7 @@ t_fake_handshake(void)
 	if (t_hello() == -1 || fake_agent_recv(&m, SHORT_TIMEOUT_MS) == -1)
 		return -1;
 	if (m.type != AGENT_HELLO || m.u.hello.version != AGENT_PROTO_VERSION)
-		return fail("first frame is %s", agent_type_name(m.type));
+		return test_fail("first frame is %s", agent_type_name(m.type));
 	memset(&rep, 0, sizeof(rep));
 	rep.type = AGENT_REPLY | AGENT_HELLO;
 	rep.id = m.id;
@@ -1022,20 +918,20 @@ t_fake_handshake(void)
 	} while (m.type == AGENT_HELLO);
 	if (m.type != AGENT_SET_TIME || m.u.set_time.sec < time(NULL) - 60 ||
 	    m.u.set_time.sec > time(NULL) + 60)
-		return fail("then %s (%lld)", agent_type_name(m.type),
+		return test_fail("then %s (%lld)", agent_type_name(m.type),
 		    (long long)m.u.set_time.sec);
 	if (fake_agent_ack(&m) == -1)
 		return -1;
 	if (m.type != AGENT_SEED)
-		return fail("then %s", agent_type_name(m.type));
+		return test_fail("then %s", agent_type_name(m.type));
 	for (i = 0; i < AGENT_SEED_LEN && m.u.seed.data[i] == 0; i++)
 		;
 	if (i == AGENT_SEED_LEN)
-		return fail("a seed of zeros");
+		return test_fail("a seed of zeros");
 	if (fake_agent_ack(&m) == -1)
 		return -1;
 	if (m.type != AGENT_INFO)
-		return fail("then %s", agent_type_name(m.type));
+		return test_fail("then %s", agent_type_name(m.type));
 	memset(&rep, 0, sizeof(rep));
 	rep.type = AGENT_REPLY | AGENT_INFO;
 	rep.id = m.id;
@@ -1045,10 +941,10 @@ t_fake_handshake(void)
 	if (fake_agent_send(&rep) == -1)
 		return -1;
 	while (!run.ready)
-		if (pump_unasked(SHORT_TIMEOUT_MS) == -1)
-			return fail("no READY: %s", failmsg);
+		if (peer_pump(&run.p, SHORT_TIMEOUT_MS) == -1)
+			return test_fail("no READY: %s", test_why());
 	if (strcmp(run.ready_os, "Fake OS") != 0)
-		return fail("os \"%s\"", run.ready_os);
+		return test_fail("os \"%s\"", run.ready_os);
 	return 0;
 }
 
@@ -1058,27 +954,28 @@ t_fake_busy(void)
 {
 	union vmm_args		 req;
 	struct agent_msg	 m, rep;
-	uint32_t		 first, peerid, ids[VMM_REQ_MAX];
+	struct peer_call	 calls[VMM_REQ_MAX], c;
+	uint32_t		 ids[VMM_REQ_MAX];
 	int			 i;
 
 	memset(&req, 0, sizeof(req));
-	first = run.next_peerid;
 	for (i = 0; i < VMM_REQ_MAX; i++) {
 		req.job_status.job = (uint32_t)i;
-		send_req(IMSG_VMM_JOB_STATUS, &req);
+		if (send_req(IMSG_VMM_JOB_STATUS, &req, &calls[i]) == -1)
+			return -1;
 	}
-	peerid = send_req(IMSG_VMM_JOB_STATUS, &req);
-	if (wait_reply(peerid, SHORT_TIMEOUT_MS) == -1)
+	if (send_req(IMSG_VMM_JOB_STATUS, &req, &c) == -1 ||
+	    wait_reply(&c, SHORT_TIMEOUT_MS) == -1)
 		return -1;
 	if (cur_error() != VMM_ERR_BUSY)
-		return fail("error %u, expected BUSY", cur_error());
+		return test_fail("error %u, expected BUSY", cur_error());
 	for (i = 0; i < VMM_REQ_MAX; i++) {
 		do {
 			if (fake_agent_recv(&m, SHORT_TIMEOUT_MS) == -1)
 				return -1;
 		} while (m.type == AGENT_HELLO);
 		if (m.type != AGENT_JOB_STATUS || m.u.job.job != (uint32_t)i)
-			return fail("frame %d is %s", i,
+			return test_fail("frame %d is %s", i,
 			    agent_type_name(m.type));
 		ids[i] = m.id;
 	}
@@ -1090,10 +987,10 @@ t_fake_busy(void)
 	rep.u.error.message = "no such job";
 	if (fake_agent_send(&rep) == -1)
 		return -1;
-	if (wait_reply(first + VMM_REQ_MAX - 1, SHORT_TIMEOUT_MS) == -1)
+	if (wait_reply(&calls[VMM_REQ_MAX - 1], SHORT_TIMEOUT_MS) == -1)
 		return -1;
 	if (cur_error() != AGENT_ERR_NOJOB)
-		return fail("error %u, expected NOJOB", cur_error());
+		return test_fail("error %u, expected NOJOB", cur_error());
 	return 0;
 }
 
@@ -1106,16 +1003,18 @@ fake_agent_next(struct agent_msg *m, uint16_t type)
 			return -1;
 	} while (m->type == AGENT_HELLO);
 	if (m->type != type)
-		return fail("the monitor sent %s", agent_type_name(m->type));
+		return test_fail("the monitor sent %s",
+		    agent_type_name(m->type));
 	return 0;
 }
 
-/* Sends req through the monitor; *m is the frame the guest gets. */
-static uint32_t
-fake_ask(uint16_t type, uint32_t job, struct agent_msg *m)
+/* Sends req through the monitor as c; *m is the frame the guest gets. */
+static int
+fake_ask(uint16_t type, uint32_t job, struct agent_msg *m,
+    struct peer_call *c)
 {
 	union vmm_args		 req;
-	uint32_t		 peerid;
+	int			 r;
 
 	memset(&req, 0, sizeof(req));
 	switch (type) {
@@ -1124,20 +1023,20 @@ fake_ask(uint16_t type, uint32_t job, struct agent_msg *m)
 		req.job_read.out_max = AGENT_PAGE_MAX;
 		req.job_read.err_max = AGENT_PAGE_MAX;
 		req.job_read.encoding = VMM_ENC_UTF8;
-		peerid = send_req(IMSG_VMM_JOB_READ, &req);
+		r = send_req(IMSG_VMM_JOB_READ, &req, c);
 		break;
 	case AGENT_JOB_CANCEL:
 		req.job_cancel.job = job;
-		peerid = send_req(IMSG_VMM_JOB_CANCEL, &req);
+		r = send_req(IMSG_VMM_JOB_CANCEL, &req, c);
 		break;
 	default:
 		req.job_status.job = job;
-		peerid = send_req(IMSG_VMM_JOB_STATUS, &req);
+		r = send_req(IMSG_VMM_JOB_STATUS, &req, c);
 		break;
 	}
-	if (fake_agent_next(m, type) == -1)
-		return 0;
-	return peerid;
+	if (r == -1)
+		return -1;
+	return fake_agent_next(m, type);
 }
 
 /* A JOB_STATUS answered as it should be: the channel still serves. */
@@ -1146,9 +1045,9 @@ fake_status_ok(void)
 {
 	struct agent_msg	 m, rep;
 	union reply		 back;
-	uint32_t		 peerid;
+	struct peer_call	 c;
 
-	if ((peerid = fake_ask(AGENT_JOB_STATUS, 7, &m)) == 0)
+	if (fake_ask(AGENT_JOB_STATUS, 7, &m, &c) == -1)
 		return -1;
 	memset(&rep, 0, sizeof(rep));
 	rep.type = AGENT_REPLY | AGENT_JOB_STATUS;
@@ -1156,11 +1055,11 @@ fake_status_ok(void)
 	rep.u.status.st.job = 7;
 	rep.u.status.st.state = AGENT_JOB_COMPLETED;
 	if (fake_agent_send(&rep) == -1 ||
-	    wait_reply(peerid, SHORT_TIMEOUT_MS) == -1)
+	    wait_reply(&c, SHORT_TIMEOUT_MS) == -1)
 		return -1;
 	if (run.cur.hdr.type != IMSG_VMM_JOB_STATE || cur_get(&back) == -1 ||
 	    back.state.st.job != 7)
-		return fail("JOB_STATUS answered with %s",
+		return test_fail("JOB_STATUS answered with %s",
 		    imsg_type_name(run.cur.hdr.type));
 	return 0;
 }
@@ -1175,12 +1074,12 @@ cur_error_text(const char **text)
 	int			 errs = 0;
 
 	if (msg_vmm_error_get(&run.cur, &e) == -1)
-		return fail("%s, not a well formed error",
+		return test_fail("%s, not a well formed error",
 		    imsg_type_name(run.cur.hdr.type));
 	(void)utf8_decode((const uint8_t *)e.message, strlen(e.message), 1,
 	    dec, &len, &errs);
 	if (errs)
-		return fail("error text is not UTF-8: %s", e.message);
+		return test_fail("error text is not UTF-8: %s", e.message);
 	*text = e.message;
 	return 0;
 }
@@ -1197,11 +1096,11 @@ t_fake_bad_reply(void)
 	struct agent_msg	 m, rep;
 	const char		*text;
 	char			 msg[AGENT_ERRMSG_MAX];
-	uint32_t		 peerid;
+	struct peer_call	 c;
 	size_t			 i;
 
 	run.nevents = 0;
-	if ((peerid = fake_ask(AGENT_JOB_READ, 7, &m)) == 0)
+	if (fake_ask(AGENT_JOB_READ, 7, &m, &c) == -1)
 		return -1;
 	memset(&rep, 0, sizeof(rep));
 	rep.type = AGENT_REPLY | AGENT_JOB_READ;
@@ -1211,23 +1110,23 @@ t_fake_bad_reply(void)
 	rep.u.output.st.out_total = rep.u.output.st.out_retained = 6;
 	rep.u.output.out_cursor = 1000;		/* past the end */
 	if (fake_agent_send(&rep) == -1 ||
-	    wait_reply(peerid, SHORT_TIMEOUT_MS) == -1)
+	    wait_reply(&c, SHORT_TIMEOUT_MS) == -1)
 		return -1;
 	if (cur_error() != AGENT_ERR_PROTO || cur_error_text(&text) == -1)
-		return fail("cursor past the end: error %u", cur_error());
+		return test_fail("cursor past the end: error %u", cur_error());
 	if (fake_status_ok() == -1)
 		return -1;
 	/* The wrong type of reply. */
-	if ((peerid = fake_ask(AGENT_JOB_CANCEL, 7, &m)) == 0)
+	if (fake_ask(AGENT_JOB_CANCEL, 7, &m, &c) == -1)
 		return -1;
 	memset(&rep, 0, sizeof(rep));
 	rep.type = AGENT_REPLY | AGENT_FILE_WRITE;
 	rep.id = m.id;
 	if (fake_agent_send(&rep) == -1 ||
-	    wait_reply(peerid, SHORT_TIMEOUT_MS) == -1)
+	    wait_reply(&c, SHORT_TIMEOUT_MS) == -1)
 		return -1;
 	if (cur_error() != AGENT_ERR_PROTO)
-		return fail("wrong reply type: error %u", cur_error());
+		return test_fail("wrong reply type: error %u", cur_error());
 	/* A request from the guest, then a reply to nothing in flight. */
 	memset(&rep, 0, sizeof(rep));
 	rep.type = AGENT_PING;
@@ -1238,7 +1137,7 @@ t_fake_bad_reply(void)
 	if (fake_agent_send(&rep) == -1 || fake_status_ok() == -1)
 		return -1;
 	/* An error whose text is cut inside a character, and worse. */
-	if ((peerid = fake_ask(AGENT_JOB_STATUS, 7, &m)) == 0)
+	if (fake_ask(AGENT_JOB_STATUS, 7, &m, &c) == -1)
 		return -1;
 	for (i = 0; i < sizeof(msg) - 2; i += 2) {
 		msg[i] = (char)0xff;
@@ -1251,17 +1150,17 @@ t_fake_bad_reply(void)
 	rep.u.error.code = AGENT_ERR_NOENT;
 	rep.u.error.message = msg;
 	if (fake_agent_send(&rep) == -1 ||
-	    wait_reply(peerid, SHORT_TIMEOUT_MS) == -1)
+	    wait_reply(&c, SHORT_TIMEOUT_MS) == -1)
 		return -1;
 	if (cur_error() != AGENT_ERR_NOENT || cur_error_text(&text) == -1)
 		return -1;
 	if (strncmp(text, "\xef\xbf\xbdx", 4) != 0)
-		return fail("error text \"%.40s\"", text);
+		return test_fail("error text \"%.40s\"", text);
 	if (fake_status_ok() == -1)
 		return -1;
-	(void)pump_unasked(100);
+	(void)peer_pump(&run.p, 100);
 	if (have_event(VMM_EV_GUEST_LOST))
-		return fail("the guest was reported lost");
+		return test_fail("the guest was reported lost");
 	return 0;
 }
 
@@ -1275,36 +1174,28 @@ t_fake_garbage(void)
 	run.nevents = 0;
 	if (write(run.fake_agent, junk, sizeof(junk) - 1) !=
 	    (ssize_t)sizeof(junk) - 1)
-		return fail("write");
+		return test_fail("write");
 	if (wait_event(VMM_EV_GUEST_LOST, SHORT_TIMEOUT_MS) == -1)
 		return -1;
 	/* QMP is still served. */
 	if (expect_status("prelaunch", 0) == -1)
 		return -1;
 	if (call(IMSG_VMM_GUEST_INFO, NULL, &rep) == 0)
-		return fail("agent request served after the channel was lost");
+		return test_fail("agent request served after the channel "
+		    "was lost");
 	if (cur_error() != VMM_ERR_GUEST_DOWN)
-		return fail("error %u, expected GUEST_DOWN", cur_error());
+		return test_fail("error %u, expected GUEST_DOWN", cur_error());
 	return 0;
 }
 
 static int
 t_kill_qemu(void)
 {
-	int	 st;
-
 	run.nevents = 0;
 	kill(run.qemu, SIGKILL);
 	waitpid(run.qemu, NULL, 0);
 	run.qemu = -1;
-	if (wait_event(VMM_EV_SHUTDOWN, SHORT_TIMEOUT_MS) == -1)
-		return -1;
-	if (wait_exit(run.vmm, EXIT_TIMEOUT_MS, &st) == -1)
-		return fail("the monitor did not exit");
-	run.vmm = -1;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return fail("the monitor ended with status %#x", st);
-	return 0;
+	return shutdown_exit();
 }
 
 /* --- this program as QEMU */
@@ -1319,9 +1210,9 @@ fake_qmp_line(char *buf, size_t len, int timeout_ms)
 		pfd.fd = run.fake_qmp;
 		pfd.events = POLLIN;
 		if (poll(&pfd, 1, timeout_ms) <= 0)
-			return fail("no QMP command");
+			return test_fail("no QMP command");
 		if (read(run.fake_qmp, buf + n, 1) != 1)
-			return fail("QMP closed");
+			return test_fail("QMP closed");
 		if (buf[n++] == '\n')
 			break;
 	}
@@ -1333,67 +1224,58 @@ static int
 fake_qmp_say(const char *s)
 {
 	if (write(run.fake_qmp, s, strlen(s)) != (ssize_t)strlen(s))
-		return fail("write");
+		return test_fail("write");
 	return 0;
 }
 
 static int
 t_fake_qmp(void)
 {
+	struct peer_call c;
 	char		 line[256], reply[128];
 	unsigned int	 id;
-	uint32_t	 peerid, running;
-	int		 st;
 
 	if (t_hello() == -1)
 		return -1;
 	/* A request before the greeting waits for the negotiation. */
-	peerid = send_req(IMSG_VMM_QMP_STATUS, NULL);
-	if (fake_qmp_say("{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 0, "
+	if (send_req(IMSG_VMM_QMP_STATUS, NULL, &c) == -1 ||
+	    fake_qmp_say("{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 0, "
 	    "\"minor\": 2, \"major\": 7}, \"package\": \"\"}, "
 	    "\"capabilities\": []}}\r\n") == -1 ||
 	    fake_qmp_line(line, sizeof(line), SHORT_TIMEOUT_MS) == -1)
 		return -1;
 	if (sscanf(line, "{\"execute\": \"qmp_capabilities\", \"id\": %u}",
 	    &id) != 1)
-		return fail("expected qmp_capabilities, got %s", line);
+		return test_fail("expected qmp_capabilities, got %s", line);
 	snprintf(reply, sizeof(reply), "{\"return\": {}, \"id\": %u}\r\n", id);
 	if (fake_qmp_say(reply) == -1 ||
 	    fake_qmp_line(line, sizeof(line), SHORT_TIMEOUT_MS) == -1)
 		return -1;
 	if (sscanf(line, "{\"execute\": \"query-status\", \"id\": %u}",
 	    &id) != 1)
-		return fail("expected query-status, got %s", line);
+		return test_fail("expected query-status, got %s", line);
 	/* The reply arrives split in two writes. */
 	snprintf(reply, sizeof(reply), "{\"return\": {\"status\": \"running\""
 	    ", \"singlestep\": false, \"running\": true}, \"id\": %u}\r\n", id);
 	if (write(run.fake_qmp, reply, 10) != 10)
-		return fail("write");
+		return test_fail("write");
 	usleep(100000);
 	if (fake_qmp_say(reply + 10) == -1)
 		return -1;
-	if (wait_reply(peerid, SHORT_TIMEOUT_MS) == -1)
+	if (wait_reply(&c, SHORT_TIMEOUT_MS) == -1)
 		return -1;
 	if (run.cur.hdr.type != IMSG_VMM_QMP_STATE)
-		return fail("QMP_STATUS answered with %s",
+		return test_fail("QMP_STATUS answered with %s",
 		    imsg_type_name(run.cur.hdr.type));
-	(void)running;
 	/* Garbage from QEMU: reported, not fatal; EOF ends the monitor. */
 	if (fake_qmp_say("{\"return\": {}, \"id\": \"x\"}\r\n") == -1)
 		return -1;
 	while (run.unasked_errors == 0)
-		if (pump_unasked(SHORT_TIMEOUT_MS) == -1)
-			return fail("garbage not reported");
+		if (peer_pump(&run.p, SHORT_TIMEOUT_MS) == -1)
+			return test_fail("garbage not reported");
 	close(run.fake_qmp);
 	run.fake_qmp = -1;
-	if (wait_event(VMM_EV_SHUTDOWN, SHORT_TIMEOUT_MS) == -1)
-		return -1;
-	if (wait_exit(run.vmm, EXIT_TIMEOUT_MS, &st) == -1)
-		return fail("the monitor did not exit");
-	run.vmm = -1;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return fail("the monitor ended with status %#x", st);
-	return 0;
+	return shutdown_exit();
 }
 
 /* --- setup */
@@ -1404,7 +1286,7 @@ cleanup(void)
 	char	 cmd[PATH_MAX + 32];
 
 	run_stop();
-	if (failed) {
+	if (test_failures()) {
 		printf("# logs kept in %s\n", workdir);
 		return;
 	}
@@ -1477,45 +1359,44 @@ main(int argc, char *argv[])
 
 	/* This program as QEMU: no QEMU at all. */
 	run_start(2);
-	report("fake QEMU: negotiation, split reply, garbage reported, "
+	test_report("fake QEMU: negotiation, split reply, garbage reported, "
 	    "EOF ends the monitor", t_fake_qmp());
 	run_stop();
 
 	/* Real QEMU with no guest; this program as the agent. */
 	run_start(1);
-	report("fake guest: HELLO, the time, a seed and INFO, then READY",
+	test_report("fake guest: HELLO, the time, a seed and INFO, then READY",
 	    t_fake_handshake());
-	report("fake guest: 33rd request busy, answers matched by id",
+	test_report("fake guest: 33rd request busy, answers matched by id",
 	    t_fake_busy());
-	report("fake guest: bad replies fail their calls, not the channel",
+	test_report("fake guest: bad replies fail their calls, not the channel",
 	    t_fake_bad_reply());
-	report("fake guest: malformed frame, GUEST_LOST, QMP alive",
+	test_report("fake guest: malformed frame, GUEST_LOST, QMP alive",
 	    t_fake_garbage());
-	report("QEMU killed: SHUTDOWN, monitor exits 0", t_kill_qemu());
+	test_report("QEMU killed: SHUTDOWN, monitor exits 0", t_kill_qemu());
 	run_stop();
 
 	/* The real guest. */
 	run_start(0);
-	report("HELLO from the monitor", t_hello());
+	test_report("HELLO from the monitor", t_hello());
 	if (t_ready() == -1) {
-		report("READY with the guest's os", -1);
+		test_report("READY with the guest's os", -1);
 	} else {
-		report("READY with the guest's os", 0);
-		report("QMP status running", t_status_running());
-		report("monitor: VM uid, no capabilities, seccomp, "
+		test_report("READY with the guest's os", 0);
+		test_report("QMP status running", t_status_running());
+		test_report("monitor: VM uid, no capabilities, seccomp, "
 		    "empty root", t_proc());
-		report("exec python3 prints 4", t_exec());
-		report("file write and read back 128 KiB", t_files());
-		report("guest info", t_info());
-		report("agent error relayed", t_agent_error());
-		report("pause, paused, cont", t_pause());
-		report("busy beyond 32 in flight, timeouts, late answers "
+		test_report("exec python3 prints 4", t_exec());
+		test_report("file write and read back 128 KiB", t_files());
+		test_report("guest info", t_info());
+		test_report("agent error relayed", t_agent_error());
+		test_report("pause, paused, cont", t_pause());
+		test_report("busy beyond 32 in flight, timeouts, late answers "
 		    "dropped", t_busy_timeout());
-		report("quit: SHUTDOWN, monitor exits 0", t_quit());
+		test_report("quit: SHUTDOWN, monitor exits 0", t_quit());
 	}
 	cleanup();
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return test_summary();
 usage:
 	fprintf(stderr, "usage: vmm-driver [-w workdir] builddir imagedir\n");
 	return 2;
