@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "msg.h"
+#include "validate.h"
 
 void
 m_add_u32(struct ibuf *b, uint32_t v)
@@ -71,7 +72,8 @@ m_init_buf(struct mreader *r, const void *data, size_t len)
 	r->left = data != NULL ? len : 0;
 }
 
-static int
+/* A malformed field: -1, errno EBADMSG. */
+int
 m_fail(void)
 {
 	errno = EBADMSG;
@@ -221,5 +223,16 @@ m_get_flag(struct mreader *r, uint32_t *v)
 		*r = saved;
 		return m_fail();
 	}
+	return 0;
+}
+
+/* A VM id ("vm-" and ID_HEX_LEN hex digits), pointing into the message. */
+int
+m_get_vm_id(struct mreader *r, const char **id)
+{
+	if (m_get_str(r, id, ID_MAX) == -1)
+		return -1;
+	if (!valid_id(*id, VM_ID_PREFIX))
+		return m_fail();
 	return 0;
 }

@@ -48,6 +48,8 @@ int	 m_end(const struct mreader *);
 int	 m_open(struct mreader *, const struct imsg *, uint32_t);
 int	 m_empty(const struct imsg *, uint32_t);
 int	 m_get_flag(struct mreader *, uint32_t *);
+int	 m_get_vm_id(struct mreader *, const char **);
+int	 m_fail(void);
 
 static inline void
 le32_put(uint8_t *p, uint32_t v)

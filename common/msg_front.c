@@ -8,13 +8,6 @@
 #include "proto.h"
 #include "tools.h"
 
-static int
-bad(void)
-{
-	errno = EBADMSG;
-	return -1;
-}
-
 void
 msg_front_auth_put(struct ibuf *b, const struct msg_front_auth *m)
 {
@@ -53,7 +46,7 @@ msg_front_auth_result_get(struct imsg *imsg,
 	    m_get_str(&r, &m->workspace, TOOL_WS_NAME_MAX) == -1)
 		return -1;
 	if (m->status > AUTH_UNAVAILABLE)
-		return bad();
+		return m_fail();
 	return m_end(&r);
 }
 
@@ -82,10 +75,10 @@ msg_front_tool_get(struct imsg *imsg, struct msg_front_tool *m)
 	    m_get_u32(&r, &m->tool) == -1)
 		return -1;
 	if ((t = tool_by_id(m->tool)) == NULL)
-		return bad();
+		return m_fail();
 	/* Up to the end of the message. */
 	if (tool_args_decode(&r, t, &m->args, err, sizeof(err)) == -1)
-		return bad();
+		return m_fail();
 	return 0;
 }
 
@@ -109,7 +102,7 @@ msg_front_tool_result_get(struct imsg *imsg,
 	    m_get_str(&r, &m->json, TOOL_RESULT_MAX) == -1)
 		return -1;
 	if (m->status > TOOL_UNAVAILABLE)
-		return bad();
+		return m_fail();
 	return m_end(&r);
 }
 
@@ -201,10 +194,10 @@ msg_front_tool_result_fd_get(struct imsg *imsg,
 	    m_get_u32(&r, &m->kind) == -1 ||
 	    m_get_str(&r, &m->mime, PAYLOAD_MIME_MAX) == -1 ||
 	    m_get_u64(&r, &m->size) == -1 || m_end(&r) == -1)
-		return bad();
+		return m_fail();
 	if (m->status != TOOL_OK || (m->kind != TR_IMAGE &&
 	    m->kind != TR_TEXT) || !payload_mime_valid(m->mime, m->kind) ||
 	    m->size == 0)
-		return bad();
+		return m_fail();
 	return 0;
 }

@@ -10,23 +10,6 @@
 #include "tools.h"
 #include "validate.h"
 
-static int
-bad(void)
-{
-	errno = EBADMSG;
-	return -1;
-}
-
-static int
-get_vm_id(struct mreader *r, const char **id)
-{
-	if (m_get_str(r, id, ID_MAX) == -1)
-		return -1;
-	if (!valid_id(*id, VM_ID_PREFIX))
-		return bad();
-	return 0;
-}
-
 static void
 put_forwards(struct ibuf *b, uint32_t n, const struct msg_net_forward *fwd)
 {
@@ -53,14 +36,14 @@ get_forwards(struct mreader *r, uint32_t *n, struct msg_net_forward *fwd,
 	if (m_get_u32(r, n) == -1)
 		return -1;
 	if (*n > NET_FWD_MAX)
-		return bad();
+		return m_fail();
 	for (i = 0; i < *n; i++) {
 		if (m_get_u32(r, &fwd[i].host) == -1 ||
 		    m_get_u32(r, &fwd[i].guest) == -1)
 			return -1;
 		if (fwd[i].host < min || fwd[i].host > PORT_MAX ||
 		    fwd[i].guest == 0 || fwd[i].guest > PORT_MAX)
-			return bad();
+			return m_fail();
 	}
 	return 0;
 }
@@ -109,13 +92,13 @@ msg_net_setup_get(struct imsg *imsg, struct msg_net_setup *m)
 
 	memset(m, 0, sizeof(*m));
 	if (m_open(&r, imsg, IMSG_NET_SETUP) == -1 ||
-	    get_vm_id(&r, &m->vm_id) == -1 ||
+	    m_get_vm_id(&r, &m->vm_id) == -1 ||
 	    m_get_u32(&r, &m->slot) == -1 ||
 	    m_get_flag(&r, &m->network) == -1 ||
 	    get_forwards(&r, &m->nforwards, m->fwd, 0) == -1)
 		return -1;
 	if (m->slot >= SLOTS_MAX)
-		return bad();
+		return m_fail();
 	return m_end(&r);
 }
 
@@ -133,11 +116,11 @@ msg_net_teardown_get(struct imsg *imsg, struct msg_net_teardown *m)
 
 	memset(m, 0, sizeof(*m));
 	if (m_open(&r, imsg, IMSG_NET_TEARDOWN) == -1 ||
-	    get_vm_id(&r, &m->vm_id) == -1 ||
+	    m_get_vm_id(&r, &m->vm_id) == -1 ||
 	    m_get_u32(&r, &m->slot) == -1)
 		return -1;
 	if (m->slot >= SLOTS_MAX)
-		return bad();
+		return m_fail();
 	return m_end(&r);
 }
 
@@ -165,7 +148,7 @@ msg_net_entry_get(struct imsg *imsg, struct msg_net_entry *m)
 	    m_get_u32(&r, &m->slot) == -1)
 		return -1;
 	if (m->slot >= SLOTS_MAX)
-		return bad();
+		return m_fail();
 	return m_end(&r);
 }
 
@@ -185,7 +168,7 @@ msg_net_fd_get(struct imsg *imsg, struct msg_net_fd *m)
 	    m_get_u32(&r, &m->role) == -1)
 		return -1;
 	if (m->role < NET_FD_NETNS || m->role > NET_FD_TAP)
-		return bad();
+		return m_fail();
 	return m_end(&r);
 }
 

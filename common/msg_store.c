@@ -10,29 +10,12 @@
 #include "validate.h"
 
 static int
-bad(void)
-{
-	errno = EBADMSG;
-	return -1;
-}
-
-static int
-get_vm_id(struct mreader *r, const char **id)
-{
-	if (m_get_str(r, id, ID_MAX) == -1)
-		return -1;
-	if (!valid_id(*id, VM_ID_PREFIX))
-		return bad();
-	return 0;
-}
-
-static int
 get_image(struct mreader *r, const char **name)
 {
 	if (m_get_str(r, name, OBJ_NAME_MAX) == -1)
 		return -1;
 	if (!valid_object_name(*name))
-		return bad();
+		return m_fail();
 	return 0;
 }
 
@@ -106,7 +89,7 @@ msg_store_disk_create_get(struct imsg *imsg,
 
 	memset(m, 0, sizeof(*m));
 	if (m_open(&r, imsg, IMSG_STORE_DISK_CREATE) == -1 ||
-	    get_vm_id(&r, &m->vm_id) == -1 || get_image(&r, &m->image) == -1)
+	    m_get_vm_id(&r, &m->vm_id) == -1 || get_image(&r, &m->image) == -1)
 		return -1;
 	return m_end(&r);
 }
@@ -125,7 +108,7 @@ msg_store_disk_open_get(struct imsg *imsg, struct msg_store_disk_open *m)
 
 	memset(m, 0, sizeof(*m));
 	if (m_open(&r, imsg, IMSG_STORE_DISK_OPEN) == -1 ||
-	    get_vm_id(&r, &m->vm_id) == -1 || get_image(&r, &m->image) == -1)
+	    m_get_vm_id(&r, &m->vm_id) == -1 || get_image(&r, &m->image) == -1)
 		return -1;
 	return m_end(&r);
 }
@@ -145,7 +128,7 @@ msg_store_disk_delete_get(struct imsg *imsg,
 
 	memset(m, 0, sizeof(*m));
 	if (m_open(&r, imsg, IMSG_STORE_DISK_DELETE) == -1 ||
-	    get_vm_id(&r, &m->vm_id) == -1)
+	    m_get_vm_id(&r, &m->vm_id) == -1)
 		return -1;
 	return m_end(&r);
 }
@@ -170,7 +153,7 @@ msg_store_disk_entry_get(struct imsg *imsg, struct msg_store_disk_entry *m)
 
 	memset(m, 0, sizeof(*m));
 	if (m_open(&r, imsg, IMSG_STORE_DISK_ENTRY) == -1 ||
-	    get_vm_id(&r, &m->vm_id) == -1)
+	    m_get_vm_id(&r, &m->vm_id) == -1)
 		return -1;
 	return m_end(&r);
 }
@@ -191,7 +174,7 @@ msg_store_fd_get(struct imsg *imsg, struct msg_store_fd *m)
 	    m_get_u32(&r, &m->role) == -1)
 		return -1;
 	if (m->role < STORE_FD_DISK || m->role > STORE_FD_MAX)
-		return bad();
+		return m_fail();
 	return m_end(&r);
 }
 
@@ -217,7 +200,7 @@ msg_store_result_get(struct imsg *imsg, struct msg_store_result *m)
 	    m_get_str(&r, &m->text, STORE_TEXT_MAX) == -1)
 		return -1;
 	if (m->format > DISK_QCOW2)
-		return bad();
+		return m_fail();
 	return m_end(&r);
 }
 
@@ -236,7 +219,7 @@ msg_store_checkpoint_get(struct imsg *imsg, struct msg_store_checkpoint *m)
 
 	memset(m, 0, sizeof(*m));
 	if (m_open(&r, imsg, IMSG_STORE_CHECKPOINT) == -1 ||
-	    get_vm_id(&r, &m->vm_id) == -1 ||
+	    m_get_vm_id(&r, &m->vm_id) == -1 ||
 	    m_get_flag(&r, &m->write) == -1)
 		return -1;
 	return m_end(&r);

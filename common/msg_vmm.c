@@ -13,13 +13,6 @@
 #include "proto.h"
 #include "validate.h"
 
-static int
-bad(void)
-{
-	errno = EBADMSG;
-	return -1;
-}
-
 /* A string of at most max bytes that must be valid UTF-8. */
 static int
 get_text(struct mreader *r, const char **s, size_t max)
@@ -27,7 +20,7 @@ get_text(struct mreader *r, const char **s, size_t max)
 	if (m_get_str(r, s, max) == -1)
 		return -1;
 	if (!valid_utf8(*s, strlen(*s)))
-		return bad();
+		return m_fail();
 	return 0;
 }
 
@@ -84,7 +77,7 @@ msg_vmm_event_get(struct imsg *imsg, struct msg_vmm_event *m)
 	    m_get_str(&r, &m->detail, VMM_DETAIL_MAX) == -1)
 		return -1;
 	if (m->event < VMM_EV_STOP || m->event > VMM_EV_HELD)
-		return bad();
+		return m_fail();
 	return done(&r);
 }
 
@@ -108,7 +101,7 @@ msg_vmm_error_get(struct imsg *imsg, struct msg_vmm_error *m)
 	    get_text(&r, &m->message, AGENT_ERRMSG_MAX - 1) == -1)
 		return -1;
 	if (!msg_vmm_error_code_valid(m->code))
-		return bad();
+		return m_fail();
 	return done(&r);
 }
 
@@ -219,7 +212,7 @@ msg_vmm_exec_get(struct imsg *imsg, struct msg_vmm_exec *m)
 	    m->timeout_ms > AGENT_TIMEOUT_MAX_MS ||
 	    m->argc < 1 || m->argc > AGENT_ARGC_MAX ||
 	    ((m->flags & AGENT_EXEC_SHELL) && m->argc != 1))
-		return bad();
+		return m_fail();
 	for (i = 0; i < m->argc; i++) {
 		if (m_get_str(&r, &m->argv[i], AGENT_ARG_MAX - 1) == -1)
 			return -1;
@@ -228,14 +221,14 @@ msg_vmm_exec_get(struct imsg *imsg, struct msg_vmm_exec *m)
 	if (m_get_u32(&r, &m->envc) == -1)
 		return -1;
 	if (m->envc > AGENT_ENVC_MAX)
-		return bad();
+		return m_fail();
 	for (i = 0; i < m->envc; i++) {
 		if (m_get_str(&r, &m->env[i], AGENT_ARG_MAX - 1) == -1)
 			return -1;
 		total += strlen(m->env[i]) + 1;
 	}
 	if (total > AGENT_ARGS_TOTAL_MAX)
-		return bad();
+		return m_fail();
 	if (m_get_bytes(&r, &m->input, &m->input_len, AGENT_STDIN_MAX) == -1)
 		return -1;
 	return done(&r);
@@ -333,7 +326,7 @@ msg_job_status_get(struct mreader *r, struct msg_job_status *st)
 	    st->err_retained > st->err_total ||
 	    st->out_retained > AGENT_JOB_RETAIN_MAX ||
 	    st->err_retained > AGENT_JOB_RETAIN_MAX - st->out_retained)
-		return bad();
+		return m_fail();
 	st->exit_code = (int32_t)code;
 	st->signal = (int32_t)sig;
 	return 0;
@@ -387,7 +380,7 @@ msg_vmm_job_read_get(struct imsg *imsg, struct msg_vmm_job_read *m)
 	if (m->out_max > AGENT_PAGE_MAX || m->err_max > AGENT_PAGE_MAX ||
 	    m->wait_ms > AGENT_WAIT_MAX_MS ||
 	    (m->encoding != VMM_ENC_UTF8 && m->encoding != VMM_ENC_BASE64))
-		return bad();
+		return m_fail();
 	return done(&r);
 }
 
@@ -420,7 +413,7 @@ msg_vmm_job_output_get(struct imsg *imsg, struct msg_vmm_job_output *m)
 		return -1;
 	if (m->out_next > m->st.out_retained ||
 	    m->err_next > m->st.err_retained)
-		return bad();
+		return m_fail();
 	return done(&r);
 }
 
@@ -444,7 +437,7 @@ msg_vmm_file_read_get(struct imsg *imsg, struct msg_vmm_file_read *m)
 	    m_get_u32(&r, &m->length) == -1)
 		return -1;
 	if (m->length > AGENT_FILE_CHUNK_MAX)
-		return bad();
+		return m_fail();
 	return done(&r);
 }
 
@@ -496,7 +489,7 @@ msg_vmm_file_write_get(struct imsg *imsg, struct msg_vmm_file_write *m)
 	    m_get_bytes(&r, &m->data, &m->len, AGENT_FILE_CHUNK_MAX) == -1)
 		return -1;
 	if ((m->flags & ~AGENT_WRITE_FLAGS) != 0 || m->mode > 07777)
-		return bad();
+		return m_fail();
 	return done(&r);
 }
 
@@ -519,7 +512,7 @@ msg_vmm_file_written_get(struct imsg *imsg, struct msg_vmm_file_written *m)
 	    m_get_u32(&r, &m->written) == -1)
 		return -1;
 	if (m->written > AGENT_FILE_CHUNK_MAX)
-		return bad();
+		return m_fail();
 	return done(&r);
 }
 
@@ -590,7 +583,7 @@ msg_vmm_set_time_get(struct imsg *imsg, struct msg_vmm_set_time *m)
 	    m_get_u64(&r, &m->sec) == -1 || m_get_u32(&r, &m->nsec) == -1)
 		return -1;
 	if (m->sec > INT64_MAX || m->nsec > VMM_NSEC_MAX)
-		return bad();
+		return m_fail();
 	return done(&r);
 }
 

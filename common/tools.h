@@ -31,6 +31,7 @@
 
 #include "imsg.h"
 #include "msg.h"
+#include "validate.h"
 
 #define TOOL_PARAMS_MAX		12	/* parameters of one tool */
 #define TOOL_LIST_MAX		64	/* entries of a list parameter */
@@ -60,8 +61,6 @@
 #define VM_STATUS_JOBS_MAX	32	/* newest jobs vm_status lists */
 #define VM_STATUS_COMMAND_MAX	256	/* bytes of each one's command */
 
-#define VM_ID_PREFIX		"vm-"
-#define JOB_ID_PREFIX		"job-"
 
 
 #define TOOL_LIST(X)							\

@@ -13,6 +13,8 @@
 #define REQUEST_ID_MAX		128
 #define ID_HEX_LEN		16	/* random part of vm/job ids */
 #define ID_MAX			(8 + ID_HEX_LEN)
+#define VM_ID_PREFIX		"vm-"
+#define JOB_ID_PREFIX		"job-"
 
 #define VM_MEMORY_MIN_MIB	128
 #define VM_MEMORY_MAX_MIB	65536
