@@ -134,7 +134,7 @@ void	 req_tool_result_fd(uint32_t, const struct msg_front_tool_result_fd *,
 	    int);
 json_t	*req_fd_result(const struct fop *,
 	    const struct msg_front_tool_result_fd *, int, int *, char *, size_t);
-int	 req_stream_fd(struct freq *, int, int, uint32_t, uint64_t,
+void	 req_stream_fd(struct freq *, int, int, uint32_t, uint64_t,
 	    const char *, size_t, const char *, size_t);
 void	 req_reply_json(struct freq *, int, json_t *);
 void	 req_reply_error(struct freq *, int, const char *, const char *);

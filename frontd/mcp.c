@@ -579,9 +579,8 @@ mcp_op_done_fd(struct fop *op, const struct msg_front_tool_result_fd *m,
 			    fr->session);
 		http_stream_start(fr->conn, 200, "application/json");
 	}
-	if (req_stream_fd(fr, fd, is_pipe, m->kind, m->size, head,
-	    (size_t)hn, tail, (size_t)tn) == -1)
-		http_abort(fr->conn);
+	req_stream_fd(fr, fd, is_pipe, m->kind, m->size, head, (size_t)hn,
+	    tail, (size_t)tn);
 	goto done;
 fail:
 	close(fd);

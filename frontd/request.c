@@ -818,9 +818,9 @@ req_fd_result(const struct fop *op, const struct msg_front_tool_result_fd *m,
  * Streams the answer of fr from fd, checked by payload_check, into the
  * stream already started: head, the bytes (in base64 for an image,
  * escaped as a JSON string's body for text: payload.c), tail.  Takes fd.
- * Returns -1 if it could not start; the caller then cuts the answer.
+ * If it cannot start, the answer is cut.
  */
-int
+void
 req_stream_fd(struct freq *fr, int fd, int is_pipe, uint32_t kind,
     uint64_t size, const char *head, size_t headlen, const char *tail,
     size_t taillen)
@@ -828,7 +828,8 @@ req_stream_fd(struct freq *fr, int fd, int is_pipe, uint32_t kind,
 	fr->payload = payload_stream(fenv->base, fr->conn, fd, is_pipe,
 	    kind == TR_TEXT ? PAYLOAD_TEXT : PAYLOAD_BASE64, size, head,
 	    headlen, tail, taillen, PAYLOAD_PIPE_MS, req_stream_done, fr);
-	return fr->payload == NULL ? -1 : 0;
+	if (fr->payload == NULL)
+		http_abort(fr->conn);
 }
 
 /* mcvmd reports a step of a pending call; the call stays pending. */
