@@ -32,20 +32,20 @@ struct inflight {
 };
 static TAILQ_HEAD(, inflight) inflight = TAILQ_HEAD_INITIALIZER(inflight);
 
-#define IMPL_ENTRY(id, run, cancel, check, receipt, rid)		\
-	[id] = { id, run, cancel, check, receipt, rid },
-static const struct tool_impl impls[TOOL_ID_END] = {
-	TOOL_IMPLS(IMPL_ENTRY)
-};
-#undef IMPL_ENTRY
-
-/* The implementation of tool id, or NULL: it is not available. */
+/*
+ * The implementation of tool id, or NULL: it is not available.  The
+ * entries are few (one per tool), and the first one found is the one:
+ * the unit test proves there is no second.
+ */
 const struct tool_impl *
 dispatch_impl(enum tool_id id)
 {
-	if (id <= TOOL_NONE || id >= TOOL_ID_END || impls[id].run == NULL)
-		return NULL;
-	return &impls[id];
+	const struct tool_impl *const	*p;
+
+	LINKSET_FOREACH(tool_impls, p)
+		if ((*p)->id == id)
+			return *p;
+	return NULL;
 }
 
 /*

@@ -12,19 +12,22 @@
  * loses its caller.
  *
  * The implementations live in files by family (tool-vm.c, tool-job.c,
- * tool-file.c).  TOOL_IMPLS lists them, one entry per tool:
- *	X(tool id, run, cancel or NULL, check or NULL, receipt or NULL,
- *	    request_id's parameter index or -1)
+ * tool-file.c), each file ending with its tools' entries, one per tool:
+ *	TOOL_IMPL(tool id, run, cancel or NULL, check or NULL,
+ *	    receipt or NULL, request_id's parameter index or -1);
  * receipt names what shows an interrupted call's outcome; a tool with one
- * takes a request_id, the parameter of the last column.  A tool without
- * an entry is unavailable, and says so; tests/unit/test_dispatch.c lists
- * which.
+ * takes a request_id, the parameter of the last column.  The entries
+ * form one table, a linker set (common/linkset.h), so a new family is a
+ * new file and nothing else.  A tool without an entry is unavailable, and
+ * says so; tests/unit/test_dispatch.c lists which, and that no tool has
+ * two entries.
  */
 #ifndef MCVMD_DISPATCH_H
 #define MCVMD_DISPATCH_H
 
 #include <jansson.h>
 
+#include "linkset.h"
 #include "mcvmd.h"
 #include "msg_front.h"
 #include "tools.h"
@@ -59,25 +62,12 @@ struct tool_impl {
 	int		 rid;		/* request_id's index, or -1 */
 };
 
-#define TOOL_IMPLS(X)							\
-	X(TOOL_VM_CREATE, tool_vm_create, tool_vm_create_cancel,	\
-	    tool_vm_create_check, "vm_list", P_VM_CREATE_REQUEST_ID)	\
-	X(TOOL_VM_LIST, tool_vm_list, NULL, NULL, NULL, -1)		\
-	X(TOOL_VM_STATUS, tool_vm_status, NULL, NULL, NULL, -1)		\
-	X(TOOL_VM_STOP, tool_vm_stop, NULL, NULL, NULL, -1)		\
-	X(TOOL_VM_START, tool_vm_start, NULL, NULL, NULL, -1)		\
-	X(TOOL_VM_SUSPEND, tool_vm_suspend, NULL, NULL, NULL, -1)	\
-	X(TOOL_VM_RESUME, tool_vm_resume, NULL, NULL, NULL, -1)		\
-	X(TOOL_VM_DESTROY, tool_vm_destroy, NULL, NULL, NULL, -1)	\
-	X(TOOL_VM_EXEC, tool_vm_exec, NULL, tool_vm_exec_check,		\
-	    "vm_status's jobs", P_VM_EXEC_REQUEST_ID)			\
-	X(TOOL_VM_JOB_STATUS, tool_vm_job_status, NULL, NULL, NULL, -1)	\
-	X(TOOL_VM_JOB_OUTPUT, tool_vm_job_output, NULL, NULL, NULL, -1)	\
-	X(TOOL_VM_JOB_CANCEL, tool_vm_job_cancel, NULL, NULL, NULL, -1)	\
-	X(TOOL_VM_READ_FILE, tool_vm_read_file, NULL, tool_file_check,	\
-	    NULL, -1)							\
-	X(TOOL_VM_WRITE_FILE, tool_vm_write_file, NULL,		\
-	    tool_file_check, NULL, -1)
+#define TOOL_IMPL(tid, run, cancel, check, receipt, rid)		\
+	static const struct tool_impl impl_##tid = {			\
+		tid, run, cancel, check, receipt, rid			\
+	};								\
+	LINKSET_ADD(tool_impls, const struct tool_impl, impl_##tid)
+LINKSET_DECLARE(tool_impls, const struct tool_impl);
 
 /* dispatch.c */
 void		 dispatch_tool(struct imsgev *, struct imsg *);
@@ -100,28 +90,6 @@ void		 call_req_fail(struct req *, const char *);
 void		 call_req_cancel(struct req *, enum req_end, const char *);
 
 /* tool-vm.c */
-void	 tool_vm_create(struct tool_call *);
-void	 tool_vm_create_cancel(uint64_t);
-int	 tool_vm_create_check(struct tool_call *);
 void	 tool_vm_create_lost(void);
-void	 tool_vm_list(struct tool_call *);
-void	 tool_vm_status(struct tool_call *);
-void	 tool_vm_stop(struct tool_call *);
-void	 tool_vm_start(struct tool_call *);
-void	 tool_vm_suspend(struct tool_call *);
-void	 tool_vm_resume(struct tool_call *);
-void	 tool_vm_destroy(struct tool_call *);
-
-/* tool-job.c */
-void	 tool_vm_exec(struct tool_call *);
-int	 tool_vm_exec_check(struct tool_call *);
-void	 tool_vm_job_status(struct tool_call *);
-void	 tool_vm_job_output(struct tool_call *);
-void	 tool_vm_job_cancel(struct tool_call *);
-
-/* tool-file.c */
-int	 tool_file_check(struct tool_call *);
-void	 tool_vm_read_file(struct tool_call *);
-void	 tool_vm_write_file(struct tool_call *);
 
 #endif

@@ -54,6 +54,10 @@ extern struct mcvmd	*env;
 /* mcvmd.c */
 #define CHILD_ARGV_MAX	(16 + 2 * 32)	/* -D macros, flags, extras */
 struct child	*child_by_id(enum proc_id);
+void		 child_path(const struct child *, char *, size_t);
+void		 child_start(struct child *);
+void		 mcvmd_reap(void);
+void		 mcvmd_shutdown(int) __attribute__((__noreturn__));
 int		 child_argv(const char *, char **);
 extern char *const child_envp[];
 

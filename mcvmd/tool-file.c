@@ -22,7 +22,7 @@ _Static_assert((int)P_VM_READ_FILE_PATH == (int)P_VM_WRITE_FILE_PATH,
 #define P_FILE_PATH	P_VM_READ_FILE_PATH
 
 /* Before the state: the agent's bound on a path. */
-int
+static int
 tool_file_check(struct tool_call *c)
 {
 	const char	*path = c->args->v[P_FILE_PATH].s;
@@ -74,7 +74,7 @@ file_written_done(struct req *r, struct imsg *imsg)
 	    (json_int_t)m.written));
 }
 
-void
+static void
 tool_vm_read_file(struct tool_call *c)
 {
 	struct msg_vmm_file_read	 m;
@@ -90,7 +90,7 @@ tool_vm_read_file(struct tool_call *c)
 	(void)req_send(r);
 }
 
-void
+static void
 tool_vm_write_file(struct tool_call *c)
 {
 	const struct tool_value		*data;
@@ -110,3 +110,9 @@ tool_vm_write_file(struct tool_call *c)
 	msg_vmm_file_write_put(r->msg, &m);
 	(void)req_send(r);
 }
+
+/* The tools of this file (see TOOL_IMPL in dispatch.h). */
+TOOL_IMPL(TOOL_VM_READ_FILE, tool_vm_read_file, NULL,
+    tool_file_check, NULL, -1);
+TOOL_IMPL(TOOL_VM_WRITE_FILE, tool_vm_write_file, NULL,
+    tool_file_check, NULL, -1);

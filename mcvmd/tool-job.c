@@ -168,7 +168,7 @@ exec_started(struct req *r, struct imsg *imsg)
 }
 
 /* Before the receipt: the agent's own bounds, wider in the catalogue. */
-int
+static int
 tool_vm_exec_check(struct tool_call *c)
 {
 	const char	*rid = TOOL_STR(c->args, VM_EXEC, REQUEST_ID);
@@ -193,7 +193,7 @@ tool_vm_exec_check(struct tool_call *c)
 	return 0;
 }
 
-void
+static void
 tool_vm_exec(struct tool_call *c)
 {
 	const char		*cmd = TOOL_STR(c->args, VM_EXEC, COMMAND);
@@ -252,19 +252,19 @@ job_request(struct tool_call *c, uint32_t type)
 	(void)req_send(r);
 }
 
-void
+static void
 tool_vm_job_status(struct tool_call *c)
 {
 	job_request(c, IMSG_VMM_JOB_STATUS);
 }
 
-void
+static void
 tool_vm_job_cancel(struct tool_call *c)
 {
 	job_request(c, IMSG_VMM_JOB_CANCEL);
 }
 
-void
+static void
 tool_vm_job_output(struct tool_call *c)
 {
 	struct req	*r = call_req(c, IMSG_VMM_JOB_READ, job_output_done);
@@ -277,3 +277,10 @@ tool_vm_job_output(struct tool_call *c)
 	job_read_args(r, c->job, TOOL_ARG(c->args, VM_JOB_OUTPUT, CURSOR));
 	(void)req_send(r);
 }
+
+/* The tools of this file (see TOOL_IMPL in dispatch.h). */
+TOOL_IMPL(TOOL_VM_EXEC, tool_vm_exec, NULL,
+    tool_vm_exec_check, "vm_status's jobs", P_VM_EXEC_REQUEST_ID);
+TOOL_IMPL(TOOL_VM_JOB_STATUS, tool_vm_job_status, NULL, NULL, NULL, -1);
+TOOL_IMPL(TOOL_VM_JOB_OUTPUT, tool_vm_job_output, NULL, NULL, NULL, -1);
+TOOL_IMPL(TOOL_VM_JOB_CANCEL, tool_vm_job_cancel, NULL, NULL, NULL, -1);

@@ -182,7 +182,7 @@ create_row(const struct tool_call *c, struct vm_row *row, const char **name,
 }
 
 /* Before the receipt: what frontd checked, and the image's verification. */
-int
+static int
 tool_vm_create_check(struct tool_call *c)
 {
 	struct vm_row	 row;
@@ -209,7 +209,7 @@ create_fail(struct tool_call *c, enum tool_status st, const char *msg)
 	receipt_fail(c->auth->id, c->rid, "", c->id, st, msg);
 }
 
-void
+static void
 tool_vm_create(struct tool_call *c)
 {
 	const struct tool_value	*v;
@@ -324,7 +324,7 @@ tool_vm_create(struct tool_call *c)
  * never been asked for: its receipt goes too, so that the same
  * request_id may be sent again.
  */
-void
+static void
 tool_vm_create_cancel(uint64_t call)
 {
 	struct vm_image_wait	*w;
@@ -371,7 +371,7 @@ tool_vm_create_lost(void)
 
 /* ---- vm_list, vm_status ------------------------------------------------- */
 
-void
+static void
 tool_vm_list(struct tool_call *c)
 {
 	struct vm	*vm;
@@ -464,7 +464,7 @@ status_qmp(struct req *r, struct imsg *imsg)
 }
 
 /* vm_status: QMP's view, then the guest's, both live. */
-void
+static void
 tool_vm_status(struct tool_call *c)
 {
 	struct vm	*vm = c->vm;
@@ -480,7 +480,7 @@ tool_vm_status(struct tool_call *c)
 
 /* ---- vm_start, vm_stop, vm_destroy -------------------------------------- */
 
-void
+static void
 tool_vm_stop(struct tool_call *c)
 {
 	struct vm	*vm = c->vm;
@@ -501,7 +501,7 @@ tool_vm_stop(struct tool_call *c)
 	    (uint32_t)timeout);
 }
 
-void
+static void
 tool_vm_start(struct tool_call *c)
 {
 	struct vm	*vm = c->vm;
@@ -522,7 +522,7 @@ tool_vm_start(struct tool_call *c)
 	vm_start(c->id, vm);
 }
 
-void
+static void
 tool_vm_destroy(struct tool_call *c)
 {
 	vm_destroy(c->id, c->vm);
@@ -624,7 +624,7 @@ suspend_info(struct req *r, struct imsg *imsg)
 }
 
 /* vm_suspend (pause): check jobs, freeze them, stop the vCPUs. */
-void
+static void
 tool_vm_suspend(struct tool_call *c)
 {
 	struct vm	*vm = c->vm;
@@ -697,7 +697,7 @@ resume_cont(struct req *r, struct imsg *imsg)
 }
 
 /* vm_resume: run the vCPUs, set the guest's clock, thaw its jobs. */
-void
+static void
 tool_vm_resume(struct tool_call *c)
 {
 	struct vm	*vm = c->vm;
@@ -716,3 +716,14 @@ tool_vm_resume(struct tool_call *c)
 	vm_intent(vm, VO_RESUME);
 	(void)req_send(r);
 }
+
+/* The tools of this file (see TOOL_IMPL in dispatch.h). */
+TOOL_IMPL(TOOL_VM_CREATE, tool_vm_create, tool_vm_create_cancel,
+    tool_vm_create_check, "vm_list", P_VM_CREATE_REQUEST_ID);
+TOOL_IMPL(TOOL_VM_LIST, tool_vm_list, NULL, NULL, NULL, -1);
+TOOL_IMPL(TOOL_VM_STATUS, tool_vm_status, NULL, NULL, NULL, -1);
+TOOL_IMPL(TOOL_VM_STOP, tool_vm_stop, NULL, NULL, NULL, -1);
+TOOL_IMPL(TOOL_VM_START, tool_vm_start, NULL, NULL, NULL, -1);
+TOOL_IMPL(TOOL_VM_SUSPEND, tool_vm_suspend, NULL, NULL, NULL, -1);
+TOOL_IMPL(TOOL_VM_RESUME, tool_vm_resume, NULL, NULL, NULL, -1);
+TOOL_IMPL(TOOL_VM_DESTROY, tool_vm_destroy, NULL, NULL, NULL, -1);

@@ -32,7 +32,7 @@ static void	 ckpt_migrating(struct vmm_req *, const struct qmp_msg *);
 static void	 ckpt_poll(struct vmm_req *);
 static void	 ckpt_polled(struct vmm_req *, const struct qmp_msg *);
 
-void
+static void
 ckpt_start(struct vmm_req *r, const union vmm_args *unused)
 {
 	if (vmm_qmp_send_fd(r, "getfd", vmm_qmp_args("{s:s}", "fdname",
@@ -91,3 +91,8 @@ ckpt_polled(struct vmm_req *r, const struct qmp_msg *m)
 	}
 	vmm_req_after(r, CKPT_POLL_MS, ckpt_poll);
 }
+
+VMM_GET_NONE(checkpoint)
+VMM_OP(checkpoint, IMSG_VMM_CHECKPOINT, "checkpoint", VMM_CHAN_QMP,
+    VMM_OP_QMP_UP | VMM_OP_FD | VMM_OP_ONE, VMM_REQ_TIMEOUT_MS,
+    get_checkpoint, ckpt_start);

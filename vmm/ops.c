@@ -1,7 +1,7 @@
 /*
- * The monitor's op table: one entry per IMSG_VMM_* request, what it needs
- * and how it starts (see struct vmm_op in vmm.h), and the ops of a single
- * step.  An op of several steps has its own file (checkpoint.c).
+ * The monitor's ops of a single step, and their entries in the op table
+ * (see VMM_OP in vmm.h).  An op of several steps has its own file, with
+ * its own entry (checkpoint.c).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -154,77 +154,58 @@ op_net_config(struct vmm_req *r, const union vmm_args *a)
 
 /* --- the codecs, as the table's get column */
 
-#define GET_ARGS(name)							\
-static int								\
-get_##name(struct imsg *imsg, union vmm_args *a)			\
-{									\
-	return msg_vmm_##name##_get(imsg, &a->name);			\
-}
-#define GET_NONE(name)							\
-static int								\
-get_##name(struct imsg *imsg, union vmm_args *a)			\
-{									\
-	return msg_vmm_##name##_get(imsg);				\
-}
+VMM_GET_NONE(qmp_status)
+VMM_GET_NONE(pause)
+VMM_GET_NONE(cont)
+VMM_GET_NONE(powerdown)
+VMM_GET_NONE(quit)
+VMM_GET_ARGS(exec)
+VMM_GET_ARGS(job_status)
+VMM_GET_ARGS(job_cancel)
+VMM_GET_ARGS(job_read)
+VMM_GET_ARGS(file_read)
+VMM_GET_ARGS(file_write)
+VMM_GET_NONE(guest_info)
+VMM_GET_NONE(freeze)
+VMM_GET_NONE(thaw)
+VMM_GET_ARGS(set_time)
+VMM_GET_NONE(guest_poweroff)
+VMM_GET_ARGS(net_config)
 
-GET_NONE(qmp_status)
-GET_NONE(pause)
-GET_NONE(cont)
-GET_NONE(powerdown)
-GET_NONE(quit)
-GET_NONE(checkpoint)
-GET_ARGS(exec)
-GET_ARGS(job_status)
-GET_ARGS(job_cancel)
-GET_ARGS(job_read)
-GET_ARGS(file_read)
-GET_ARGS(file_write)
-GET_NONE(guest_info)
-GET_NONE(freeze)
-GET_NONE(thaw)
-GET_ARGS(set_time)
-GET_NONE(guest_poweroff)
-GET_ARGS(net_config)
-
-#define QMP_OP(t, n, f, fn)						\
-	{ IMSG_VMM_##t, n, VMM_CHAN_QMP, f, VMM_REQ_TIMEOUT_MS,		\
-	    get_##fn, op_##fn }
-#define GUEST_OP(t, n, fn)						\
-	{ IMSG_VMM_##t, n, VMM_CHAN_GUEST, VMM_OP_GUEST_UP,		\
-	    VMM_REQ_TIMEOUT_MS, get_##fn, op_##fn }
-
-const struct vmm_op vmm_ops[] = {
-	QMP_OP(QMP_STATUS, "status", 0, qmp_status),
-	QMP_OP(PAUSE, "pause", 0, pause),
-	QMP_OP(CONT, "cont", 0, cont),
-	QMP_OP(POWERDOWN, "powerdown", 0, powerdown),
-	QMP_OP(QUIT, "quit", VMM_OP_EXITS, quit),
-	{ IMSG_VMM_CHECKPOINT, "checkpoint", VMM_CHAN_QMP,
-	    VMM_OP_QMP_UP | VMM_OP_FD | VMM_OP_ONE, VMM_REQ_TIMEOUT_MS,
-	    get_checkpoint, ckpt_start },
-	GUEST_OP(EXEC, "exec", exec),
-	GUEST_OP(JOB_STATUS, "job status", job_status),
-	GUEST_OP(JOB_CANCEL, "job cancel", job_cancel),
-	GUEST_OP(JOB_READ, "job read", job_read),
-	GUEST_OP(FILE_READ, "file read", file_read),
-	GUEST_OP(FILE_WRITE, "file write", file_write),
-	GUEST_OP(GUEST_INFO, "guest info", guest_info),
-	GUEST_OP(FREEZE, "freeze", freeze),
-	GUEST_OP(THAW, "thaw", thaw),
-	GUEST_OP(SET_TIME, "set time", set_time),
-	GUEST_OP(GUEST_POWEROFF, "guest poweroff", guest_poweroff),
-	GUEST_OP(NET_CONFIG, "net config", net_config),
-};
-
-const size_t	vmm_nops = sizeof(vmm_ops) / sizeof(vmm_ops[0]);
-
+/* The entry of request type, or NULL; the unit test proves there is one
+ * per request and no second. */
 const struct vmm_op *
 vmm_op_find(uint32_t type)
 {
-	size_t	 i;
+	const struct vmm_op *const	*p;
 
-	for (i = 0; i < vmm_nops; i++)
-		if (vmm_ops[i].type == type)
-			return &vmm_ops[i];
+	LINKSET_FOREACH(vmm_ops, p)
+		if ((*p)->type == type)
+			return *p;
 	return NULL;
 }
+
+#define QMP_OP(t, n, f, fn)						\
+	VMM_OP(fn, IMSG_VMM_##t, n, VMM_CHAN_QMP, f, VMM_REQ_TIMEOUT_MS,	\
+	    get_##fn, op_##fn)
+#define GUEST_OP(t, n, fn)						\
+	VMM_OP(fn, IMSG_VMM_##t, n, VMM_CHAN_GUEST, VMM_OP_GUEST_UP,	\
+	    VMM_REQ_TIMEOUT_MS, get_##fn, op_##fn)
+
+QMP_OP(QMP_STATUS, "status", 0, qmp_status);
+QMP_OP(PAUSE, "pause", 0, pause);
+QMP_OP(CONT, "cont", 0, cont);
+QMP_OP(POWERDOWN, "powerdown", 0, powerdown);
+QMP_OP(QUIT, "quit", VMM_OP_EXITS, quit);
+GUEST_OP(EXEC, "exec", exec);
+GUEST_OP(JOB_STATUS, "job status", job_status);
+GUEST_OP(JOB_CANCEL, "job cancel", job_cancel);
+GUEST_OP(JOB_READ, "job read", job_read);
+GUEST_OP(FILE_READ, "file read", file_read);
+GUEST_OP(FILE_WRITE, "file write", file_write);
+GUEST_OP(GUEST_INFO, "guest info", guest_info);
+GUEST_OP(FREEZE, "freeze", freeze);
+GUEST_OP(THAW, "thaw", thaw);
+GUEST_OP(SET_TIME, "set time", set_time);
+GUEST_OP(GUEST_POWEROFF, "guest poweroff", guest_poweroff);
+GUEST_OP(NET_CONFIG, "net config", net_config);

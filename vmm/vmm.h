@@ -36,6 +36,7 @@
 
 #include "agent_proto.h"
 #include "imsg.h"
+#include "linkset.h"
 #include "msg_vmm.h"
 #include "proc.h"
 #include "proto.h"
@@ -85,8 +86,10 @@ union vmm_args {
 };
 
 /*
- * The op table (ops.c): one entry per IMSG_VMM_* request mcvmd may send,
- * and nothing else.  For each request the dispatcher (vmm.c) reads its
+ * The op table: one entry per IMSG_VMM_* request mcvmd may send, and
+ * nothing else.  Each op's file holds its entry, VMM_OP(): ops.c those of
+ * one step, checkpoint.c its own; the entries form one table, a linker
+ * set (common/linkset.h), so a new op is a new file and nothing else.  For each request the dispatcher (vmm.c) reads its
  * fields with get, the message's codec; a malformed request is fatal.  It
  * then checks what the entry asks for, answering an error itself when the
  * channel is not there, the guest not up or every slot taken; it takes
@@ -108,9 +111,25 @@ struct vmm_op {
 	void		(*start)(struct vmm_req *, const union vmm_args *);
 };
 
-extern const struct vmm_op	 vmm_ops[];
-extern const size_t		 vmm_nops;
+#define VMM_OP(sym, ...)						\
+	static const struct vmm_op vmm_op_##sym = { __VA_ARGS__ };	\
+	LINKSET_ADD(vmm_ops, const struct vmm_op, vmm_op_##sym)
+LINKSET_DECLARE(vmm_ops, const struct vmm_op);
 const struct vmm_op	*vmm_op_find(uint32_t);
+
+/* An entry's get: the request's codec, with its fields or none. */
+#define VMM_GET_ARGS(name)						\
+static int								\
+get_##name(struct imsg *imsg, union vmm_args *a)			\
+{									\
+	return msg_vmm_##name##_get(imsg, &a->name);			\
+}
+#define VMM_GET_NONE(name)						\
+static int								\
+get_##name(struct imsg *imsg, union vmm_args *a)			\
+{									\
+	return msg_vmm_##name##_get(imsg);				\
+}
 
 /* What a QMP reply continues with: a QMP error has been answered. */
 typedef void	(*vmm_qmp_cont)(struct vmm_req *, const struct qmp_msg *);
@@ -221,9 +240,6 @@ void	 vmm_qmp_send(struct vmm_req *, const char *, json_t *, vmm_qmp_cont);
 int	 vmm_qmp_send_fd(struct vmm_req *, const char *, json_t *, int,
 	    vmm_qmp_cont);
 void	 vmm_qmp_forget(struct vmm_req *);
-
-/* The checkpoint (checkpoint.c). */
-void	 ckpt_start(struct vmm_req *, const union vmm_args *);
 
 /* The seccomp policy (vmm_sandbox.c). */
 void	 vmm_sandbox(int);

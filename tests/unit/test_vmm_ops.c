@@ -1,7 +1,8 @@
 /*
- * The monitor's op table (vmm/ops.c): exactly one entry per IMSG_VMM_*
- * request of the message list (a type with a reply), and none for any
- * other type; each entry complete, its getter the codec of its own type.
+ * The monitor's op table (VMM_OP in vmm/vmm.h): exactly one entry per
+ * IMSG_VMM_* request of the message list (a type with a reply), and none
+ * for any other type; each entry complete, its getter the codec of its own
+ * type.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -28,10 +29,22 @@ is_vmm_request(size_t i)
 	    imsg_reply_type(all_types[i].type) != IMSG_NONE;
 }
 
+static size_t
+nops(void)
+{
+	const struct vmm_op *const	*p;
+	size_t				 n = 0;
+
+	LINKSET_FOREACH(vmm_ops, p)
+		n++;
+	return n;
+}
+
 Test(vmm_ops, one_entry_per_request)
 {
-	const struct vmm_op	*op;
-	size_t			 i, requests = 0;
+	const struct vmm_op *const	*p;
+	const struct vmm_op		*op;
+	size_t				 i, requests = 0;
 
 	for (i = 0; i < ALL_TYPES_N; i++) {
 		op = vmm_op_find(all_types[i].type);
@@ -44,23 +57,23 @@ Test(vmm_ops, one_entry_per_request)
 		if (op != NULL)
 			cr_expect_eq(op->type, all_types[i].type);
 	}
-	cr_expect_eq(vmm_nops, requests, "%zu ops for %zu requests",
-	    vmm_nops, requests);
+	cr_expect_eq(nops(), requests, "%zu ops for %zu requests",
+	    nops(), requests);
 	/* No type twice: each entry is the one its type finds. */
-	for (i = 0; i < vmm_nops; i++)
-		cr_expect_eq(vmm_op_find(vmm_ops[i].type), &vmm_ops[i],
-		    "%s twice", imsg_type_name(vmm_ops[i].type));
+	LINKSET_FOREACH(vmm_ops, p)
+		cr_expect_eq(vmm_op_find((*p)->type), *p, "%s twice",
+		    imsg_type_name((*p)->type));
 	cr_expect_null(vmm_op_find(IMSG_VERBOSE));
 	cr_expect_null(vmm_op_find(IMSG_NONE));
 }
 
 Test(vmm_ops, entries_complete)
 {
-	const struct vmm_op	*op;
-	size_t			 i;
+	const struct vmm_op *const	*p;
+	const struct vmm_op		*op;
 
-	for (i = 0; i < vmm_nops; i++) {
-		op = &vmm_ops[i];
+	LINKSET_FOREACH(vmm_ops, p) {
+		op = *p;
 		cr_expect_not_null(op->name);
 		cr_expect_not_null(op->get, "%s", op->name);
 		cr_expect_not_null(op->start, "%s", op->name);
@@ -80,21 +93,21 @@ Test(vmm_ops, entries_complete)
 /* Each getter reads its own type: an empty payload of another is refused. */
 Test(vmm_ops, getters_check_the_type)
 {
-	union vmm_args	 a;
-	struct imsg	 imsg;
-	size_t		 i, j;
+	const struct vmm_op *const	*i, *const *j;
+	union vmm_args			 a;
+	struct imsg			 imsg;
 
-	for (i = 0; i < vmm_nops; i++) {
-		for (j = 0; j < vmm_nops; j++) {
-			memset(&imsg, 0, sizeof(imsg));
-			imsg.hdr.type = vmm_ops[j].type;
-			imsg.hdr.len = IMSG_HDR_SIZE;
-			imsg.fd = -1;
+	LINKSET_FOREACH(vmm_ops, i) {
+		LINKSET_FOREACH(vmm_ops, j) {
 			if (i == j)
 				continue;
-			cr_expect_eq(vmm_ops[i].get(&imsg, &a), -1,
-			    "%s read as %s", imsg_type_name(vmm_ops[j].type),
-			    vmm_ops[i].name);
+			memset(&imsg, 0, sizeof(imsg));
+			imsg.hdr.type = (*j)->type;
+			imsg.hdr.len = IMSG_HDR_SIZE;
+			imsg.fd = -1;
+			cr_expect_eq((*i)->get(&imsg, &a), -1,
+			    "%s read as %s", imsg_type_name((*j)->type),
+			    (*i)->name);
 		}
 	}
 }
