@@ -84,9 +84,9 @@ static const char *const format_values[] = { "qcow2", "raw", NULL };
 
 /* Parameters used by many tools. */
 #define PARAM_VM_ID							\
-	{ "vm_id", TP_STRING, TS_VM_ID, 1, 0, 0, ID_MAX, NULL, NULL,	\
-	    "The VM's id (\"vm-\" and 16 hex digits), as returned by "	\
-	    "vm_create or vm_list." }
+	{ "vm_id", TP_STRING, TS_VM_ID, 1, 0, 0, OBJ_NAME_MAX, NULL,	\
+	    NULL, "The VM's id (\"vm-\" and 16 hex digits), as returned "\
+	    "by vm_create or vm_list, or its name." }
 #define PARAM_JOB_ID							\
 	{ "job_id", TP_STRING, TS_JOB_ID, 1, 0, 0, ID_MAX, NULL, NULL,	\
 	    "The job's id, as returned by vm_exec." }
@@ -126,9 +126,18 @@ static const char *const format_values[] = { "qcow2", "raw", NULL };
 	"'created':{'type':'integer'},'idle_seconds':{'type':'integer',"\
 	"'description':'recorded; not acted on yet'},'idle_mode':{"	\
 	"'type':'string','description':'recorded; not acted on yet'},"	\
-	"'reason':{'type':'string'}"
+	"'reason':{'type':'string'},'address':{'type':'string',"	\
+	"'description':'the guest IPv4 address, when it has a "	\
+	"NIC'},'gateway':{'type':'string'},'mac':{'type':'string'},"	\
+	"'port_forwards':{'type':'array','items':{'type':'object',"	\
+	"'properties':{'host_address':{'type':'string'},'host_port':{"	\
+	"'type':'integer'},'guest_port':{'type':'integer'}}}}"
+#define GUEST_PROPS							\
+	"'os':{'type':'string'},'kernel':{'type':'string'},"		\
+	"'agent_version':{'type':'string'}"
 #define VM_OBJECT							\
-	"{'type':'object','properties':{" VM_PROPS "},"			\
+	"{'type':'object','properties':{" VM_PROPS ",'guest':{'type':"	\
+	"'object','properties':{" GUEST_PROPS "}}},"			\
 	"'required':['vm_id','state']}"
 #define JOB_PROPS							\
 	"'vm_id':{'type':'string'},'job_id':{'type':'string'},"		\
@@ -166,8 +175,10 @@ static const char *const format_values[] = { "qcow2", "raw", NULL };
 	"{'type':'object','properties':{'name':{'type':'string'},"	\
 	"'format':{'type':'string'},'virtual_size':{'type':'integer'},"	\
 	"'disk_size':{'type':'integer'},'base':{'type':['string','null']},"\
-	"'in_use':{'type':'boolean'},'catalog':{'type':'boolean'}},"	\
-	"'required':['name']}"
+	"'in_use':{'type':'boolean'},'catalog':{'type':'boolean'},"	\
+	"'digest':{'type':'string'},'default':{'type':'boolean'},"	\
+	"'state':{'type':'string','enum':['ready','verifying',"		\
+	"'refused']},'reason':{'type':'string'}},'required':['name']}"
 
 /* ---- the VM's lifecycle ------------------------------------------------- */
 
@@ -562,8 +573,14 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "${VM_STATUS_COMMAND_MAX} bytes (command_truncated); "
 	    "jobs_truncated says there are more. A paused VM stays paused.",
 	    "{'type':'object','properties':{" VM_PROPS ",'qmp':{'type':"
-	    "'object'},'guest':{'type':'object'},'jobs':{'type':'array',"
-	    "'items':{'type':'object'}},'jobs_truncated':{'type':"
+	    "'object','properties':{'status':{'type':'string'},'running':{"
+	    "'type':'boolean'}}},'guest':{'type':'object','properties':{"
+	    GUEST_PROPS ",'uptime_ms':{'type':'integer'},'jobs_active':{"
+	    "'type':'integer'},'jobs_total':{'type':'integer'},'frozen':{"
+	    "'type':'boolean'}}},'jobs':{'type':'array','items':{'type':"
+	    "'object','properties':{'job_id':{'type':'string'},'command':{"
+	    "'type':'string'},'command_truncated':{'type':'boolean'},"
+	    "'created':{'type':'integer'}}}},'jobs_truncated':{'type':"
 	    "'boolean'}},'required':['vm_id','state']}"),
 	T(VM_STOP, "vm_stop", "Stop a VM",
 	    TF_DESTRUCTIVE | TF_IDEMPOTENT | TF_LONG, p_vm_stop, TT_VM,
@@ -738,9 +755,13 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "memory size, date).",
 	    SNAPSHOTS_OUT),
 	T0(IMAGE_LIST, "image_list", "List images", RO, TT_NONE, TR_JSON,
-	    NOT_BUILT "It is to list the disk images you can use: the "
-	    "operator's catalogue (read-only) and your workspace's own "
-	    "images.",
+	    "List the disk images vm_create can boot: the operator's "
+	    "catalogue, which every workspace uses read-only (catalog: "
+	    "true). Each has its name (vm_create's image), its digest, its "
+	    "size once verified and its state: ready, verifying (after a "
+	    "service start; retry in a few seconds) or refused (with the "
+	    "reason). default: true marks the one vm_create uses without "
+	    "an image. Workspaces have no images of their own yet.",
 	    "{'type':'object','properties':{'images':{'type':'array',"
 	    "'items':" IMAGE_OBJECT "}},'required':['images']}"),
 	T(IMAGE_CREATE, "image_create", "Create a disk image",
@@ -972,8 +993,10 @@ tool_string_problem(enum tstr_kind kind, const char *s, size_t maxlen)
 		return valid_request_id(s) ? NULL : "must be 1-128 "
 		    "printable ASCII characters without spaces or quotes";
 	case TS_VM_ID:
-		return valid_id(s, VM_ID_PREFIX) ? NULL :
-		    "is not a VM id (\"vm-\" and 16 hex digits)";
+		return valid_id(s, VM_ID_PREFIX) || valid_object_name(s) ?
+		    NULL : "is neither a VM id (\"vm-\" and 16 hex digits) "
+		    "nor a VM name (lower-case letters, digits, '.', '_', "
+		    "'-'): see vm_list";
 	case TS_JOB_ID:
 		return valid_id(s, JOB_ID_PREFIX) ? NULL :
 		    "is not a job id (\"job-\" and 16 hex digits)";

@@ -228,7 +228,7 @@ enum tstr_kind {
 	TS_TEXT = 1,	/* UTF-8, any character but NUL */
 	TS_NAME,	/* VM, image, snapshot names: valid_object_name() */
 	TS_REQUEST_ID,	/* client retry keys: valid_request_id() */
-	TS_VM_ID,	/* "vm-" and 16 hex digits */
+	TS_VM_ID,	/* "vm-" and 16 hex digits, or a VM's name */
 	TS_JOB_ID,	/* "job-" and 16 hex digits */
 	TS_PATH,	/* relative guest path, no ".." component */
 	TS_SIZE,	/* [+]digits[KMGT] */

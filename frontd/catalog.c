@@ -12,10 +12,9 @@
 
 #include "b64.h"
 #include "frontd.h"
+#include "jschema.h"
 #include "log.h"
 #include "utf8.h"
-
-#define SCHEMA_TEXT_MAX		4096
 
 /* What each string kind looks like, for the schema. */
 static const char *
@@ -23,11 +22,10 @@ kind_pattern(enum tstr_kind k)
 {
 	switch (k) {
 	case TS_NAME:
+	case TS_VM_ID:		/* an id, or a name; ids are names too */
 		return "^[a-z0-9][a-z0-9._-]*$";
 	case TS_REQUEST_ID:
 		return "^[!#-&(-\\[\\]-~]+$";
-	case TS_VM_ID:
-		return "^vm-[0-9a-f]{16}$";
 	case TS_JOB_ID:
 		return "^job-[0-9a-f]{16}$";
 	case TS_SIZE:
@@ -54,22 +52,14 @@ rendered(const char *what, const char *text)
 	return json_string(buf);
 }
 
+/* A schema or value of the table, written with ' for ". */
 static json_t *
 load_quoted(const char *text)
 {
-	char		 buf[SCHEMA_TEXT_MAX];
-	json_error_t	 err;
-	json_t		*j;
-	size_t		 i, n = strlen(text);
+	json_t	*j;
 
-	if (n >= sizeof(buf))
-		fatalx("%s: schema too long", __func__);
-	for (i = 0; i <= n; i++)
-		buf[i] = text[i] == '\'' ? '"' : text[i];
-	if ((j = json_loads(buf, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
-	    &err)) == NULL)
-		fatalx("%s: bad schema at %d: %s", __func__, err.position,
-		    err.text);
+	if ((j = jschema_load(text)) == NULL)
+		fatalx("%s: a bad schema: %.60s", __func__, text);
 	return j;
 }
 

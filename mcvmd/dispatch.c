@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "dispatch.h"
+#include "jschema.h"
 #include "log.h"
 #include "req.h"
 #include "vm.h"
@@ -208,6 +209,29 @@ call_reply_fd(uint64_t id, const struct msg_front_tool_result_fd *m, int fd)
  * encoded (NULL from a failed json_pack, or text that is not UTF-8) fails
  * the call, not mcvmd.
  */
+/*
+ * Every result is checked against its tool's output schema, which must
+ * list everything a result carries.  A mismatch is mcvmd's bug, not the
+ * caller's: it is logged (the suites fail on it) and the result sent.
+ */
+static void
+call_check_schema(uint64_t id, const json_t *j)
+{
+	static json_t		*schemas[TOOL_ID_END];
+	const struct inflight	*f;
+	const struct tool_desc	*t;
+	char			 err[JSCHEMA_WHERE_MAX + 64];
+
+	if ((f = call_find(id)) == NULL || (t = f->tool) == NULL)
+		return;
+	if (schemas[t->id] == NULL &&
+	    (schemas[t->id] = jschema_load(t->output)) == NULL)
+		fatalx("%s: the output schema of %s", __func__, t->name);
+	if (jschema_check(schemas[t->id], j, err, sizeof(err)) == -1)
+		log_warnx("bug: a result of %s does not match its output "
+		    "schema: %s", t->name, err);
+}
+
 void
 call_reply_json(uint64_t id, json_t *j)
 {
@@ -221,6 +245,7 @@ call_reply_json(uint64_t id, json_t *j)
 		json_decref(j);
 		return;
 	}
+	call_check_schema(id, j);
 	call_reply(id, TOOL_OK, text);
 	free(text);
 	json_decref(j);
@@ -283,12 +308,21 @@ target_vm(struct tool_call *c)
 	const char	*id = c->args->v[P_TARGET].s;
 	char		 msg[VM_MSG_MAX];
 
-	if (id == NULL || !valid_id(id, "vm-"))
+	if (id == NULL || !(valid_id(id, VM_ID_PREFIX) ||
+	    valid_object_name(id)))
 		fatalx("frontd: %s without a valid vm_id",
 		    c->args->tool->name);
 	/* A foreign VM gets the same answer as a missing one. */
-	if ((c->vm = vm_find(id, c->auth->id)) == NULL ||
-	    c->vm->state == VS_DESTROYING) {
+	if ((c->vm = vm_find_ref(id, c->auth->id)) == NULL) {
+		/* vm_destroy is idempotent: its own VM, destroyed before,
+		 * answers as destroyed (the audit log remembers it). */
+		if (c->args->tool->id == TOOL_VM_DESTROY &&
+		    valid_id(id, VM_ID_PREFIX) &&
+		    state_vm_destroyed(id, c->auth->id) == 1) {
+			call_reply_json(c->id, json_pack("{s:s, s:b}",
+			    "vm_id", id, "destroyed", 1));
+			return -1;
+		}
 		(void)snprintf(msg, sizeof(msg), "no VM %s in this workspace: "
 		    "see vm_list", id);
 		call_reply(c->id, TOOL_NOT_FOUND, msg);

@@ -244,13 +244,16 @@ void
 vm_destroy_finish(struct vm *vm)
 {
 	json_t	*j;
+	char	 detail[ID_MAX + 64];
 
 	if (!vm->op.disk_gone || req_pending(vm, RP_NETD) != NULL)
 		return;
 	if (!vm->tpl) {		/* a template has no rows */
 		if (state_vm_delete(vm->row.id) == -1)
 			log_warnx("%s: rows not deleted", vm->row.id);
-		(void)state_audit("mcvmd", "vm-destroy", vm->row.id);
+		state_vm_destroyed_detail(vm->row.id, vm->row.ws_id, detail,
+		    sizeof(detail));
+		(void)state_audit("mcvmd", "vm-destroy", detail);
 	}
 	log_info("%s: destroyed", vm->row.id);
 	if (vm->op.pending) {

@@ -126,6 +126,8 @@ enum receipt_state {
 int	 state_vm_insert(const struct vm_row *);
 int	 state_vm_set(const char *, const char *, const char *, const char *);
 int	 state_vm_delete(const char *);
+void	 state_vm_destroyed_detail(const char *, int64_t, char *, size_t);
+int	 state_vm_destroyed(const char *, int64_t);
 int	 state_vm_each(int (*)(const struct vm_row *, void *), void *);
 int	 state_job_start(const char *, const char *, uint32_t, const char *,
 	    int64_t, const char *, const char *);

@@ -457,6 +457,38 @@ state_vm_delete(const char *id)
 	return 0;
 }
 
+/*
+ * How the audit log records a VM's destruction: its id with its
+ * workspace's, so that only that workspace learns it was destroyed.
+ */
+void
+state_vm_destroyed_detail(const char *id, int64_t ws, char *buf,
+    size_t size)
+{
+	(void)snprintf(buf, size, "%s workspace %lld", id, (long long)ws);
+}
+
+/* Whether workspace ws destroyed VM id: 1 yes, 0 no, -1 error. */
+int
+state_vm_destroyed(const char *id, int64_t ws)
+{
+	sqlite3_stmt	*st;
+	char		 detail[ID_MAX + 64];
+	int		 rc, found = 0;
+
+	state_vm_destroyed_detail(id, ws, detail, sizeof(detail));
+	if ((st = state_prepare("SELECT 1 FROM audit WHERE action = "
+	    "'vm-destroy' AND detail = ?1 LIMIT 1")) == NULL)
+		return -1;
+	(void)sqlite3_bind_text(st, 1, detail, -1, SQLITE_STATIC);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		found = 1;
+		rc = SQLITE_DONE;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? found : -1;
+}
+
 int
 state_vm_each(int (*cb)(const struct vm_row *, void *), void *arg)
 {

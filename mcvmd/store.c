@@ -332,8 +332,79 @@ vm_image_find(const char *name, uint64_t *bytes, char *err, size_t errlen)
 			return -1;
 		}
 	}
-	(void)snprintf(err, errlen, "no image named %s", name);
+	(void)snprintf(err, errlen, "no image named %s; ", name);
+	vm_image_names(err, errlen);
 	return -1;
+}
+
+/* Appends to buf, as far as it fits, the names an image may have. */
+void
+vm_image_names(char *buf, size_t size)
+{
+	size_t	 i, len = strlen(buf);
+
+	if (env->conf.nimages == 0) {
+		(void)snprintf(buf + len, size - len, "this host offers no "
+		    "images: ask its operator");
+		return;
+	}
+	for (i = 0; i < env->conf.nimages && len < size; i++) {
+		(void)snprintf(buf + len, size - len, "%s%s",
+		    i == 0 ? "the images are " : ", ",
+		    env->conf.images[i].name);
+		len = strlen(buf);
+	}
+	if (len < size)
+		(void)snprintf(buf + len, size - len, " (see image_list)");
+}
+
+/*
+ * The catalogue's images as image_list shows them, in the config's order
+ * (the first is vm_create's default), each with what stored found: its
+ * size once verified, or why it cannot be used.
+ */
+json_t *
+vm_images_json(void)
+{
+	const struct image_conf	*ic;
+	const struct vm		*vm;
+	json_t			*a, *j;
+	size_t			 i, k;
+	int			 in_use;
+
+	if ((a = json_array()) == NULL)
+		return NULL;
+	for (i = 0; i < env->conf.nimages; i++) {
+		ic = &env->conf.images[i];
+		in_use = 0;
+		TAILQ_FOREACH(vm, &vms, entry)
+			if (!vm->tpl && strcmp(vm->row.image, ic->name) == 0)
+				in_use = 1;
+		j = json_pack("{s:s, s:s, s:s+, s:b, s:b, s:b, s:s}", "name",
+		    ic->name, "format", "raw", "digest", "sha256:",
+		    ic->disk_sha256, "default", i == 0, "catalog", 1,
+		    "in_use", in_use, "state", "verifying");
+		if (j == NULL || json_array_append_new(a, j) == -1) {
+			json_decref(a);
+			return NULL;
+		}
+		for (k = 0; k < nimages; k++) {
+			if (strcmp(images[k].name, ic->name) != 0)
+				continue;
+			if (images[k].ok) {
+				json_object_set_new(j, "state",
+				    json_string("ready"));
+				json_object_set_new(j, "disk_size",
+				    json_integer((json_int_t)images[k].bytes));
+			} else {
+				json_object_set_new(j, "state",
+				    json_string("refused"));
+				json_object_set_new(j, "reason",
+				    json_string(images[k].text));
+			}
+		}
+	}
+	return a;
 }
 
 int

@@ -273,12 +273,19 @@ tool_vm_create(struct tool_call *c)
 		create_fail(c, TOOL_ERROR, err);
 		return;
 	}
+	if (name != NULL && valid_id(name, VM_ID_PREFIX)) {
+		create_fail(c, TOOL_ERROR, "name: a name may not have the "
+		    "form of a VM id (\"vm-\" and 16 hex digits): choose "
+		    "another");
+		return;
+	}
 	if (name != NULL) {
 		TAILQ_FOREACH(vm, &vms, entry) {
 			if (vm->row.ws_id == c->auth->id &&
 			    strcmp(vm->row.name, name) == 0) {
 				(void)snprintf(err, sizeof(err), "the "
-				    "workspace already has a VM named %s (%s)",
+				    "workspace already has a VM named %s (%s): "
+				    "choose another name, or use that VM",
 				    name, vm->row.id);
 				create_fail(c, TOOL_ERROR, err);
 				return;

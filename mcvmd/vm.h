@@ -136,6 +136,7 @@ void		 vm_init(void);
 struct vm	*vm_new(const struct vm_row *);
 void		 vm_free(struct vm *);
 struct vm	*vm_find(const char *, int64_t);
+struct vm	*vm_find_ref(const char *, int64_t);
 json_t		*vm_json(const struct vm *);
 void		 vm_random_id(const char *, char *, size_t);
 void		 vm_status_notes(void (*)(const char *, const char *, void *),
@@ -189,6 +190,8 @@ void		 vm_store_checkpoint(struct vm *, const char *, int);
 void		 vm_store_delete_unowned(const char *);
 int		 vm_image_find(const char *, uint64_t *, char *, size_t);
 int		 vm_image_pending(const char *);
+void		 vm_image_names(char *, size_t);
+json_t		*vm_images_json(void);
 void		 vm_store_notes(void (*)(const char *, const char *, void *),
 		    void *);
 

@@ -8,6 +8,7 @@
 #	suite_child_pid NAME		pid of frontd, netd or stored
 #	suite_wait_running		until every child reports running
 #	suite_wait_image NAME		until stored verified the image
+#	suite_log_bugs			mcvmd's log's bugs, if any
 #	suite_stop			SIGTERM, wait, then clean up
 
 SUITE_BUILD=${SUITE_BUILD:-build}
@@ -92,6 +93,20 @@ suite_token() {
 	shift 2
 	$MCVMCTL issue-token --workspace "$_ws" --output "$_file" "$@" \
 	    >/dev/null
+}
+
+# What mcvmd's log (every mcvmd started on SUITE_DIR) holds of bugs: a
+# sanitizer's report (leaks are reported at exit) or one mcvmd found in
+# itself, such as a result its tool's output schema does not describe.
+# Fails, printing them, if there are any.
+suite_log_bugs() {
+	if grep -qE 'Sanitizer|runtime error:|: bug: ' "$SUITE_DIR/mcvmd.log"
+	then
+		grep -E -A30 'Sanitizer|runtime error:|: bug: ' \
+		    "$SUITE_DIR/mcvmd.log" | head -60
+		return 1
+	fi
+	return 0
 }
 
 # Stops the suite and removes its directory.  Returns non-zero if mcvmd

@@ -152,6 +152,7 @@ t_match "a new VM with networking after the restart" '^10\.231\.0\.' \
 [ -z "$vm" ] ||
     api "$SUITE_DIR/net.tok" vm_destroy "{\"vm_id\":\"$vm\"}" >/dev/null
 nothing_left "at the end"
+t_check "no sanitizer report or bug in mcvmd's log" suite_log_bugs
 keep_logs
 tail=$(tail -n 20 "$SUITE_DIR/mcvmd.log")
 if ! suite_stop; then
