@@ -309,7 +309,8 @@ tool_vm_create(struct tool_call *c)
 	row.disk_bytes = disk;
 	row.created = (int64_t)time(NULL);
 	if (state_vm_insert(&row) == -1) {
-		create_fail(c, TOOL_ERROR, "state database error");
+		create_fail(c, TOOL_ERROR, "state database error: nothing was "
+		    "created; retry, or ask the operator if it persists");
 		return;
 	}
 	vm = vm_new(&row);

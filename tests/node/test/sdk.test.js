@@ -97,9 +97,16 @@ test('an unknown VM is a tool error', async () => {
 test('invalid arguments are a tool error the model can act on', async () => {
 	const { client } = await connect();
 	const r = await client.callTool({ name: 'vm_status',
-	    arguments: { vm_id: 'nope' } });
+	    arguments: { vm_id: 'No VM!' } });
 	assert.equal(r.isError, true);
-	assert.match(r.content[0].text, /vm_id/);
+	assert.match(r.content[0].text,
+	    /vm_id is neither a VM id .* nor a VM name .*: see vm_list/);
+	// A name is looked up like an id, and a missing one points at vm_list.
+	const n = await client.callTool({ name: 'vm_status',
+	    arguments: { vm_id: 'nope' } });
+	assert.equal(n.isError, true);
+	assert.equal(n.content[0].text,
+	    'no VM nope in this workspace: see vm_list');
 	const r2 = await client.callTool({ name: 'vm_create', arguments: {} });
 	assert.equal(r2.isError, true);
 	assert.match(r2.content[0].text, /request_id is required/);
