@@ -272,31 +272,40 @@ call_progress(uint64_t id, uint64_t done, uint64_t total, const char *what)
 		fatal("%s", __func__);
 }
 
+#define NOTHING_RUN	" (nothing was run)"
+
+/* Why vm is not in the state a tool needs, with what to do about it. */
+static void
+state_refusal(const struct vm *vm, char *msg, size_t size)
+{
+	switch (vm->state) {
+	case VS_PAUSED:
+		(void)snprintf(msg, size, "%s is paused: call vm_resume "
+		    "first", vm->row.id);
+		break;
+	case VS_STOPPED:
+		(void)snprintf(msg, size, "%s is stopped: call vm_start "
+		    "first", vm->row.id);
+		break;
+	case VS_FAILED:
+		(void)snprintf(msg, size, "%s failed (%s): destroy it with "
+		    "vm_destroy, or try vm_start", vm->row.id,
+		    vm->row.reason);
+		break;
+	default:
+		(void)snprintf(msg, size, "%s is %s: retry in a few seconds",
+		    vm->row.id, vm_state_name(vm->state));
+		break;
+	}
+}
+
 /* Why vm is not in the state a tool needs, as the call's error. */
 void
 call_refuse_state(uint64_t id, const struct vm *vm)
 {
 	char	 msg[VM_MSG_MAX];
 
-	switch (vm->state) {
-	case VS_PAUSED:
-		(void)snprintf(msg, sizeof(msg), "%s is paused: call vm_resume "
-		    "first", vm->row.id);
-		break;
-	case VS_STOPPED:
-		(void)snprintf(msg, sizeof(msg), "%s is stopped: call "
-		    "vm_start first", vm->row.id);
-		break;
-	case VS_FAILED:
-		(void)snprintf(msg, sizeof(msg), "%s failed (%s): destroy it "
-		    "with vm_destroy, or try vm_start", vm->row.id,
-		    vm->row.reason);
-		break;
-	default:
-		(void)snprintf(msg, sizeof(msg), "%s is %s: retry in a few "
-		    "seconds", vm->row.id, vm_state_name(vm->state));
-		break;
-	}
+	state_refusal(vm, msg, sizeof(msg));
 	call_reply(id, TOOL_ERROR, msg);
 }
 
@@ -400,6 +409,7 @@ dispatch_state(struct tool_call *c)
 	struct vm	*vm = c->vm;
 	enum tool_target t = c->args->tool->target;
 	char		 msg[VM_MSG_MAX];
+	size_t		 len;
 
 	if (t != TT_VM_RUNNING && t != TT_VM_AGENT && t != TT_JOB)
 		return 0;
@@ -410,8 +420,9 @@ dispatch_state(struct tool_call *c)
 		return -1;
 	if (c->rid != NULL) {
 		/* The receipt keeps that nothing was run. */
-		(void)snprintf(msg, sizeof(msg), "%s is %s, not running: "
-		    "nothing was run", vm->row.id, vm_state_name(vm->state));
+		state_refusal(vm, msg, sizeof(msg) - strlen(NOTHING_RUN));
+		len = strlen(msg);
+		(void)snprintf(msg + len, sizeof(msg) - len, NOTHING_RUN);
 		receipt_fail(c->auth->id, c->rid, vm->row.id, c->id,
 		    TOOL_ERROR, msg);
 		return -1;
