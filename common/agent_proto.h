@@ -76,8 +76,9 @@
  *		  then reseeded: a VM restored from a checkpoint must not
  *		  share its random numbers with its siblings
  * POWEROFF	→ (empty)			← (empty), then the guest stops
- * NET_CONFIG	→ str address ("a.b.c.d/n"), str gateway, str resolver
- *		  ("" none), str mac (the NIC's, "52:54:00:..")
+ * NET_CONFIG	→ str address ("a.b.c.d/n"), str gateway ("" none: no
+ *		  default route), str resolver ("" none), str mac (the
+ *		  NIC's, "52:54:00:..")
  *		← (empty)
  * ERROR	← u32 code (AGENT_ERR_*), i32 errno, str message
  *

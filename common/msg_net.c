@@ -94,10 +94,10 @@ msg_net_setup_get(struct imsg *imsg, struct msg_net_setup *m)
 	if (m_open(&r, imsg, IMSG_NET_SETUP) == -1 ||
 	    m_get_vm_id(&r, &m->vm_id) == -1 ||
 	    m_get_u32(&r, &m->slot) == -1 ||
-	    m_get_flag(&r, &m->network) == -1 ||
+	    m_get_u32(&r, &m->network) == -1 ||
 	    get_forwards(&r, &m->nforwards, m->fwd, 0) == -1)
 		return -1;
-	if (m->slot >= SLOTS_MAX)
+	if (m->slot >= SLOTS_MAX || m->network > NET_INBOUND)
 		return m_fail();
 	return m_end(&r);
 }

@@ -25,11 +25,16 @@ struct msg_net_preflight_result {
 	const char	*text;		/* NET_PREFLIGHT_TEXT_MAX */
 };
 
+/* msg_net_setup.network: what the VM's netns gets */
+#define NET_OFF			0	/* lo only */
+#define NET_ON			1	/* a NIC, NATed out of the uplink */
+#define NET_INBOUND		2	/* a NIC for the port forwards only */
+
 /* IMSG_NET_SETUP -> NET_FD (netns, tap), RESULT */
 struct msg_net_setup {
 	const char	*vm_id;		/* a VM id, ID_MAX */
 	uint32_t	 slot;		/* < SLOTS_MAX */
-	uint32_t	 network;	/* 0 off, 1 on */
+	uint32_t	 network;	/* NET_OFF, NET_ON or NET_INBOUND */
 	uint32_t	 nforwards;	/* NET_FWD_MAX */
 	struct msg_net_forward fwd[NET_FWD_MAX];
 };
@@ -59,7 +64,7 @@ struct msg_net_fd {
 struct msg_net_result {
 	uint32_t	 status;	/* 0 ok, else an errno value */
 	const char	*address;	/* a.b.c.d/n, "" off; NET_STR_MAX */
-	const char	*gateway;	/* NET_STR_MAX */
+	const char	*gateway;	/* "" unless on; NET_STR_MAX */
 	const char	*resolver;	/* "" none; NET_STR_MAX */
 	const char	*mac;		/* NET_STR_MAX */
 	uint32_t	 nforwards;	/* NET_FWD_MAX */

@@ -126,12 +126,14 @@ static const char *const format_values[] = { "qcow2", "raw", NULL };
 	"'created':{'type':'integer'},'idle_seconds':{'type':'integer',"\
 	"'description':'recorded; not acted on yet'},'idle_mode':{"	\
 	"'type':'string','description':'recorded; not acted on yet'},"	\
-	"'reason':{'type':'string'},'address':{'type':'string',"	\
-	"'description':'the guest IPv4 address, when it has a "	\
-	"NIC'},'gateway':{'type':'string'},'mac':{'type':'string'},"	\
-	"'port_forwards':{'type':'array','items':{'type':'object',"	\
-	"'properties':{'host_address':{'type':'string'},'host_port':{"	\
-	"'type':'integer'},'guest_port':{'type':'integer'}}}}"
+	"'reason':{'type':'string'},"					\
+	"'address':{'type':'string','description':'with a NIC only'},"	\
+	"'gateway':{'type':'string','description':'network on only'},"	\
+	"'mac':{'type':'string'},'port_forwards':{'type':'array',"	\
+	"'items':{'type':'object','properties':{'host_address':{'type':"\
+	"'string'},'host_port':{'type':'integer'},'guest_port':{'type':"\
+	"'integer'}},'required':['host_address','host_port',"		\
+	"'guest_port']}}"
 #define GUEST_PROPS							\
 	"'os':{'type':'string'},'kernel':{'type':'string'},"		\
 	"'agent_version':{'type':'string'}"
@@ -200,9 +202,11 @@ static const struct tool_param p_vm_create[] = {
 	    "Virtual CPUs. Default: the operator's setting." },
 	[P_VM_CREATE_NETWORK] = { "network", TP_ENUM, 0, 0, 0, 0, 0,
 	    network_values, "\"off\"",
-	    "\"off\": no NIC at all. \"on\": IPv4 NAT to the internet, "
-	    "private and host addresses denied; needs a workspace allowed "
-	    "to use the network." },
+	    "\"off\": the guest reaches nothing; it has no NIC, or with "
+	    "port_forwards one that carries only the forwarded connections "
+	    "and their replies. \"on\": IPv4 NAT to the internet, private "
+	    "and host addresses denied; needs a workspace allowed to use "
+	    "the network and a host with an uplink." },
 	[P_VM_CREATE_IDLE_SECONDS] = { "idle_seconds", TP_INT, 0, 0, 0,
 	    7 * 24 * 3600, 0, NULL, NULL,
 	    "Idle policy: seconds without work before the VM would be "
@@ -217,8 +221,11 @@ static const struct tool_param p_vm_create[] = {
 	    TS_FORWARD, 0, 0, TOOL_FORWARDS_MAX, TOOL_FORWARD_MAX, NULL,
 	    "[]",
 	    "Host-to-guest TCP forwards on the host's loopback: \"auto:22\" "
-	    "picks a free host port, \"2222:22\" is explicit. Needs "
-	    "network \"on\". The result reports the ports chosen." },
+	    "picks a free host port, \"2222:22\" is explicit. They work "
+	    "with either network: with \"off\" the guest's NIC is inbound "
+	    "only, and the guest itself reaches nothing (not the host, not "
+	    "other VMs, not the internet, no DNS). The result's "
+	    "port_forwards reports the host ports chosen." },
 };
 PARAMS_SIZE(p_vm_create, VM_CREATE);
 
@@ -552,7 +559,8 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "vm_write_file. request_id is required: retrying with the same "
 	    "request_id and arguments returns the first result instead of "
 	    "creating a second VM. Networking is off unless you pass "
-	    "network=\"on\" and your workspace may use it. idle_seconds and "
+	    "network=\"on\" and your workspace may use it; port_forwards "
+	    "reach a guest's servers either way. idle_seconds and "
 	    "idle_mode are only recorded: this build does not suspend idle "
 	    "VMs, so a VM runs until you stop or destroy it. Destroy it "
 	    "with vm_destroy when done; workspace quotas limit VMs, memory, "

@@ -4,6 +4,9 @@
  * gateway and the resolver.  The values are checked here again; the NIC
  * gets the address with ioctls, the default route goes through the
  * gateway, and /etc/resolv.conf is written only when there is a resolver.
+ * An empty gateway (a NIC for port forwards only, which can reach nothing)
+ * means no default route: a connection out fails at once in the guest
+ * ("Network is unreachable") instead of at the host's rules.
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
@@ -71,17 +74,22 @@ netcfg_parse(const char *address, const char *gateway, const char *resolver,
 	plen = strtoul(slash, &ep, 10);
 	if (errno != 0 || *ep != '\0' || plen < 1 || plen > 30 ||
 	    ipv4_parse(a, &nc->addr) == -1 ||
-	    ipv4_parse(gateway, &nc->gateway) == -1 ||
 	    mac_parse(mac, nc->mac) == -1)
 		return -1;
 	nc->prefixlen = (unsigned int)plen;
-	/* The gateway is on the guest's subnet and is not the guest. */
 	mask = 0xffffffffU << (32 - plen);
 	ip = ntohl(nc->addr.s_addr);
-	gw = ntohl(nc->gateway.s_addr);
-	if ((ip & mask) != (gw & mask) || ip == gw ||
-	    (ip & ~mask) == 0 || (ip & ~mask) == ~mask)
+	if ((ip & ~mask) == 0 || (ip & ~mask) == ~mask)
 		return -1;
+	if (gateway[0] != '\0') {
+		/* The gateway is on the guest's subnet and is not the guest. */
+		if (ipv4_parse(gateway, &nc->gateway) == -1)
+			return -1;
+		gw = ntohl(nc->gateway.s_addr);
+		if ((ip & mask) != (gw & mask) || ip == gw)
+			return -1;
+		nc->has_gateway = 1;
+	}
 	if (resolver[0] != '\0') {
 		if (ipv4_parse(resolver, &nc->resolver) == -1)
 			return -1;
@@ -193,6 +201,8 @@ netcfg_apply(const struct netcfg *nc, char *err, size_t errlen)
 		    strerror(errno));
 		goto fail;
 	}
+	if (!nc->has_gateway)
+		goto done;
 	memset(&rt, 0, sizeof(rt));
 	sin_set(&rt.rt_dst, (struct in_addr){ 0 });
 	sin_set(&rt.rt_genmask, (struct in_addr){ 0 });
@@ -205,6 +215,7 @@ netcfg_apply(const struct netcfg *nc, char *err, size_t errlen)
 		    strerror(errno));
 		goto fail;
 	}
+ done:
 	close(s);
 	if (nc->has_resolver && resolv_write(nc->resolver) == -1) {
 		(void)snprintf(err, errlen, "%s: %s", NETCFG_RESOLV,

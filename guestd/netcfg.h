@@ -14,6 +14,7 @@
 struct netcfg {
 	struct in_addr	 addr;
 	unsigned int	 prefixlen;
+	int		 has_gateway;	/* 0: no default route */
 	struct in_addr	 gateway;
 	int		 has_resolver;
 	struct in_addr	 resolver;

@@ -124,7 +124,7 @@ vm_vmm_ready(struct vm *vm, struct imsg *imsg)
 	if (vm->state != VS_BOOTING)
 		return;
 	vm->boot.restore = 0;	/* a later start boots */
-	if (vm->row.network) {
+	if (vm_net_has_nic(vm)) {
 		/* The creator is answered once the guest has its address. */
 		r = req_new(RP_MONITOR, vm, IMSG_VMM_NET_CONFIG,
 		    net_config_done, net_config_cancel);

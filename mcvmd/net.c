@@ -1,8 +1,10 @@
 /*
  * mcvmd's client of netd: each VM's network namespace (and with network
  * on, its tap, address and port forwards), set up and torn down through
- * the request table.  netd is inside the suite: a malformed message from
- * it is fatal here.
+ * the request table.  A VM with network off and port forwards gets a NIC
+ * too, inbound only: netd lets it answer the forwarded connections and
+ * nothing else, and gives it no gateway or resolver.  netd is inside the
+ * suite: a malformed message from it is fatal here.
  */
 #include <stdio.h>
 #include <string.h>
@@ -39,9 +41,25 @@ vm_net_preflight(void)
 	return net_preflight[0] != '\0' ? net_preflight : "not checked yet";
 }
 
+/* What netd is asked for: NET_OFF, NET_ON or NET_INBOUND. */
+static uint32_t
+vm_net_mode(const struct vm *vm)
+{
+	if (vm->row.network)
+		return NET_ON;
+	return vm->nfwd > 0 ? NET_INBOUND : NET_OFF;
+}
+
+/* Whether the guest has a NIC: network on, or inbound only. */
+int
+vm_net_has_nic(const struct vm *vm)
+{
+	return vm_net_mode(vm) != NET_OFF;
+}
+
 /*
- * Every VM gets its own network namespace from netd; with network on, a
- * tap in it, an address and its port forwards.
+ * Every VM gets its own network namespace from netd; with a NIC, a tap
+ * in it, an address and its port forwards.
  */
 void
 vm_net_setup(struct vm *vm)
@@ -57,7 +75,7 @@ vm_net_setup(struct vm *vm)
 	memset(&m, 0, sizeof(m));
 	m.vm_id = vm->row.id;
 	m.slot = vm->row.slot;
-	m.network = vm->row.network;
+	m.network = vm_net_mode(vm);
 	m.nforwards = (uint32_t)vm->nfwd;
 	for (i = 0; i < vm->nfwd; i++) {
 		m.fwd[i].host = vm->fwd[i].host;
@@ -178,10 +196,13 @@ net_setup_done(struct req *q, struct imsg *imsg)
 		vm_fail(vm, msg);
 		return;
 	}
-	if (vm->net_fds[NET_FD_NETNS] == -1 || (vm->row.network &&
+	if (vm->net_fds[NET_FD_NETNS] == -1 || (vm_net_has_nic(vm) &&
 	    (vm->net_fds[NET_FD_TAP] == -1 || !qemu_valid_mac(vm->mac))))
 		fatalx("netd: network set up without its fds or MAC");
-	if (!vm->row.network)
+	if (!vm->row.network && (vm->gateway[0] != '\0' ||
+	    vm->resolver[0] != '\0'))
+		fatalx("netd: a gateway for a VM without the network");
+	if (!vm_net_has_nic(vm))
 		vm->address[0] = '\0';
 	vm_fsm(vm, VE_NET_READY, NULL);
 	vm_spawn(vm);

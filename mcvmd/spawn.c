@@ -184,7 +184,7 @@ vm_spawn(struct vm *vm)
 	spec.vcpus = vm->row.vcpus;
 	spec.disk_format = vm->disk_format;
 	spec.has_initrd = vm->store_fds[STORE_FD_INITRD] != -1;
-	spec.mac = vm->row.network ? vm->mac : NULL;
+	spec.mac = vm_net_has_nic(vm) ? vm->mac : NULL;
 	spec.hold = vm->tpl;
 	spec.restore = vm->boot.restore;
 	if ((qa = calloc(1, sizeof(*qa))) == NULL)

@@ -231,16 +231,27 @@ tool_vm_create(struct tool_call *c)
 		create_fail(c, TOOL_ERROR, err);
 		return;
 	}
-	if (row.network != 0 && !(c->auth->flags & WS_ALLOW_NETWORK)) {
-		create_fail(c, TOOL_ERROR, "this workspace may not use the "
-		    "network: create the VM with network \"off\", or ask the "
-		    "operator for a workspace with network access");
+	v = TOOL_ARG(c->args, VM_CREATE, PORT_FORWARDS);
+	if (row.network != 0 && env->conf.uplink[0] == '\0') {
+		create_fail(c, TOOL_ERROR, env->conf.pool_set ?
+		    "this host offers no outbound network (it has no uplink): "
+		    "create the VM with network \"off\"; port_forwards still "
+		    "work with it, inbound only" :
+		    "this host offers no network: create the VM with network "
+		    "\"off\" and without port_forwards");
 		return;
 	}
-	if ((v = TOOL_ARG(c->args, VM_CREATE, PORT_FORWARDS)) != NULL &&
-	    v->nlist > 0 && row.network == 0) {
-		create_fail(c, TOOL_ERROR, "port_forwards need network \"on\": "
-		    "without it the guest has no NIC");
+	if (row.network != 0 && !(c->auth->flags & WS_ALLOW_NETWORK)) {
+		create_fail(c, TOOL_ERROR, "this workspace may not use the "
+		    "network: create the VM with network \"off\" "
+		    "(port_forwards still work with it, inbound only), or ask "
+		    "the operator for a workspace with network access");
+		return;
+	}
+	if (v != NULL && v->nlist > 0 && !env->conf.pool_set) {
+		create_fail(c, TOOL_ERROR, "this host has no addresses for "
+		    "VM NICs, so it offers no port forwards: create the VM "
+		    "without port_forwards");
 		return;
 	}
 	if (v != NULL && v->nlist > VM_FORWARDS_MAX)
@@ -251,7 +262,10 @@ tool_vm_create(struct tool_call *c)
 		for (j = 0; j < i; j++)
 			if (fwd[i].host != 0 && fwd[j].host == fwd[i].host) {
 				(void)snprintf(err, sizeof(err), "host port "
-				    "%u is forwarded twice", fwd[i].host);
+				    "%u is forwarded twice: give each forward "
+				    "its own host port, or \"auto:%u\" to "
+				    "have one chosen", fwd[i].host,
+				    fwd[i].guest);
 				create_fail(c, TOOL_ERROR, err);
 				return;
 			}
@@ -314,12 +328,13 @@ tool_vm_create(struct tool_call *c)
 		return;
 	}
 	vm = vm_new(&row);
-	vm->boot.restore = vm_template_fits(&row);
 	for (i = 0; v != NULL && (size_t)i < v->nlist; i++) {
 		vm->fwd[i].host = fwd[i].host;
 		vm->fwd[i].guest = fwd[i].guest;
 	}
 	vm->nfwd = v != NULL ? v->nlist : 0;
+	/* The template has no NIC: a VM with forwards boots afresh. */
+	vm->boot.restore = !vm_net_has_nic(vm) && vm_template_fits(&row);
 	vm_op_begin(vm, c->id, VO_CREATE, c->rid);
 	(void)snprintf(err, sizeof(err), "workspace %s: vm %s (%s, %u MiB)",
 	    c->auth->name, vm->row.id, image, row.memory_mib);

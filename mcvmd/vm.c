@@ -80,7 +80,10 @@ vm_json(const struct vm *vm)
 		json_object_set_new(j, "reason", json_string(vm->row.reason));
 	if (vm->address[0] != '\0') {
 		json_object_set_new(j, "address", json_string(vm->address));
-		json_object_set_new(j, "gateway", json_string(vm->gateway));
+		/* None inbound only: the guest has no route out. */
+		if (vm->gateway[0] != '\0')
+			json_object_set_new(j, "gateway",
+			    json_string(vm->gateway));
 		json_object_set_new(j, "mac", json_string(vm->mac));
 		fwd = json_array();
 		for (i = 0; i < vm->nfwd; i++)

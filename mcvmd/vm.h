@@ -201,6 +201,7 @@ void		 vm_net_imsg(struct imsg *);
 void		 vm_net_setup(struct vm *);
 void		 vm_net_teardown(struct vm *);
 int		 vm_net_is_up(void);
+int		 vm_net_has_nic(const struct vm *);
 const char	*vm_net_preflight(void);
 
 /* monitor.c: the monitor's channel */

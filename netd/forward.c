@@ -310,8 +310,9 @@ netd_fwd_open(uint32_t slot, uint32_t guest_ip, uint16_t host,
 		if (port_alloc_used(&ports, host) ||
 		    (e = fwd_listen(f, host)) != 0) {
 			if (e == 0 || e == EADDRINUSE) {
-				(void)snprintf(err, errlen,
-				    "port %u is in use", host);
+				(void)snprintf(err, errlen, "host port %u "
+				    "is in use: forward another one, or "
+				    "auto:%u for a free one", host, guest);
 				e = EADDRINUSE;
 			} else
 				(void)snprintf(err, errlen, "port %u: %s",
@@ -325,9 +326,10 @@ netd_fwd_open(uint32_t slot, uint32_t guest_ip, uint16_t host,
 			if (tries == NETD_AUTO_PORT_LAST -
 			    NETD_AUTO_PORT_FIRST + 1 ||
 			    port_alloc_next(&ports, &p) == -1) {
-				(void)snprintf(err, errlen, "no free port "
-				    "in %u-%u", NETD_AUTO_PORT_FIRST,
-				    NETD_AUTO_PORT_LAST);
+				(void)snprintf(err, errlen, "no free host "
+				    "port in %u-%u: forward an explicit one, "
+				    "or destroy VMs whose forwards are done",
+				    NETD_AUTO_PORT_FIRST, NETD_AUTO_PORT_LAST);
 				free(f);
 				return EADDRINUSE;
 			}

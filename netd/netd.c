@@ -11,6 +11,9 @@
  *   listeners for port forwards        mcvm<n>t  --+   (the tap: QEMU)
  *
  * The VM's netns always exists; with the network off it holds only lo.
+ * Inbound only (network off with port forwards) it has the same links as
+ * with the network on, but its table lets the guest answer the forwarded
+ * connections and do nothing else, and it gets no gateway or resolver.
  * Its fd, and the tap's, go to mcvmd and netd keeps neither, so the netns
  * and everything in it live exactly as long as the VM's QEMU (or mcvmd)
  * holds them.  Only the host end of the veth, the table and the forward
@@ -101,6 +104,19 @@ netd_chroot_prepare(const char *empty)
 		fatal("remount %s read-only", empty);
 }
 
+static const char *
+net_mode_name(uint32_t network)
+{
+	switch (network) {
+	case NET_ON:
+		return "network on";
+	case NET_INBOUND:
+		return "inbound only";
+	default:
+		return "network off";
+	}
+}
+
 static void
 send_text_result(uint32_t id, uint32_t status, const char *text)
 {
@@ -142,6 +158,7 @@ netd_setup(struct imsg *imsg)
 	char			 gw[NETD_ADDR_MAX], res[NETD_ADDR_MAX];
 	char			 mac[NETD_MAC_MAX];
 	uint32_t		 slot, network, nfwd, i, j;
+	int			 nic;
 	uint16_t		 hostp[NETD_FWD_MAX], guestp[NETD_FWD_MAX];
 	uint16_t		 chosen[NETD_FWD_MAX];
 	struct ibuf		*b;
@@ -152,6 +169,7 @@ netd_setup(struct imsg *imsg)
 	id = m.vm_id;
 	slot = m.slot;
 	network = m.network;
+	nic = network != NET_OFF;
 	nfwd = m.nforwards;
 	for (i = 0; i < nfwd; i++) {
 		hostp[i] = (uint16_t)m.fwd[i].host;
@@ -161,17 +179,19 @@ netd_setup(struct imsg *imsg)
 		fatalx("IMSG_NET_SETUP with an fd");
 
 	err[0] = '\0';
-	if (network && conf.uplink[0] == '\0') {
-		(void)snprintf(err, sizeof(err), "no uplink configured: "
-		    "network on is not available");
+	if (network == NET_ON && conf.uplink[0] == '\0') {
+		(void)snprintf(err, sizeof(err), "no uplink configured: this "
+		    "host offers no outbound network; create the VM with "
+		    "network off (port forwards work without it)");
 		e = ENETUNREACH;
-	} else if (network && !conf.pool_set) {
-		(void)snprintf(err, sizeof(err), "no pool configured: "
-		    "network on is not available");
+	} else if (nic && !conf.pool_set) {
+		(void)snprintf(err, sizeof(err), "no pool configured: this "
+		    "host has no addresses for VM NICs; create the VM with "
+		    "network off and no port forwards");
 		e = ENETUNREACH;
-	} else if (!network && nfwd > 0) {
-		(void)snprintf(err, sizeof(err), "port forwards need the "
-		    "network on");
+	} else if (!nic && nfwd > 0) {
+		(void)snprintf(err, sizeof(err), "port forwards need a NIC: "
+		    "network on or inbound only");
 		e = EINVAL;
 	}
 	for (i = 0; e == 0 && i < nfwd; i++)
@@ -194,12 +214,12 @@ netd_setup(struct imsg *imsg)
 	netd_teardown_slot(slot);
 
 	memset(&a, 0, sizeof(a));
-	if (network && slot_addr(&conf.pool, slot, &a) == -1)
+	if (nic && slot_addr(&conf.pool, slot, &a) == -1)
 		fatalx("slot %u outside the pool", slot);
-	if ((e = -netd_vm_netns(slot, network, &nsfd, &tapfd, err,
+	if ((e = -netd_vm_netns(slot, nic, &nsfd, &tapfd, err,
 	    sizeof(err))) != 0)
 		goto fail;
-	if (network) {
+	if (nic) {
 		if (netd_host_link_setup(slot, id, a.gateway, err,
 		    sizeof(err)) == -1) {
 			e = EIO;
@@ -207,6 +227,7 @@ netd_setup(struct imsg *imsg)
 		}
 		memset(&rules, 0, sizeof(rules));
 		rules.slot = slot;
+		rules.inbound = network == NET_INBOUND;
 		rules.uplink = conf.uplink;
 		rules.addr = a;
 		rules.pool = &conf.pool;
@@ -236,15 +257,18 @@ netd_setup(struct imsg *imsg)
 	vms[slot].network = (int)network;
 	(void)snprintf(vms[slot].id, sizeof(vms[slot].id), "%s", id);
 	guest[0] = gw[0] = res[0] = mac[0] = '\0';
-	if (network) {
+	if (nic) {
 		ip4_text(a.guest, guest, sizeof(guest));
 		(void)snprintf(guest + strlen(guest),
 		    sizeof(guest) - strlen(guest), "/%d", SLOT_PREFIX);
+		slot_mac(slot, mac, sizeof(mac));
+	}
+	/* Inbound only, the guest has nowhere to route to or ask. */
+	if (network == NET_ON) {
 		ip4_text(a.gateway, gw, sizeof(gw));
 		if (conf.resolver_set && conf.resolver.family == AF_INET)
 			(void)inet_ntop(AF_INET, conf.resolver.addr, res,
 			    sizeof(res));
-		slot_mac(slot, mac, sizeof(mac));
 	}
 	imsgev_send_fd(&iev_parent, IMSG_NET_FD, imsg->hdr.peerid,
 	    NET_FD_NETNS, nsfd);
@@ -264,11 +288,11 @@ netd_setup(struct imsg *imsg)
 		res_m.fwd[i].host = chosen[i];
 		res_m.fwd[i].guest = guestp[i];
 	}
-	res_m.text = network ? "network on" : "network off";
+	res_m.text = net_mode_name(network);
 	msg_net_result_put(b, &res_m);
 	if (imsgev_close(&iev_parent, b) == -1)
 		fatal("%s", __func__);
-	log_debug("%s: slot %u, network %s", id, slot, network ? "on" : "off");
+	log_debug("%s: slot %u, %s", id, slot, net_mode_name(network));
 	return;
  fail:
 	if (nsfd != -1)
@@ -415,7 +439,8 @@ netd_preflight(struct imsg *imsg)
 	n++;								\
 } while (0)
 	if (conf.uplink[0] == '\0')
-		ADD("no uplink configured: network on is not available\n");
+		ADD("no uplink configured: network on is not available "
+		    "(network off is, with port forwards too)\n");
 	else if (!netd_link_exists(conf.uplink))
 		ADD("uplink %s does not exist\n", conf.uplink);
 	if ((fw = netd_ipv4_forwarding()) == 0)

@@ -49,9 +49,10 @@ void	 port_alloc_release(struct port_alloc *, uint16_t);
 int	 port_alloc_used(const struct port_alloc *, uint16_t);
 int	 port_alloc_next(struct port_alloc *, uint16_t *);
 
-/* What one VM's table says. */
+/* What one VM's table says; inbound, only slot and addr count. */
 struct netd_rules {
 	uint32_t		 slot;
+	int			 inbound;	/* NET_INBOUND */
 	const char		*uplink;
 	struct slot_addr	 addr;
 	const struct cidr	*pool;

@@ -10,6 +10,14 @@
  *	from the guest, to the host itself: replies (port forwards) and DNS
  *	    to the resolver only.
  *
+ * Inbound only (network off with port forwards), the guest starts
+ * nothing: what it sends is either a reply to a connection netd's relay
+ * opened to it, or refused, to the host as much as beyond it.  Nothing is
+ * routed from it or to it and nothing is NATed; no uplink is needed.  A
+ * refusal rather than a silent drop, so that the guest's connect fails
+ * at once instead of timing out: a TCP reset, which no rate limit holds
+ * back, or an ICMP error (which the kernel's ICMP rate limit may drop).
+ *
  * One rule per denied range rather than an interval set, so that ranges
  * that overlap (the defaults, the pool, the config's) never conflict.
  */
@@ -69,6 +77,27 @@ netd_cidr_text(const struct cidr *c, char *buf, size_t len)
 	return 0;
 }
 
+/* Inbound only: see the top of the file. */
+static void
+rules_inbound(struct textbuf *tb, const char *host, const char *guest)
+{
+	tb_add(tb, "\tchain fwd_hook {\n"
+	    "\t\ttype filter hook forward priority -1; policy accept;\n"
+	    "\t\tiifname \"%s\" jump refuse\n"
+	    "\t\toifname \"%s\" drop\n\t}\n", host, host);
+	tb_add(tb, "\tchain input_hook {\n"
+	    "\t\ttype filter hook input priority -1; policy accept;\n"
+	    "\t\tiifname \"%s\" jump to_host\n\t}\n", host);
+	tb_add(tb, "\tchain to_host {\n"
+	    "\t\tmeta nfproto != ipv4 drop\n"
+	    "\t\tip saddr != %s drop\n"
+	    "\t\tct state established,related accept\n"
+	    "\t\tjump refuse\n\t}\n", guest);
+	tb_add(tb, "\tchain refuse {\n"
+	    "\t\tmeta l4proto tcp reject with tcp reset\n"
+	    "\t\treject with icmpx type admin-prohibited\n\t}\n}\n");
+}
+
 int
 netd_rules_text(const struct netd_rules *r, char *buf, size_t len)
 {
@@ -88,6 +117,10 @@ netd_rules_text(const struct netd_rules *r, char *buf, size_t len)
 	    inet_ntop(AF_INET, r->resolver->addr, res, sizeof(res)) != NULL;
 
 	tb_add(&tb, "table inet %s {\n", table);
+	if (r->inbound) {
+		rules_inbound(&tb, host, guest);
+		return tb.overflow ? -1 : 0;
+	}
 	tb_add(&tb, "\tchain fwd_hook {\n"
 	    "\t\ttype filter hook forward priority -1; policy accept;\n"
 	    "\t\tiifname \"%s\" jump from_guest\n"

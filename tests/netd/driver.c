@@ -6,16 +6,16 @@
  *
  *	hello			wait for IMSG_HELLO
  *	preflight		IMSG_NET_PREFLIGHT
- *	setup VM SLOT on|off [HOST:GUEST ...]
+ *	setup VM SLOT on|off|inbound [HOST:GUEST ...]
  *				IMSG_NET_SETUP (HOST 0: auto); keeps the
  *				netns and tap fds, as QEMU would
  *	teardown VM SLOT	IMSG_NET_TEARDOWN
  *	list			IMSG_NET_LIST
  *	nsexec SLOT CMD		run a shell command in the slot's netns
  *	close SLOT		close the fds kept for the slot
- *	many N on|off		N rounds of setup and teardown, quietly;
+ *	many N on|off|inbound	N rounds of setup and teardown, quietly;
  *				netd's open fds before and after
- *	bench N on|off		N rounds; the mean and worst setup time
+ *	bench N on|off|inbound	N rounds; the mean and worst setup time
  *	malformed		NET_SETUP whose fields have the wrong type
  *	badid			NET_SETUP with an id that is not one
  *	badslot			NET_SETUP with a slot beyond the pool
@@ -203,6 +203,15 @@ call(struct ibuf *b, struct peer_call *c, uint32_t slot)
 	return status;
 }
 
+/* "on", "inbound" or anything else for off */
+static int
+net_mode(const char *s)
+{
+	if (strcmp(s, "on") == 0)
+		return NET_ON;
+	return strcmp(s, "inbound") == 0 ? NET_INBOUND : NET_OFF;
+}
+
 static uint32_t
 setup(const char *vm, uint32_t slot, int on, char **fwds, int nfwd)
 {
@@ -367,7 +376,7 @@ main(int argc, char *argv[])
 			const char *vm = ARG(1);
 			uint32_t slot = (uint32_t)atoi(ARG(2));
 
-			on = strcmp(ARG(3), "on") == 0;
+			on = net_mode(ARG(3));
 			for (k = i + 4; k < argc && strchr(argv[k], ':') &&
 			    strncmp(argv[k], "vm-", 3) != 0 &&
 			    k - (i + 4) < NET_FWD_MAX; k++)
@@ -389,7 +398,7 @@ main(int argc, char *argv[])
 			i++;
 		} else if (strcmp(cmd, "many") == 0) {
 			n = atoi(ARG(1));
-			on = strcmp(ARG(2), "on") == 0;
+			on = net_mode(ARG(2));
 			before = peer_fds(&netd);
 			k = rounds(n, on, &total, &worst);
 			printf("many n=%d failed=%d fds_before=%d "
@@ -398,10 +407,10 @@ main(int argc, char *argv[])
 			i += 2;
 		} else if (strcmp(cmd, "bench") == 0) {
 			n = atoi(ARG(1));
-			on = strcmp(ARG(2), "on") == 0;
+			on = net_mode(ARG(2));
 			k = rounds(n, on, &total, &worst);
 			printf("NET_SETUP network %s: n=%d failed=%d "
-			    "mean=%.2f ms worst=%.2f ms\n", on ? "on" : "off",
+			    "mean=%.2f ms worst=%.2f ms\n", ARG(2),
 			    n, k, n ? (double)total / n / 1000.0 : 0.0,
 			    (double)worst / 1000.0);
 			i += 2;

@@ -245,7 +245,7 @@ fill_net_setup(void *p)
 
 	m->vm_id = VM_ID;
 	m->slot = SLOTS_MAX - 1;
-	m->network = 1;
+	m->network = NET_INBOUND;
 	fill_forwards(&m->nforwards, m->fwd);
 }
 
@@ -258,7 +258,7 @@ over_net_setup(void *p, int i)
 	case 0: m->vm_id = codec_str(ID_MAX); break;	/* not an id */
 	case 1: m->vm_id = VM_ID "0"; break;
 	case 2: m->slot = SLOTS_MAX; break;
-	case 3: m->network = 2; break;
+	case 3: m->network = NET_INBOUND + 1; break;
 	default: return i == 7 ? -1 :
 	    over_forwards(&m->nforwards, m->fwd, i - 4);
 	}

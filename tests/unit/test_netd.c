@@ -212,6 +212,46 @@ Test(netd, rule_text)
 	    strstr(buf, "10.0.0.0/8 drop"));
 }
 
+/* Inbound only: replies to the host, nothing else, no NAT, no uplink. */
+Test(netd, rule_text_inbound)
+{
+	static char		 buf[NETD_RULES_MAX];
+	struct cidr		 pool = cidr("10.231.0.0/24");
+	struct cidr		 res = cidr("192.0.2.53");
+	struct netd_rules	 r;
+	const char		*to_host;
+
+	memset(&r, 0, sizeof(r));
+	r.slot = 3;
+	r.inbound = 1;
+	r.uplink = "eth0";	/* ignored */
+	r.pool = &pool;
+	r.resolver = &res;	/* ignored */
+	cr_assert_eq(slot_addr(&pool, 3, &r.addr), 0);
+	cr_assert_eq(netd_rules_text(&r, buf, sizeof(buf)), 0);
+	cr_assert(strncmp(buf, "table inet mcvm_3 {\n", 20) == 0);
+	cr_assert_not_null(strstr(buf, "\t\tiifname \"mcvm3h\" jump refuse\n"),
+	    "%s", buf);
+	cr_assert_not_null(strstr(buf, "\t\toifname \"mcvm3h\" drop\n"));
+	cr_assert_not_null(strstr(buf, "iifname \"mcvm3h\" jump to_host"));
+	cr_assert_null(strstr(buf, "masquerade"));
+	cr_assert_null(strstr(buf, "nat"));
+	cr_assert_null(strstr(buf, "eth0"));
+	cr_assert_null(strstr(buf, "dport 53"), "no DNS");
+	cr_assert_null(strstr(buf, "accept\n\t}"), "no chain ends accepting");
+	/* To the host: its own address only, replies only, the rest refused. */
+	cr_assert_not_null(to_host = strstr(buf, "\tchain to_host {\n"));
+	cr_assert_str_eq(to_host, "\tchain to_host {\n"
+	    "\t\tmeta nfproto != ipv4 drop\n"
+	    "\t\tip saddr != 10.231.0.14 drop\n"
+	    "\t\tct state established,related accept\n"
+	    "\t\tjump refuse\n\t}\n"
+	    "\tchain refuse {\n"
+	    "\t\tmeta l4proto tcp reject with tcp reset\n"
+	    "\t\treject with icmpx type admin-prohibited\n\t}\n}\n");
+	cr_assert_eq(netd_rules_text(&r, buf, 100), -1, "overflow is caught");
+}
+
 Test(netd, rule_text_without_resolver)
 {
 	static char		 buf[NETD_RULES_MAX];

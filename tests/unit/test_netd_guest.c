@@ -25,6 +25,7 @@ Test(netd_guest, good)
 	    "52:54:00:6D:00:05", &nc), 0);
 	cr_assert_eq(nc.prefixlen, 30u);
 	cr_assert_eq(nc.has_resolver, 0);
+	cr_assert_eq(nc.has_gateway, 1);
 	cr_assert_str_eq(nc.mac, "52:54:00:6d:00:05");
 	inet_ntop(AF_INET, &nc.gateway, ip, sizeof(ip));
 	cr_assert_str_eq(ip, "10.231.0.21");
@@ -33,6 +34,24 @@ Test(netd_guest, good)
 	cr_assert_eq(nc.has_resolver, 1);
 	cr_assert_eq(parse("192.168.1.10/24", "192.168.1.1", "",
 	    "52:54:00:00:00:01"), 0);
+}
+
+/* Inbound only: an address and no gateway, so no default route. */
+Test(netd_guest, no_gateway)
+{
+	struct netcfg	 nc;
+
+	cr_assert_eq(netcfg_parse("10.231.0.22/30", "", "",
+	    "52:54:00:6d:00:05", &nc), 0);
+	cr_assert_eq(nc.has_gateway, 0);
+	cr_assert_eq(nc.has_resolver, 0);
+	cr_assert_eq(nc.prefixlen, 30u);
+	cr_assert_eq(parse("10.231.0.23/30", "", "", "52:54:00:6d:00:05"), -1,
+	    "a broadcast address without a gateway");
+	cr_assert_eq(parse("10.231.0.20/30", "", "", "52:54:00:6d:00:05"), -1,
+	    "a network address without a gateway");
+	cr_assert_eq(parse("10.231.0.22", "", "", "52:54:00:6d:00:05"), -1);
+	cr_assert_eq(parse("10.231.0.22/30", "", "", ""), -1);
 }
 
 Test(netd_guest, bad)
@@ -50,7 +69,8 @@ Test(netd_guest, bad)
 	cr_assert_eq(parse("10.231.0.22/30", "10.231.0.22", "", mac), -1);
 	cr_assert_eq(parse("10.231.0.23/30", "10.231.0.21", "", mac), -1);
 	cr_assert_eq(parse("10.231.0.20/30", "10.231.0.21", "", mac), -1);
-	cr_assert_eq(parse("10.231.0.22/30", "", "", mac), -1);
+	cr_assert_eq(parse("10.231.0.22/30", " ", "", mac), -1);
+	cr_assert_eq(parse("10.231.0.22/30", "10.231.0.21x", "", mac), -1);
 	cr_assert_eq(parse("10.231.0.22/30", "10.231.0.21", "x", mac), -1);
 	cr_assert_eq(parse("10.231.0.22/30", "10.231.0.21", "::1", mac), -1);
 	cr_assert_eq(parse("10.231.0.22/30", "10.231.0.21", "",

@@ -9,7 +9,9 @@
 // a fake guest that has root in its namespace.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
 import fs from 'node:fs';
+import netmod from 'node:net';
 import { execFileSync } from 'node:child_process';
 import * as env from '../lib/env.mjs';
 import { connect, call, refused, collect } from '../lib/client.mjs';
@@ -36,7 +38,7 @@ const SUITE_PORT = Number(need('MCVM_SUITE_PORT'));	// frontd
 const GUEST_PORT = 8000;
 
 let net, nonet;
-const vms = {};		// name -> vm_create's result
+const vms = {};		// name -> vm_create's result, and ws: its client
 
 // The VMs an earlier test made, or a clear failure instead of a TypeError.
 function have(...names) {
@@ -44,15 +46,16 @@ function have(...names) {
 		assert.ok(vms[n], `no VM ${n}: an earlier test failed`);
 }
 
+// The helpers below act as the net workspace unless given a client.
 let execSeq = 0;
-async function exec(vm, command) {
-	const r = await call(net, 'vm_exec', { vm_id: vm,
+async function exec(vm, command, c = net) {
+	const r = await call(c, 'vm_exec', { vm_id: vm,
 	    request_id: `net-${process.pid}-${++execSeq}`, command });
 	return r.job_id;
 }
 
-async function run(vm, command) {
-	const o = await collect(net, vm, await exec(vm, command));
+async function run(vm, command, c = net) {
+	const o = await collect(c, vm, await exec(vm, command, c));
 	assert.equal(o.last.exit_code, 0,
 	    `${command}: exit ${o.last.exit_code}: ${o.stderr}`);
 	return o;
@@ -60,26 +63,37 @@ async function run(vm, command) {
 
 // The guest's view: a JSON line from a python3 script run in the guest
 // (the image has no curl, nc or ip).
-async function guestPy(vm, script, ...args) {
-	await call(net, 'vm_write_file', { vm_id: vm, path: 'net-probe.py',
+async function guestPyAs(c, vm, script, ...args) {
+	await call(c, 'vm_write_file', { vm_id: vm, path: 'net-probe.py',
 	    content_base64: Buffer.from(script).toString('base64') });
 	const o = await run(vm, ['python3', 'net-probe.py', ...args]
-	    .map((a) => `'${a}'`).join(' '));
+	    .map((a) => `'${a}'`).join(' '), c);
 	return JSON.parse(o.stdout);
 }
+const guestPy = (vm, script, ...args) => guestPyAs(net, vm, script, ...args);
 
 // TCP connections to HOST:PORT targets, all at once, 3 s each: for each,
-// "connected" or why not (an errno name or "timeout").
+// "connected" or why not (an errno name or "timeout").  A udp: prefix
+// sends a datagram instead and waits for an answer or an ICMP error.
 const PROBE = `
 import errno, json, socket, sys, threading
 res = {}
 def probe(t):
     h, p = t.rsplit(':', 1)
-    s = socket.socket()
+    udp = h.startswith('udp:')
+    if udp:
+        h = h[4:]
+    s = socket.socket(socket.AF_INET,
+        socket.SOCK_DGRAM if udp else socket.SOCK_STREAM)
     s.settimeout(3)
     try:
         s.connect((h, int(p)))
-        res[t] = 'connected'
+        if udp:
+            s.send(b'from the guest')
+            s.recv(100)
+            res[t] = 'answered'
+        else:
+            res[t] = 'connected'
     except socket.timeout:
         res[t] = 'timeout'
     except OSError as e:
@@ -184,13 +198,35 @@ async function hostFetch(url) {
 }
 
 // Starts a web server in the guest's /workspace saying NAME on GUEST_PORT.
-async function guestServer(vm, name) {
-	await call(net, 'vm_write_file', { vm_id: vm, path: 'index.html',
+async function guestServer(vm, name, c = net) {
+	await call(c, 'vm_write_file', { vm_id: vm, path: 'index.html',
 	    content_base64: Buffer.from(`hello from ${name}\n`)
 	    .toString('base64') });
-	await exec(vm, `python3 -m http.server ${GUEST_PORT} --bind 0.0.0.0`);
-	const w = await guestPy(vm, WAIT_LISTEN, String(GUEST_PORT));
+	await exec(vm, `python3 -m http.server ${GUEST_PORT} --bind 0.0.0.0`,
+	    c);
+	const w = await guestPyAs(c, vm, WAIT_LISTEN, String(GUEST_PORT));
 	assert.ok(w.up, `the web server in ${name} listens`);
+}
+
+// Listeners in the host namespace that count what reaches them: a TCP
+// server's connections and a UDP socket's datagrams, on free ports.
+async function countingListeners() {
+	const l = { tcp: 0, udp: 0 };
+	l.server = netmod.createServer((sock) => {
+		l.tcp++;
+		sock.destroy();
+	});
+	await new Promise((res) => l.server.listen(0, '0.0.0.0', res));
+	l.tcpPort = l.server.address().port;
+	l.sock = dgram.createSocket('udp4');
+	l.sock.on('message', () => l.udp++);
+	await new Promise((res) => l.sock.bind(0, '0.0.0.0', res));
+	l.udpPort = l.sock.address().port;
+	l.close = () => {
+		l.server.close();
+		l.sock.close();
+	};
+	return l;
 }
 
 before(async () => {
@@ -201,7 +237,7 @@ before(async () => {
 after(async () => {
 	for (const v of Object.values(vms)) {
 		try {
-			await net.callTool({ name: 'vm_destroy',
+			await (v.ws ?? net).callTool({ name: 'vm_destroy',
 			    arguments: { vm_id: v.vm_id } });
 		} catch {
 			// already gone
@@ -242,11 +278,121 @@ test('a workspace without network permission is refused network "on"',
 	assert.deepEqual(mcvmLinks(), []);
 });
 
-test('port forwards without the network are refused', async () => {
-	const msg = await refused(net, 'vm_create', { request_id: 'fwdoff-1',
-	    port_forwards: ['auto:22'] });
-	assert.match(msg, /network/);
-	assert.deepEqual((await call(net, 'vm_list', {})).vms, []);
+test('network off with a forward, in a workspace without the network: ' +
+    'an inbound-only NIC', async () => {
+	const r = await call(nonet, 'vm_create', { request_id: 'in-1',
+	    port_forwards: [`auto:${GUEST_PORT}`] });
+	vms.in = { ...r, ws: nonet };
+	assert.equal(r.state, 'running');
+	assert.equal(r.network, 'off');
+	assert.match(r.address ?? '', /^10\.231\.0\.\d+\/30$/, 'address');
+	assert.equal(r.gateway, undefined, 'no gateway');
+	assert.match(r.mac ?? '', /^52:54:00(:[0-9a-f]{2}){3}$/, 'mac');
+	assert.equal(r.port_forwards?.length, 1, JSON.stringify(r));
+	const [f] = r.port_forwards;
+	assert.equal(f.host_address, '127.0.0.1');
+	assert.equal(f.guest_port, GUEST_PORT);
+	assert.ok(f.host_port > 0 && f.host_port < 65536, `port ${f.host_port}`);
+	const s = await call(nonet, 'vm_status', { vm_id: r.vm_id });
+	for (const k of ['network', 'address', 'gateway', 'mac'])
+		assert.equal(s[k], r[k], `vm_status ${k}`);
+	assert.deepEqual(s.port_forwards, r.port_forwards, 'vm_status forwards');
+
+	// The guest: a NIC with its address, no default route, no resolver.
+	const g = await guestPyAs(nonet, r.vm_id, NICS);
+	assert.equal(g.nics.length, 2, `NICs: ${g.nics}`);
+	assert.equal(g.mac[g.nics.find((n) => n !== 'lo')], r.mac);
+	assert.equal(g.gw, null, 'no default route');
+	assert.equal(g.src, null, 'no route to the internet');
+	assert.doesNotMatch(g.resolv, new RegExp(RESOLVER.replace(/\./g, '\\.')),
+	    'no resolver');
+
+	// The host's side: the links and the table, as with the network on.
+	const links = mcvmLinks();
+	assert.equal(links.length, 1, `host links: ${links}`);
+	const slot = links[0].match(/^mcvm(\d+)h$/)?.[1];
+	assert.deepEqual(mcvmTables(), [`mcvm_${slot}`]);
+	assert.deepEqual(qemuLinks(r.vm_id), ['lo', `mcvm${slot}b`,
+	    `mcvm${slot}g`, `mcvm${slot}t`]);
+
+	// The forward reaches the guest's server.
+	await guestServer(r.vm_id, 'I', nonet);
+	assert.equal(await hostFetch(`http://127.0.0.1:${f.host_port}/`),
+	    'hello from I', 'the forward');
+	assert.deepEqual(listeners(f.host_port), [`127.0.0.1:${f.host_port}`]);
+});
+
+test('an inbound-only guest reaches nothing: not the uplink, the ' +
+    'internet, the resolver, the gateway nor the host', async () => {
+	have('in');
+	const r = vms.in;
+	const [a] = r.address.split('/');
+	const gw = a.replace(/\d+$/, (n) => String(Number(n) - 1));
+	const l = await countingListeners();
+	try {
+		// Each listener counts what the host itself sends it.
+		await new Promise((res, rej) => {
+			const c = netmod.connect(l.tcpPort, '127.0.0.1', () => {
+				c.end();
+				res();
+			});
+			c.on('error', rej);
+		});
+		const u = dgram.createSocket('udp4');
+		await new Promise((res) => u.send('control', l.udpPort,
+		    '127.0.0.1', res));
+		u.close();
+		for (let i = 0; i < 100 && (l.tcp < 1 || l.udp < 1); i++)
+			await new Promise((res) => setTimeout(res, 50));
+		assert.deepEqual([l.tcp, l.udp], [1, 1], 'the listeners work');
+
+		const inetLog = `${NET_T}/www-${INET}-80.log`;
+		const inetBefore = fs.readFileSync(inetLog, 'utf8');
+		// The host's own addresses refuse the guest at once (a reset,
+		// or an ICMP error for UDP); anything further has no route.
+		const fwdPort = r.port_forwards[0].host_port;
+		const onLink = [`${gw}:${l.tcpPort}`, `${gw}:${HOST_PORT}`,
+		    `${gw}:${SUITE_PORT}`, `${gw}:${fwdPort}`];
+		const offLink = [`${UPLINK_ADDR}:${l.tcpPort}`, `${INET}:80`,
+		    `${RESOLVER}:53`, `${PRIVATE}:80`, `${METADATA}:80`,
+		    `${HOST_PRIV_ADDR}:${HOST_PORT}`];
+		const udp = `udp:${gw}:${l.udpPort}`;
+		const g = await guestPyAs(nonet, r.vm_id, PROBE, ...onLink,
+		    ...offLink, udp, `udp:${RESOLVER}:53`);
+		for (const t of onLink)
+			assert.equal(g[t], 'ECONNREFUSED', `${t}: ` +
+			    JSON.stringify(g));
+		for (const t of offLink)
+			assert.equal(g[t], 'ENETUNREACH', `${t}: ` +
+			    JSON.stringify(g));
+		assert.equal(g[udp], 'EHOSTUNREACH', JSON.stringify(g));
+		assert.equal(g[`udp:${RESOLVER}:53`], 'ENETUNREACH');
+		// Every attempt has failed in the guest, so nothing is on its
+		// way: the listeners still hold only the host's own.
+		assert.deepEqual([l.tcp, l.udp], [1, 1], 'none from the guest');
+		assert.equal(fs.readFileSync(inetLog, 'utf8'), inetBefore,
+		    'nothing reached the internet host');
+		// The host namespace itself reaches what the guest cannot.
+		assert.equal(hostConnect(INET, 80), 'connected');
+		assert.equal(hostConnect(gw, HOST_PORT), 'connected');
+	} finally {
+		l.close();
+	}
+});
+
+test('an inbound-only guest takes no connection from the uplink side',
+    async () => {
+	have('in');
+	const r = vms.in;
+	const [a] = r.address.split('/');
+	assert.notEqual(hostConnect(a, GUEST_PORT, INET_NS), 'connected',
+	    'from the uplink side');
+	const d = await call(nonet, 'vm_destroy', { vm_id: r.vm_id });
+	assert.equal(d.destroyed, true);
+	delete vms.in;
+	assert.deepEqual(mcvmLinks(), [], 'no host link left');
+	assert.deepEqual(mcvmTables(), [], 'no table left');
+	assert.deepEqual(listeners(r.port_forwards[0].host_port), []);
 });
 
 function checkNet(r, label) {
