@@ -382,14 +382,6 @@ encode_payload(struct awriter *w, const struct agent_msg *m)
 		w_status(w, &m->u.status.st);
 		break;
 	case AGENT_REPLY | AGENT_JOB_READ:
-		w_check(w, page_ok(m->u.output.st.out_total,
-		    m->u.output.st.out_gap, m->u.output.st.out_dropped,
-		    m->u.output.out_cursor, m->u.output.out_skipped,
-		    m->u.output.out_len) &&
-		    page_ok(m->u.output.st.err_total,
-		    m->u.output.st.err_gap, m->u.output.st.err_dropped,
-		    m->u.output.err_cursor, m->u.output.err_skipped,
-		    m->u.output.err_len));
 		w_status(w, &m->u.output.st);
 		w_u64(w, m->u.output.out_cursor);
 		w_u64(w, m->u.output.out_skipped);
