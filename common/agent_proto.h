@@ -168,8 +168,8 @@
 #define AGENT_WAIT_MAX_MS	(60U * 1000)	/* JOB_READ wait_ms */
 
 /* Limits the agent enforces; the host can rely on them. */
-#define AGENT_JOB_HEAD_MAX	(64 * 1024)	/* per stream: its first bytes */
-#define AGENT_JOB_TAIL_MAX	(64 * 1024)	/* per stream: its last bytes */
+#define AGENT_JOB_HEAD_MAX	(64 * 1024)	/* per stream: first bytes */
+#define AGENT_JOB_TAIL_MAX	(64 * 1024)	/* per stream: last bytes */
 #define AGENT_JOBS_ACTIVE_MAX	4
 #define AGENT_JOBS_TOTAL_MAX	256		/* kept; older ones evicted */
 #define AGENT_WORKSPACE		"/workspace"

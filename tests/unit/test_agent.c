@@ -338,7 +338,7 @@ Test(agent, status_bounds)
 	m->u.status.st.err_total = AGENT_JOB_HEAD_MAX + AGENT_JOB_TAIL_MAX + 1;
 	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
 	status_fill(&m->u.status.st);
-	m->u.status.st.out_gap = AGENT_JOB_HEAD_MAX + 1;	/* past the head */
+	m->u.status.st.out_gap = AGENT_JOB_HEAD_MAX + 1;	/* past it */
 	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
 	status_fill(&m->u.status.st);
 	m->u.status.st.err_gap = 1;		/* a gap with nothing dropped */
@@ -711,7 +711,7 @@ Test(agent, page_final)
 	cr_assert_eq(agent_page_final(&st, 0, 80, 10), 0);	/* not at end */
 	st.out_eof = 0;
 	st.out_total = 200000;
-	st.out_gap = 100;					/* the head's end */
+	st.out_gap = 100;				/* the head's end */
 	st.out_dropped = 200000 - 100 - 1000;
 	cr_assert_eq(agent_page_final(&st, 0, 90, 10), 1);
 	cr_assert_eq(agent_page_final(&st, 0, 80, 10), 0);

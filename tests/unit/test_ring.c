@@ -110,7 +110,8 @@ Test(ring, flood_keeps_the_other_stream_and_the_tail)
 	cr_assert_eq(dropped, 0);
 	outbuf_gap(&ob, OUT_STDOUT, &gap, &dropped);
 	cr_assert_eq(gap, AGENT_JOB_HEAD_MAX);
-	cr_assert_eq(dropped, 1048576 - AGENT_JOB_HEAD_MAX - AGENT_JOB_TAIL_MAX);
+	cr_assert_eq(dropped, 1048576 - AGENT_JOB_HEAD_MAX -
+	    AGENT_JOB_TAIL_MAX);
 	cr_assert_leq(ob.s[OUT_STDOUT].head_cap + ob.s[OUT_STDOUT].tail_cap,
 	    AGENT_JOB_HEAD_MAX + AGENT_JOB_TAIL_MAX);
 	while ((n = outbuf_page(&ob, OUT_STDOUT, cursor, AGENT_PAGE_MAX, page,
