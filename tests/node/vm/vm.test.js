@@ -192,7 +192,7 @@ test('a stdout flood keeps the error on stderr and the stdout tail',
 	const dropped = total - 2 * KEEP;
 	const r = await call(alice, 'vm_exec', { vm_id: vm,
 	    request_id: `flood-${process.pid}`, command: FLOOD,
-	    wait_seconds: 60 });
+	    wait_seconds: 50 });
 	assert.equal(r.state, 'completed');
 	assert.equal(r.exit_code, 2);
 	assert.equal(r.stderr, 'error: it broke\n');
