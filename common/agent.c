@@ -216,33 +216,43 @@ agent_frame_check(const uint8_t *p, size_t n, struct agent_hdr *hdr)
 	return AGENT_HDR_LEN + (int)hdr->len;
 }
 
-static int
-status_counts_ok(const struct agent_job_status *st)
+int
+agent_stream_ok(uint64_t total, uint64_t gap, uint64_t dropped)
 {
-	return st->out_retained <= st->out_total &&
-	    st->err_retained <= st->err_total &&
-	    st->out_retained <= AGENT_JOB_RETAIN_MAX &&
-	    st->err_retained <= AGENT_JOB_RETAIN_MAX &&
-	    st->out_retained + st->err_retained <= AGENT_JOB_RETAIN_MAX;
+	if (dropped == 0)
+		return gap == 0 && total <= AGENT_JOB_HEAD_MAX +
+		    AGENT_JOB_TAIL_MAX;
+	return gap <= AGENT_JOB_HEAD_MAX && dropped <= total &&
+	    gap <= total - dropped &&
+	    total - dropped <= AGENT_JOB_HEAD_MAX + AGENT_JOB_TAIL_MAX;
+}
+
+static int
+status_ok(const struct agent_job_status *st)
+{
+	return st->state >= AGENT_JOB_RUNNING &&
+	    st->state < AGENT_JOB_STATE_MAX &&
+	    st->out_eof <= 1 && st->err_eof <= 1 &&
+	    agent_stream_ok(st->out_total, st->out_gap, st->out_dropped) &&
+	    agent_stream_ok(st->err_total, st->err_gap, st->err_dropped);
 }
 
 static void
 w_status(struct awriter *w, const struct agent_job_status *st)
 {
-	w_check(w, st->state >= AGENT_JOB_RUNNING &&
-	    st->state < AGENT_JOB_STATE_MAX && st->truncated <= 1 &&
-	    st->out_eof <= 1 && st->err_eof <= 1 && status_counts_ok(st));
+	w_check(w, status_ok(st));
 	w_u32(w, st->job);
 	w_u8(w, st->state);
-	w_u8(w, st->truncated);
 	w_u8(w, st->out_eof);
 	w_u8(w, st->err_eof);
 	w_u32(w, (uint32_t)st->exit_code);
 	w_u32(w, (uint32_t)st->signal);
 	w_u64(w, st->out_total);
 	w_u64(w, st->err_total);
-	w_u64(w, st->out_retained);
-	w_u64(w, st->err_retained);
+	w_u64(w, st->out_gap);
+	w_u64(w, st->out_dropped);
+	w_u64(w, st->err_gap);
+	w_u64(w, st->err_dropped);
 	w_u64(w, st->runtime_ms);
 }
 
@@ -251,20 +261,40 @@ r_status(struct areader *r, struct agent_job_status *st)
 {
 	st->job = r_u32(r);
 	st->state = r_u8(r);
-	st->truncated = r_u8(r);
 	st->out_eof = r_u8(r);
 	st->err_eof = r_u8(r);
 	st->exit_code = (int32_t)r_u32(r);
 	st->signal = (int32_t)r_u32(r);
 	st->out_total = r_u64(r);
 	st->err_total = r_u64(r);
-	st->out_retained = r_u64(r);
-	st->err_retained = r_u64(r);
+	st->out_gap = r_u64(r);
+	st->out_dropped = r_u64(r);
+	st->err_gap = r_u64(r);
+	st->err_dropped = r_u64(r);
 	st->runtime_ms = r_u64(r);
-	r_check(r, st->state >= AGENT_JOB_RUNNING &&
-	    st->state < AGENT_JOB_STATE_MAX && st->truncated <= 1 &&
-	    st->out_eof <= 1 && st->err_eof <= 1 &&
-	    status_counts_ok(st));
+	r_check(r, status_ok(st));
+}
+
+/*
+ * Whether a page read at cursor, skipping skipped bytes, of len bytes,
+ * is one the agent can give of a stream with these counts: the skip
+ * from inside the gap to its end, the page within the kept bytes.
+ */
+static int
+page_ok(uint64_t total, uint64_t gap, uint64_t dropped, uint64_t cursor,
+    uint64_t skipped, uint32_t len)
+{
+	uint64_t	 start;
+
+	if (cursor > total || skipped > total - cursor)
+		return 0;
+	start = cursor + skipped;
+	if (len > total - start)
+		return 0;
+	if (skipped > 0 && (dropped == 0 || cursor < gap ||
+	    start != gap + dropped))
+		return 0;
+	return dropped == 0 || start + len <= gap || start >= gap + dropped;
 }
 
 static void
@@ -354,9 +384,11 @@ encode_payload(struct awriter *w, const struct agent_msg *m)
 	case AGENT_REPLY | AGENT_JOB_READ:
 		w_status(w, &m->u.output.st);
 		w_u64(w, m->u.output.out_cursor);
+		w_u64(w, m->u.output.out_skipped);
 		w_bytes(w, m->u.output.out, m->u.output.out_len,
 		    AGENT_PAGE_MAX);
 		w_u64(w, m->u.output.err_cursor);
+		w_u64(w, m->u.output.err_skipped);
 		w_bytes(w, m->u.output.err, m->u.output.err_len,
 		    AGENT_PAGE_MAX);
 		break;
@@ -539,18 +571,22 @@ agent_decode(const struct agent_hdr *hdr, const uint8_t *payload,
 	case AGENT_REPLY | AGENT_JOB_READ:
 		r_status(&r, &m->u.output.st);
 		m->u.output.out_cursor = r_u64(&r);
+		m->u.output.out_skipped = r_u64(&r);
 		m->u.output.out = r_bytes(&r, &m->u.output.out_len,
 		    AGENT_PAGE_MAX);
 		m->u.output.err_cursor = r_u64(&r);
+		m->u.output.err_skipped = r_u64(&r);
 		m->u.output.err = r_bytes(&r, &m->u.output.err_len,
 		    AGENT_PAGE_MAX);
-		/* What is returned lies within what is retained. */
-		r_check(&r, m->u.output.out_cursor <= UINT64_MAX -
-		    m->u.output.out_len && m->u.output.out_cursor +
-		    m->u.output.out_len <= m->u.output.st.out_retained &&
-		    m->u.output.err_cursor <= UINT64_MAX -
-		    m->u.output.err_len && m->u.output.err_cursor +
-		    m->u.output.err_len <= m->u.output.st.err_retained);
+		/* What is returned lies within what is kept. */
+		r_check(&r, page_ok(m->u.output.st.out_total,
+		    m->u.output.st.out_gap, m->u.output.st.out_dropped,
+		    m->u.output.out_cursor, m->u.output.out_skipped,
+		    m->u.output.out_len) &&
+		    page_ok(m->u.output.st.err_total,
+		    m->u.output.st.err_gap, m->u.output.st.err_dropped,
+		    m->u.output.err_cursor, m->u.output.err_skipped,
+		    m->u.output.err_len));
 		break;
 	case AGENT_FILE_READ:
 		m->u.file_read.path = r_str(&r, AGENT_PATH_MAX);
@@ -620,17 +656,20 @@ agent_decode(const struct agent_hdr *hdr, const uint8_t *payload,
 
 int
 agent_page_final(const struct agent_job_status *st, int stream,
-    uint64_t cursor, uint32_t len)
+    uint64_t start, uint32_t len)
 {
-	uint64_t	 retained, total;
+	uint64_t	 total, gap, dropped;
 	int		 eof;
 
-	retained = stream == 0 ? st->out_retained : st->err_retained;
 	total = stream == 0 ? st->out_total : st->err_total;
+	gap = stream == 0 ? st->out_gap : st->err_gap;
+	dropped = stream == 0 ? st->out_dropped : st->err_dropped;
 	eof = stream == 0 ? st->out_eof : st->err_eof;
-	if (cursor > retained || retained - cursor != len)
+	if (start > total || len > total - start)
 		return 0;
-	return eof || total > retained;
+	if (dropped > 0 && start + len == gap)
+		return 1;
+	return eof && start + len == total;
 }
 
 static const char *const agent_type_names[AGENT_TYPE_MAX] = {

@@ -53,15 +53,18 @@
  * JOB_STATUS	→ u32 job			← status
  * JOB_READ	→ u32 job, u64 out_cursor, u64 err_cursor, u32 out_max,
  *		  u32 err_max, u32 wait_ms (at most AGENT_WAIT_MAX_MS)
- *		← status, u64 out_cursor, bytes out, u64 err_cursor,
- *		  bytes err
+ *		← status, u64 out_cursor, u64 out_skipped, bytes out,
+ *		  u64 err_cursor, u64 err_skipped, bytes err
  *		  with wait_ms, a running job's answer waits until the job
  *		  ends or wait_ms pass; other requests are served meanwhile.
- *		  A cursor past its stream's retained end (which no answer
- *		  ever gave: retained output only grows) is refused with
+ *		  Cursors are byte offsets in the stream as the job wrote
+ *		  it.  One past its stream's end (which no answer ever
+ *		  gave: the end only grows) is refused with
  *		  AGENT_ERR_INVAL, the message naming the valid range
- *		  ("valid cursors are 0 to N"); the reply's cursors are the
- *		  request's, so within what is retained
+ *		  ("valid cursors are 0 to N").  The reply's cursors are
+ *		  the request's; a cursor inside the gap (below) reads from
+ *		  the gap's end, and *_skipped says how far on that is (0
+ *		  otherwise).  A page never spans the gap.
  * JOB_CANCEL	→ u32 job			← status
  * FILE_READ	→ str path, u64 offset, u32 length
  *		← u64 offset, u64 size, u8 eof, bytes data
@@ -82,13 +85,17 @@
  *		← (empty)
  * ERROR	← u32 code (AGENT_ERR_*), i32 errno, str message
  *
- * status is: u32 job, u8 state (AGENT_JOB_*), u8 truncated,
- *	u8 out_eof, u8 err_eof, i32 exit_code, i32 signal,
- *	u64 out_total, u64 err_total, u64 out_retained, u64 err_retained,
+ * status is: u32 job, u8 state (AGENT_JOB_*), u8 out_eof, u8 err_eof,
+ *	i32 exit_code, i32 signal, u64 out_total, u64 err_total,
+ *	u64 out_gap, u64 out_dropped, u64 err_gap, u64 err_dropped,
  *	u64 runtime_ms
- * *_total counts every byte the job wrote to the stream; *_retained the
- * bytes kept (the first ones, at most AGENT_JOB_RETAIN_MAX across both
- * streams); *_eof is set once the stream is closed and fully drained.
+ * *_total counts every byte the job wrote to the stream; *_eof is set
+ * once the stream is closed and fully drained.  Of each stream the agent
+ * keeps the first AGENT_JOB_HEAD_MAX bytes and the last
+ * AGENT_JOB_TAIL_MAX; *_dropped bytes from offset *_gap on were dropped
+ * (both 0 while none were).  The gap is widened to UTF-8 character
+ * boundaries (by at most 3 bytes on each side), so that text on either
+ * side decodes.
  * A job the agent killed (cancelled, timed out) has signal 9 and
  * exit_code -1 from its first report in that state on.
  *
@@ -104,6 +111,9 @@
  * messages are meant as UTF-8, cut on a character boundary; the host
  * replaces whatever is not.
  *
+ * Version 4 keeps each stream's head and tail, with the gap between
+ * them in the status and the skip in JOB_READ's reply (version 3 kept
+ * the first 256 KiB of both streams, and said only "truncated").
  * Version 3 added AGENT_ERR_EXPIRED, the eviction and the refusal of
  * cursors past the end (version 2 echoed them, and answered 256 jobs per
  * boot).
@@ -136,7 +146,7 @@
  */
 #define AGENT_KERNEL_APPEND_TCG	AGENT_KERNEL_APPEND \
 	" norandmaps mitigations=off"
-#define AGENT_PROTO_VERSION	3
+#define AGENT_PROTO_VERSION	4
 #define AGENT_MAGIC		0x4156434dU	/* "MCVA" */
 #define AGENT_HDR_LEN		16
 
@@ -159,7 +169,8 @@
 #define AGENT_WAIT_MAX_MS	(60U * 1000)	/* JOB_READ wait_ms */
 
 /* Limits the agent enforces; the host can rely on them. */
-#define AGENT_JOB_RETAIN_MAX	(256 * 1024)	/* per job, both streams */
+#define AGENT_JOB_HEAD_MAX	(64 * 1024)	/* per stream: first bytes */
+#define AGENT_JOB_TAIL_MAX	(64 * 1024)	/* per stream: last bytes */
 #define AGENT_JOBS_ACTIVE_MAX	4
 #define AGENT_JOBS_TOTAL_MAX	256		/* kept; older ones evicted */
 #define AGENT_WORKSPACE		"/workspace"
@@ -231,15 +242,16 @@ struct agent_hdr {
 struct agent_job_status {
 	uint32_t	 job;
 	uint8_t		 state;
-	uint8_t		 truncated;
 	uint8_t		 out_eof;
 	uint8_t		 err_eof;
 	int32_t		 exit_code;
 	int32_t		 signal;
 	uint64_t	 out_total;
 	uint64_t	 err_total;
-	uint64_t	 out_retained;
-	uint64_t	 err_retained;
+	uint64_t	 out_gap;	/* the first byte dropped */
+	uint64_t	 out_dropped;	/* 0: none */
+	uint64_t	 err_gap;
+	uint64_t	 err_dropped;
 	uint64_t	 runtime_ms;
 };
 
@@ -294,9 +306,11 @@ struct agent_msg {
 		struct {
 			struct agent_job_status st;
 			uint64_t	 out_cursor;
+			uint64_t	 out_skipped;
 			const uint8_t	*out;
 			uint32_t	 out_len;
 			uint64_t	 err_cursor;
+			uint64_t	 err_skipped;
 			const uint8_t	*err;
 			uint32_t	 err_len;
 		} output;	/* JOB_READ reply */
@@ -367,10 +381,16 @@ int	 agent_decode(const struct agent_hdr *, const uint8_t *,
 	    struct agent_msg *);
 
 /*
- * Whether a page of a stream, read at cursor, ends where the stream ends
- * for good (closed and drained, or cut at the retention limit), so that a
- * text decoder must not wait for the rest of a character.  stream is 0
- * for stdout, 1 for stderr.
+ * Whether a stream's counts are consistent: the gap within the stream,
+ * at most AGENT_JOB_HEAD_MAX in, and no more kept than the agent keeps.
+ */
+int	 agent_stream_ok(uint64_t, uint64_t, uint64_t);
+
+/*
+ * Whether a page of a stream, starting at offset start, ends where what
+ * is kept ends for good (the stream closed and drained, or the gap
+ * begins), so that a text decoder must not wait for the rest of a
+ * character.  stream is 0 for stdout, 1 for stderr.
  */
 int	 agent_page_final(const struct agent_job_status *, int, uint64_t,
 	    uint32_t);

@@ -293,15 +293,16 @@ msg_job_status_put(struct ibuf *b, const struct msg_job_status *st)
 {
 	m_add_u32(b, st->job);
 	m_add_u32(b, st->state);
-	m_add_u32(b, st->truncated);
 	m_add_u32(b, st->out_eof);
 	m_add_u32(b, st->err_eof);
 	m_add_u32(b, (uint32_t)st->exit_code);
 	m_add_u32(b, (uint32_t)st->signal);
 	m_add_u64(b, st->out_total);
 	m_add_u64(b, st->err_total);
-	m_add_u64(b, st->out_retained);
-	m_add_u64(b, st->err_retained);
+	m_add_u64(b, st->out_gap);
+	m_add_u64(b, st->out_dropped);
+	m_add_u64(b, st->err_gap);
+	m_add_u64(b, st->err_dropped);
 	m_add_u64(b, st->runtime_ms);
 }
 
@@ -311,21 +312,20 @@ msg_job_status_get(struct mreader *r, struct msg_job_status *st)
 	uint32_t	 code, sig;
 
 	if (m_get_u32(r, &st->job) == -1 || m_get_u32(r, &st->state) == -1 ||
-	    m_get_flag(r, &st->truncated) == -1 ||
 	    m_get_flag(r, &st->out_eof) == -1 ||
 	    m_get_flag(r, &st->err_eof) == -1 ||
 	    m_get_u32(r, &code) == -1 || m_get_u32(r, &sig) == -1 ||
 	    m_get_u64(r, &st->out_total) == -1 ||
 	    m_get_u64(r, &st->err_total) == -1 ||
-	    m_get_u64(r, &st->out_retained) == -1 ||
-	    m_get_u64(r, &st->err_retained) == -1 ||
+	    m_get_u64(r, &st->out_gap) == -1 ||
+	    m_get_u64(r, &st->out_dropped) == -1 ||
+	    m_get_u64(r, &st->err_gap) == -1 ||
+	    m_get_u64(r, &st->err_dropped) == -1 ||
 	    m_get_u64(r, &st->runtime_ms) == -1)
 		return -1;
 	if (st->state < AGENT_JOB_RUNNING || st->state >= AGENT_JOB_STATE_MAX ||
-	    st->out_retained > st->out_total ||
-	    st->err_retained > st->err_total ||
-	    st->out_retained > AGENT_JOB_RETAIN_MAX ||
-	    st->err_retained > AGENT_JOB_RETAIN_MAX - st->out_retained)
+	    !agent_stream_ok(st->out_total, st->out_gap, st->out_dropped) ||
+	    !agent_stream_ok(st->err_total, st->err_gap, st->err_dropped))
 		return m_fail();
 	st->exit_code = (int32_t)code;
 	st->signal = (int32_t)sig;
@@ -388,9 +388,11 @@ void
 msg_vmm_job_output_put(struct ibuf *b, const struct msg_vmm_job_output *m)
 {
 	msg_job_status_put(b, &m->st);
+	m_add_u64(b, m->out_skipped);
 	m_add_u64(b, m->out_next);
 	m_add_str(b, m->out);
 	m_add_u32(b, m->out_errors);
+	m_add_u64(b, m->err_skipped);
 	m_add_u64(b, m->err_next);
 	m_add_str(b, m->err);
 	m_add_u32(b, m->err_errors);
@@ -404,15 +406,18 @@ msg_vmm_job_output_get(struct imsg *imsg, struct msg_vmm_job_output *m)
 	memset(m, 0, sizeof(*m));
 	if (m_open(&r, imsg, IMSG_VMM_JOB_OUTPUT) == -1 ||
 	    msg_job_status_get(&r, &m->st) == -1 ||
+	    m_get_u64(&r, &m->out_skipped) == -1 ||
 	    m_get_u64(&r, &m->out_next) == -1 ||
 	    get_text(&r, &m->out, VMM_TEXT_MAX) == -1 ||
 	    m_get_flag(&r, &m->out_errors) == -1 ||
+	    m_get_u64(&r, &m->err_skipped) == -1 ||
 	    m_get_u64(&r, &m->err_next) == -1 ||
 	    get_text(&r, &m->err, VMM_TEXT_MAX) == -1 ||
 	    m_get_flag(&r, &m->err_errors) == -1)
 		return -1;
-	if (m->out_next > m->st.out_retained ||
-	    m->err_next > m->st.err_retained)
+	if (m->out_next > m->st.out_total || m->err_next > m->st.err_total ||
+	    m->out_skipped > m->st.out_dropped ||
+	    m->err_skipped > m->st.err_dropped)
 		return m_fail();
 	return done(&r);
 }

@@ -102,15 +102,16 @@ struct msg_vmm_job_cancel {
 struct msg_job_status {
 	uint32_t	 job;
 	uint32_t	 state;		/* AGENT_JOB_RUNNING.._STATE_MAX - 1 */
-	uint32_t	 truncated;	/* 0 or 1, as the eofs */
-	uint32_t	 out_eof;
+	uint32_t	 out_eof;	/* 0 or 1 */
 	uint32_t	 err_eof;
 	int32_t		 exit_code;
 	int32_t		 signal;
 	uint64_t	 out_total;
 	uint64_t	 err_total;
-	uint64_t	 out_retained;	/* <= out_total; both retained */
-	uint64_t	 err_retained;	/* AGENT_JOB_RETAIN_MAX together */
+	uint64_t	 out_gap;	/* agent_stream_ok() with the total */
+	uint64_t	 out_dropped;
+	uint64_t	 err_gap;
+	uint64_t	 err_dropped;
 	uint64_t	 runtime_ms;
 };
 
@@ -131,14 +132,17 @@ struct msg_vmm_job_read {
 
 /*
  * IMSG_VMM_JOB_OUTPUT: the pages as text the monitor decoded (UTF-8
- * or base64, as asked), each with the cursor after it (within what is
- * retained) and whether decoding met errors (0 or 1).
+ * or base64, as asked), each with the bytes skipped over the gap before
+ * it (at most the gap's), the cursor after it (at most the stream's
+ * total) and whether decoding met errors (0 or 1).
  */
 struct msg_vmm_job_output {
 	struct msg_job_status	 st;
+	uint64_t	 out_skipped;
 	uint64_t	 out_next;
 	const char	*out;		/* VMM_TEXT_MAX, UTF-8 */
 	uint32_t	 out_errors;
+	uint64_t	 err_skipped;
 	uint64_t	 err_next;
 	const char	*err;		/* VMM_TEXT_MAX, UTF-8 */
 	uint32_t	 err_errors;

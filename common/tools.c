@@ -50,7 +50,9 @@ static const struct tool_number tool_numbers[] = {
 	NUM(AGENT_JOB_UID),
 	NUM(AGENT_JOBS_ACTIVE_MAX),
 	NUM(AGENT_JOBS_TOTAL_MAX),
-	NUM_KIB(AGENT_JOB_RETAIN_MAX),
+	NUM_KIB(AGENT_JOB_HEAD_MAX),
+	NUM(AGENT_JOB_TAIL_MAX),
+	NUM_KIB(AGENT_JOB_TAIL_MAX),
 	NUM_KIB(AGENT_PAGE_MAX),
 	NUM_KIB(AGENT_ARG_MAX),
 	NUM_KIB(AGENT_STDIN_MAX),
@@ -58,7 +60,8 @@ static const struct tool_number tool_numbers[] = {
 
 /* What is quoted in KiB is a whole number of KiB. */
 _Static_assert(TOOL_FILE_MAX % 1024 == 0, "TOOL_FILE_MAX in KiB");
-_Static_assert(AGENT_JOB_RETAIN_MAX % 1024 == 0, "retained bytes in KiB");
+_Static_assert(AGENT_JOB_HEAD_MAX % 1024 == 0, "kept head in KiB");
+_Static_assert(AGENT_JOB_TAIL_MAX % 1024 == 0, "kept tail in KiB");
 _Static_assert(AGENT_PAGE_MAX % 1024 == 0, "page in KiB");
 _Static_assert(AGENT_ARG_MAX % 1024 == 0, "command in KiB");
 _Static_assert(AGENT_STDIN_MAX % 1024 == 0, "stdin in KiB");
@@ -141,12 +144,19 @@ static const char *const format_values[] = { "qcow2", "raw", NULL };
 	"{'type':'object','properties':{" VM_PROPS ",'guest':{'type':"	\
 	"'object','properties':{" GUEST_PROPS "}}},"			\
 	"'required':['vm_id','state']}"
+#define JOB_LOSS							\
+	"{'type':'object','properties':{'offset':{'type':'integer'},"	\
+	"'dropped_bytes':{'type':'integer'}},"				\
+	"'required':['offset','dropped_bytes']}"
 #define JOB_PROPS							\
 	"'vm_id':{'type':'string'},'job_id':{'type':'string'},"		\
 	"'state':{'type':'string','description':'running, completed, "	\
 	"failed, cancelled or timed_out'},'exit_code':{'type':["	\
 	"'integer','null']},'signal':{'type':'integer'},'timed_out':"	\
-	"{'type':'boolean'},'truncated':{'type':'boolean'},"		\
+	"{'type':'boolean'},'truncated':{'type':'object',"		\
+	"'description':'present once output was dropped: for each "	\
+	"stream that lost bytes, dropped_bytes of it from offset on',"	\
+	"'properties':{'stdout':" JOB_LOSS ",'stderr':" JOB_LOSS "}},"	\
 	"'stdout_bytes':{'type':'integer'},'stderr_bytes':{'type':"	\
 	"'integer'},'runtime_ms':{'type':'integer'}"
 #define JOB_OUT								\
@@ -160,7 +170,11 @@ static const char *const format_values[] = { "qcow2", "raw", NULL };
 	"'object','properties':{'stdout':{'type':'integer'},'stderr':"	\
 	"{'type':'integer'}},'required':['stdout','stderr']},"		\
 	"'decoding_errors':{'type':'object','properties':{'stdout':"	\
-	"{'type':'boolean'},'stderr':{'type':'boolean'}}}},"		\
+	"{'type':'boolean'},'stderr':{'type':'boolean'}}},"		\
+	"'skipped_bytes':{'type':'object','description':'present when "\
+	"a cursor lay in dropped output: the page starts this many "	\
+	"bytes after it','properties':{'stdout':{'type':'integer'},"	\
+	"'stderr':{'type':'integer'}},'required':['stdout','stderr']}},"\
 	"'required':[" required "]}"
 #define INPUT_OUT							\
 	"{'type':'object','properties':{'vm_id':{'type':'string'},"	\
@@ -634,15 +648,17 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "{'type':'object','properties':{'vm_id':{'type':'string'},"
 	    "'destroyed':{'type':'boolean'}},'required':['vm_id']}"),
 	T(VM_EXEC, "vm_exec", "Run a command",
-	    TF_DESTRUCTIVE | TF_IDEMPOTENT | TF_OPENWORLD, p_vm_exec,
-	    TT_VM_RUNNING, TR_JSON,
+	    TF_DESTRUCTIVE | TF_IDEMPOTENT | TF_OPENWORLD | TF_LONG,
+	    p_vm_exec, TT_VM_RUNNING, TR_JSON,
 	    "Start a shell command in a running VM and return with its "
 	    "job_id; /bin/sh -c runs it as uid ${AGENT_JOB_UID} in "
 	    "/workspace (or cwd). Without wait_seconds the answer is at "
 	    "once. With it, a command that ends within them is answered "
 	    "then, with its exit code and first page of output (stdout, "
 	    "stderr, next_cursor as vm_job_output gives them), and one "
-	    "still running when they pass is answered so. Read more output "
+	    "still running when they pass is answered so; with a "
+	    "progressToken, progress (bytes of output so far) is sent "
+	    "meanwhile. Read more output "
 	    "with vm_job_output and the state with vm_job_status; stop it "
 	    "with vm_job_cancel. request_id is required: the same id and "
 	    "arguments return the same job (its id and first state) "
@@ -658,21 +674,32 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	T(VM_JOB_STATUS, "vm_job_status", "Job status", RO, p_vm_job_status,
 	    TT_JOB, TR_JSON,
 	    "Show a job's state, exit code, and whether it timed out or lost "
-	    "output. The VM must be running.",
+	    "output: of each stream the first ${AGENT_JOB_HEAD_MAX_KIB} KiB "
+	    "and the last ${AGENT_JOB_TAIL_MAX_KIB} KiB are kept, and "
+	    "truncated says what was dropped between them. The VM must be "
+	    "running.",
 	    JOB_OUT),
-	T(VM_JOB_OUTPUT, "vm_job_output", "Read job output", RO,
-	    p_vm_job_output, TT_JOB, TR_JSON,
+	T(VM_JOB_OUTPUT, "vm_job_output", "Read job output",
+	    RO | TF_LONG, p_vm_job_output, TT_JOB, TR_JSON,
 	    "Read a job's stdout and stderr from byte offsets. Omit cursor "
 	    "on the first call; then pass the whole next_cursor object "
-	    "back. Up to ${AGENT_PAGE_MAX_KIB} KiB per stream per call; "
-	    "${AGENT_JOB_RETAIN_MAX_KIB} KiB are kept per job, both streams "
-	    "together, beyond which output is dropped and truncated=true. "
+	    "back. Up to ${AGENT_PAGE_MAX_KIB} KiB per stream per call. Of "
+	    "each stream the first ${AGENT_JOB_HEAD_MAX_KIB} KiB and the "
+	    "last ${AGENT_JOB_TAIL_MAX_KIB} KiB are kept; what lies between "
+	    "is dropped, and truncated gives each such stream's offset and "
+	    "dropped_bytes. A page never spans the gap: read at a cursor in "
+	    "it, it starts after the gap, skipped_bytes says how far, and "
+	    "its text begins with a line \"[mcvm: N bytes dropped here]\". "
+	    "To jump to a stream's tail, give it the cursor stdout_bytes "
+	    "(or stderr_bytes) minus ${AGENT_JOB_TAIL_MAX}. "
 	    "Reading does not consume: repeating a cursor rereads. While "
 	    "the job runs, an empty answer is not the end; once it has "
 	    "completed, read until neither offset advances. "
 	    "encoding=\"base64\" returns exact bytes in stdout_base64 and "
-	    "stderr_base64. wait_seconds waits for a running job to end "
-	    "first. The VM must be running.",
+	    "stderr_base64 (no mark in them). wait_seconds waits for a "
+	    "running job to end first; with a progressToken, progress "
+	    "(bytes of output so far) is sent meanwhile. The VM must be "
+	    "running.",
 	    OUTPUT_OUT("'job_id','next_cursor','state'")),
 	T(VM_JOB_CANCEL, "vm_job_cancel", "Cancel a job",
 	    TF_DESTRUCTIVE | TF_IDEMPOTENT, p_vm_job_cancel, TT_JOB, TR_JSON,

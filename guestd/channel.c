@@ -248,22 +248,22 @@ wait_park(const struct agent_msg *req, uint64_t now)
 }
 
 /*
- * Refuses a JOB_READ whose cursor lies past what the stream retained
- * (retained output only grows, so no answer ever gave it); 1 if it did.
+ * Refuses a JOB_READ whose cursor lies past the end of its stream (the
+ * end only grows, so no answer ever gave it); 1 if it did.
  */
 static int
 cursor_refused(const struct agent_msg *req, const struct agent_job_status *st)
 {
-	if (req->u.job_read.out_cursor > st->out_retained) {
+	if (req->u.job_read.out_cursor > st->out_total) {
 		send_error(req->id, AGENT_ERR_INVAL, 0, "stdout cursor %" PRIu64
 		    " is past the end of the output: valid cursors are 0 to %"
-		    PRIu64, req->u.job_read.out_cursor, st->out_retained);
+		    PRIu64, req->u.job_read.out_cursor, st->out_total);
 		return 1;
 	}
-	if (req->u.job_read.err_cursor > st->err_retained) {
+	if (req->u.job_read.err_cursor > st->err_total) {
 		send_error(req->id, AGENT_ERR_INVAL, 0, "stderr cursor %" PRIu64
 		    " is past the end of the output: valid cursors are 0 to %"
-		    PRIu64, req->u.job_read.err_cursor, st->err_retained);
+		    PRIu64, req->u.job_read.err_cursor, st->err_total);
 		return 1;
 	}
 	return 0;
@@ -272,6 +272,7 @@ cursor_refused(const struct agent_msg *req, const struct agent_job_status *st)
 static void
 do_job(const struct agent_msg *req, uint64_t now)
 {
+	static uint8_t		 page[OUT_NSTREAMS][AGENT_PAGE_MAX];
 	struct agent_msg	 m;
 	struct job		*j;
 	uint32_t		 jid = req->type == AGENT_JOB_READ ?
@@ -310,11 +311,13 @@ do_job(const struct agent_msg *req, uint64_t now)
 		m.u.output.out_cursor = req->u.job_read.out_cursor;
 		m.u.output.out_len = (uint32_t)job_page(j, OUT_STDOUT,
 		    req->u.job_read.out_cursor, req->u.job_read.out_max,
-		    &m.u.output.out);
+		    page[OUT_STDOUT], &m.u.output.out_skipped);
+		m.u.output.out = page[OUT_STDOUT];
 		m.u.output.err_cursor = req->u.job_read.err_cursor;
 		m.u.output.err_len = (uint32_t)job_page(j, OUT_STDERR,
 		    req->u.job_read.err_cursor, req->u.job_read.err_max,
-		    &m.u.output.err);
+		    page[OUT_STDERR], &m.u.output.err_skipped);
+		m.u.output.err = page[OUT_STDERR];
 		break;
 	}
 	send_msg(&m);

@@ -94,8 +94,8 @@ struct job *job_find(uint32_t);
 int	 job_expired(uint32_t);
 void	 job_reaped(pid_t, int);
 void	 job_status(const struct job *, struct agent_job_status *, uint64_t);
-size_t	 job_page(const struct job *, int, uint64_t, size_t,
-	    const uint8_t **);
+size_t	 job_page(const struct job *, int, uint64_t, size_t, uint8_t *,
+	    uint64_t *);
 int	 job_cancel(struct job *);
 void	 jobs_tidy(void);
 size_t	 jobs_pollfds(struct pollfd *, size_t, struct job **, int *);

@@ -287,7 +287,7 @@ job_new(uint32_t timeout_ms)
 	j->wfd[0] = j->wfd[1] = -1;
 	j->timeout_ms = timeout_ms;
 	j->start = now_ms();
-	outbuf_init(&j->out, AGENT_JOB_RETAIN_MAX);
+	outbuf_init(&j->out, AGENT_JOB_HEAD_MAX, AGENT_JOB_TAIL_MAX);
 	job_cgroup_path(j->cgroup, sizeof(j->cgroup), j->id);
 	return j;
 }
@@ -535,23 +535,22 @@ job_status(const struct job *j, struct agent_job_status *st, uint64_t now)
 	memset(st, 0, sizeof(*st));
 	st->job = j->id;
 	st->state = j->state;
-	st->truncated = j->out.truncated ? 1 : 0;
 	st->out_eof = j->out.s[OUT_STDOUT].eof ? 1 : 0;
 	st->err_eof = j->out.s[OUT_STDERR].eof ? 1 : 0;
 	st->exit_code = j->exit_code;
 	st->signal = j->signal;
 	st->out_total = j->out.s[OUT_STDOUT].total;
 	st->err_total = j->out.s[OUT_STDERR].total;
-	st->out_retained = j->out.s[OUT_STDOUT].len;
-	st->err_retained = j->out.s[OUT_STDERR].len;
+	outbuf_gap(&j->out, OUT_STDOUT, &st->out_gap, &st->out_dropped);
+	outbuf_gap(&j->out, OUT_STDERR, &st->err_gap, &st->err_dropped);
 	st->runtime_ms = job_active_ms(j, now);
 }
 
 size_t
 job_page(const struct job *j, int stream, uint64_t cursor, size_t max,
-    const uint8_t **pp)
+    uint8_t *dst, uint64_t *skipped)
 {
-	return outbuf_page(&j->out, stream, cursor, max, pp);
+	return outbuf_page(&j->out, stream, cursor, max, dst, skipped);
 }
 
 /*

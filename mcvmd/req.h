@@ -73,6 +73,8 @@ struct req {
 	int		 force;
 	uint32_t	 encoding;	/* vm_job_output: 0 utf-8, 1 base64 */
 	uint32_t	 wait_ms;	/* for the job to end */
+	uint32_t	 wait_left_ms;	/* vm_exec, vm_job_output: to wait */
+	uint64_t	 cursor[2];	/* their reads' stdout, stderr */
 	char		 job_id[ID_MAX + 1];
 	char		 rid[REQUEST_ID_MAX + 1];
 	char		 path[TOOL_PATH_MAX];

@@ -17,6 +17,12 @@
 #include "vm.h"
 
 #define VM_TEXT_B64_MAX		B64_ENCODED_LEN(AGENT_PAGE_MAX)
+/*
+ * A wait for a job's end is asked of the guest this much at a time, so
+ * that the caller hears how much output there is at least this often.
+ */
+#define JOB_WAIT_SLICE_MS	4000
+#define JOB_GAP_MARK_MAX	64	/* "[mcvm: N bytes dropped here]\n" */
 
 _Static_assert(TOOL_WAIT_MAX * 1000 <= AGENT_WAIT_MAX_MS,
     "wait_seconds beyond what the agent waits");
@@ -36,15 +42,28 @@ static const char *const job_states[] = {
 	[AGENT_JOB_FAILED] = "failed",
 };
 
+/* What a stream lost: the bytes from offset on, to truncated. */
+static void
+job_truncated(json_t *t, const char *stream, uint64_t gap, uint64_t dropped)
+{
+	json_t	*d;
+
+	if (dropped == 0)
+		return;
+	if ((d = json_pack("{s:I, s:I}", "offset", (json_int_t)gap,
+	    "dropped_bytes", (json_int_t)dropped)) == NULL)
+		fatalx("%s: json_pack", __func__);
+	json_object_set_new(t, stream, d);
+}
+
 static json_t *
 job_json(const struct req *r, const struct msg_job_status *s)
 {
-	json_t	*j;
+	json_t	*j, *t;
 
-	j = json_pack("{s:s, s:s, s:s, s:b, s:b, s:I, s:I, s:I}",
+	j = json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:I}",
 	    "vm_id", r->vm->row.id, "job_id", r->job_id,
 	    "state", job_states[s->state],
-	    "truncated", (int)s->truncated,
 	    "timed_out", s->state == AGENT_JOB_TIMED_OUT,
 	    "stdout_bytes", (json_int_t)s->out_total,
 	    "stderr_bytes", (json_int_t)s->err_total,
@@ -58,23 +77,59 @@ job_json(const struct req *r, const struct msg_job_status *s)
 		    json_integer(s->exit_code));
 	if (s->signal != 0)
 		json_object_set_new(j, "signal", json_integer(s->signal));
+	if (s->out_dropped > 0 || s->err_dropped > 0) {
+		if ((t = json_object()) == NULL)
+			fatalx("%s: json_object", __func__);
+		job_truncated(t, "stdout", s->out_gap, s->out_dropped);
+		job_truncated(t, "stderr", s->err_gap, s->err_dropped);
+		json_object_set_new(j, "truncated", t);
+	}
 	return j;
 }
 
-/* A page of each stream from cursor (NULL: the start), to r->msg. */
+/*
+ * A page of each stream from r->cursor to r->msg, waiting for the job's
+ * end for what is left of the wait, a slice at a time.
+ */
 static void
-job_read_args(struct req *r, uint32_t job, const struct tool_value *cursor)
+job_read_args(struct req *r, uint32_t job)
 {
 	struct msg_vmm_job_read	 m;
 
 	m.job = job;
-	m.out_cursor = cursor != NULL ? cursor->cursor[0] : 0;
-	m.err_cursor = cursor != NULL ? cursor->cursor[1] : 0;
+	m.out_cursor = r->cursor[0];
+	m.err_cursor = r->cursor[1];
 	m.out_max = AGENT_PAGE_MAX;
 	m.err_max = AGENT_PAGE_MAX;
 	m.encoding = r->encoding;
+	r->wait_ms = r->wait_left_ms < JOB_WAIT_SLICE_MS ? r->wait_left_ms :
+	    JOB_WAIT_SLICE_MS;
+	r->wait_left_ms -= r->wait_ms;
 	m.wait_ms = r->wait_ms;
 	msg_vmm_job_read_put(r->msg, &m);
+}
+
+/*
+ * A page's text, after the mark of the bytes it skipped over the gap,
+ * if it did.
+ */
+static json_t *
+job_text(const char *text, uint64_t skipped)
+{
+	json_t	*s;
+	char	*buf;
+	size_t	 len;
+
+	if (skipped == 0)
+		return json_string(text);
+	len = strlen(text) + JOB_GAP_MARK_MAX;
+	if ((buf = malloc(len)) == NULL)
+		fatal("%s", __func__);
+	(void)snprintf(buf, len, "[mcvm: %llu bytes dropped here]\n%s",
+	    (unsigned long long)skipped, text);
+	s = json_string(buf);
+	free(buf);
+	return s;
 }
 
 static void
@@ -82,6 +137,7 @@ job_output_done(struct req *r, struct imsg *imsg)
 {
 	struct msg_vmm_job_output	 m;
 	json_t				*j;
+	char				 msg[TOOL_PROGRESS_MAX];
 
 	if (msg_vmm_job_output_get(imsg, &m) == -1 ||
 	    (r->encoding == VMM_ENC_BASE64 && (strlen(m.out) >
@@ -89,12 +145,32 @@ job_output_done(struct req *r, struct imsg *imsg)
 		call_req_fail(r, "malformed job output from the VM monitor");
 		return;
 	}
+	/* Still running with time left to wait: say so, and wait on. */
+	if (m.st.state == AGENT_JOB_RUNNING && r->wait_left_ms > 0) {
+		(void)snprintf(msg, sizeof(msg), "%s: the job has run for "
+		    "%llu s, %llu bytes of output so far", r->what,
+		    (unsigned long long)(m.st.runtime_ms / 1000),
+		    (unsigned long long)(m.st.out_total + m.st.err_total));
+		call_progress(r->call, m.st.out_total + m.st.err_total, 0,
+		    msg);
+		req_next(r, IMSG_VMM_JOB_READ, r->done);
+		job_read_args(r, m.st.job);
+		(void)req_send(r);
+		return;
+	}
 	j = job_json(r, &m.st);
 	json_object_set_new(j, "encoding", json_string(r->encoding ==
 	    VMM_ENC_UTF8 ? "utf-8" : "base64"));
+	if (m.out_skipped > 0 || m.err_skipped > 0) {
+		json_object_set_new(j, "skipped_bytes", json_pack("{s:I, s:I}",
+		    "stdout", (json_int_t)m.out_skipped,
+		    "stderr", (json_int_t)m.err_skipped));
+	}
 	if (r->encoding == VMM_ENC_UTF8) {
-		json_object_set_new(j, "stdout", json_string(m.out));
-		json_object_set_new(j, "stderr", json_string(m.err));
+		json_object_set_new(j, "stdout", job_text(m.out,
+		    m.out_skipped));
+		json_object_set_new(j, "stderr", job_text(m.err,
+		    m.err_skipped));
 		json_object_set_new(j, "decoding_errors", json_pack(
 		    "{s:b, s:b}", "stdout", m.out_errors != 0, "stderr",
 		    m.err_errors != 0));
@@ -134,7 +210,7 @@ exec_started(struct req *r, struct imsg *imsg)
 	if (j == NULL || (text = json_dumps(j, JSON_COMPACT)) == NULL)
 		fatalx("%s: json", __func__);
 	json_decref(j);
-	if (r->wait_ms > 0) {
+	if (r->wait_left_ms > 0) {
 		/*
 		 * The job's end and output are this answer's; a replay gives
 		 * the above.  The read goes out before the job row is
@@ -142,7 +218,7 @@ exec_started(struct req *r, struct imsg *imsg)
 		 */
 		(void)snprintf(r->job_id, sizeof(r->job_id), "%s", id);
 		req_next(r, IMSG_VMM_JOB_READ, exec_first_page);
-		job_read_args(r, m.job, NULL);
+		job_read_args(r, m.job);
 		if (req_send(r) == -1) {
 			/* Only if the monitor is gone (this call's slot is
 			 * free), which fails the VM. */
@@ -159,7 +235,7 @@ exec_started(struct req *r, struct imsg *imsg)
 		req_end(r, REQ_ERROR, "state database error");
 		return;
 	}
-	if (r->wait_ms > 0) {
+	if (r->wait_ms > 0 || r->wait_left_ms > 0) {
 		free(text);
 		return;
 	}
@@ -209,7 +285,8 @@ tool_vm_exec(struct tool_call *c)
 	if ((r->command = strdup(cmd)) == NULL)
 		fatal("%s", __func__);
 	r->encoding = VMM_ENC_UTF8;
-	r->wait_ms = wait_ms(TOOL_INT(c->args, VM_EXEC, WAIT_SECONDS, 0));
+	r->wait_left_ms = wait_ms(TOOL_INT(c->args, VM_EXEC, WAIT_SECONDS,
+	    0));
 	if (cwd == NULL || strcmp(cwd, ".") == 0)
 		cwd = "";
 	memset(&m, 0, sizeof(m));
@@ -267,14 +344,22 @@ tool_vm_job_cancel(struct tool_call *c)
 static void
 tool_vm_job_output(struct tool_call *c)
 {
-	struct req	*r = call_req(c, IMSG_VMM_JOB_READ, job_output_done);
-	int64_t		 enc = TOOL_INT(c->args, VM_JOB_OUTPUT, ENCODING, 0);
+	const struct tool_value	*cursor = TOOL_ARG(c->args, VM_JOB_OUTPUT,
+				    CURSOR);
+	struct req		*r = call_req(c, IMSG_VMM_JOB_READ,
+				    job_output_done);
+	int64_t			 enc = TOOL_INT(c->args, VM_JOB_OUTPUT,
+				    ENCODING, 0);
 
 	(void)snprintf(r->job_id, sizeof(r->job_id), "%s", c->job_id);
 	r->encoding = enc == 1 ? VMM_ENC_BASE64 : VMM_ENC_UTF8;
-	r->wait_ms = wait_ms(TOOL_INT(c->args, VM_JOB_OUTPUT, WAIT_SECONDS,
-	    0));
-	job_read_args(r, c->job, TOOL_ARG(c->args, VM_JOB_OUTPUT, CURSOR));
+	r->wait_left_ms = wait_ms(TOOL_INT(c->args, VM_JOB_OUTPUT,
+	    WAIT_SECONDS, 0));
+	if (cursor != NULL) {
+		r->cursor[0] = cursor->cursor[0];
+		r->cursor[1] = cursor->cursor[1];
+	}
+	job_read_args(r, c->job);
 	(void)req_send(r);
 }
 

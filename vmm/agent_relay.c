@@ -100,15 +100,16 @@ status_conv(const struct agent_job_status *a, struct msg_job_status *s)
 {
 	s->job = a->job;
 	s->state = a->state;
-	s->truncated = a->truncated;
 	s->out_eof = a->out_eof;
 	s->err_eof = a->err_eof;
 	s->exit_code = a->exit_code;
 	s->signal = a->signal;
 	s->out_total = a->out_total;
 	s->err_total = a->err_total;
-	s->out_retained = a->out_retained;
-	s->err_retained = a->err_retained;
+	s->out_gap = a->out_gap;
+	s->out_dropped = a->out_dropped;
+	s->err_gap = a->err_gap;
+	s->err_dropped = a->err_dropped;
 	s->runtime_ms = a->runtime_ms;
 }
 
@@ -116,7 +117,8 @@ status_conv(const struct agent_job_status *a, struct msg_job_status *s)
  * One stream's page as text mcvmd can use as it is: UTF-8 decoded here
  * (a character cut by the page end waits for the next read unless the
  * stream ends there; invalid bytes and NUL become U+FFFD and are counted
- * as decoding errors), or base64.  The cursor after it is the input used.
+ * as decoding errors), or base64.  The cursor after it is the input used
+ * from where the page starts (its cursor, past the gap if it skipped it).
  */
 static int
 page_conv(const struct agent_job_status *st, int stream, uint64_t cursor,
@@ -161,15 +163,18 @@ output_put(struct ibuf *b, const struct agent_msg *m, uint32_t encoding)
 
 	memset(&o, 0, sizeof(o));
 	status_conv(&m->u.output.st, &o.st);
-	if (page_conv(&m->u.output.st, 0, m->u.output.out_cursor,
-	    m->u.output.out, m->u.output.out_len, encoding, out, &o.out_next,
-	    &o.out_errors) == -1 ||
-	    page_conv(&m->u.output.st, 1, m->u.output.err_cursor,
-	    m->u.output.err, m->u.output.err_len, encoding, err, &o.err_next,
-	    &o.err_errors) == -1)
+	o.out_skipped = m->u.output.out_skipped;
+	o.err_skipped = m->u.output.err_skipped;
+	/* The decoder checked the skips: within the stream, in the gap. */
+	if (page_conv(&m->u.output.st, 0, m->u.output.out_cursor +
+	    o.out_skipped, m->u.output.out, m->u.output.out_len, encoding,
+	    out, &o.out_next, &o.out_errors) == -1 ||
+	    page_conv(&m->u.output.st, 1, m->u.output.err_cursor +
+	    o.err_skipped, m->u.output.err, m->u.output.err_len, encoding,
+	    err, &o.err_next, &o.err_errors) == -1)
 		return -1;
-	/* mcvmd reads on from there: within what the guest retains. */
-	if (o.out_next > o.st.out_retained || o.err_next > o.st.err_retained)
+	/* mcvmd reads on from there: within the stream. */
+	if (o.out_next > o.st.out_total || o.err_next > o.st.err_total)
 		return -1;
 	o.out = out;
 	o.err = err;

@@ -83,8 +83,7 @@ main(int argc, char *argv[])
 			break;
 		case AGENT_JOB_READ:
 			m.u.output.st.state = AGENT_JOB_COMPLETED;
-			m.u.output.st.out_total = m.u.output.st.out_retained =
-			    sizeof(page) - 1;
+			m.u.output.st.out_total = sizeof(page) - 1;
 			m.u.output.st.out_eof = 1;
 			m.u.output.out = page;
 			m.u.output.out_len = sizeof(page) - 1;

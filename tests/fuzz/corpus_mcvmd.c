@@ -272,7 +272,7 @@ status(uint32_t state)
 {
 	struct msg_job_status	 st = { .job = 5, .state = state,
 	    .out_eof = 1, .err_eof = 1, .out_total = 6, .err_total = 6,
-	    .out_retained = 6, .err_retained = 6, .runtime_ms = 1 };
+	    .runtime_ms = 1 };
 
 	return st;
 }
@@ -442,7 +442,6 @@ monitor_seeds(const char *dir)
 	    AGENT_JOB_RUNNING), .out_next = 49152, .out = s,
 	    .err_next = 49152, .err = s };
 	huge.st.out_total = huge.st.err_total = 49152;
-	huge.st.out_retained = huge.st.err_retained = 49152;
 	RAW(RUN C_EXEC("true", "\x04") "\x00\x05");
 	job(5);
 	job_output(&huge);

@@ -13,14 +13,14 @@
 #define FZ_RUN_LENGTHS	{ 63, 64, 255, 256, 1023, 1024, 4095, 4096, \
 	16383, 16384, 49151, 49152, 65536, 131072, 131073, FZ_LONG_MAX }
 
-#define FZ_STATUS_SHAPE	"uuuuuuuUUUUU"
+#define FZ_STATUS_SHAPE	"uuuuuuUUUUUUU"
 #define FZ_ANSWERS {							\
 	{ IMSG_VMM_OK,			"u" },				\
 	{ IMSG_VMM_ERROR,		"uus" },			\
 	{ IMSG_VMM_QMP_STATE,		"su" },				\
 	{ IMSG_VMM_JOB,			"u" },				\
 	{ IMSG_VMM_JOB_STATE,		FZ_STATUS_SHAPE },		\
-	{ IMSG_VMM_JOB_OUTPUT,		FZ_STATUS_SHAPE "UsuUsu" },	\
+	{ IMSG_VMM_JOB_OUTPUT,		FZ_STATUS_SHAPE "UUsuUUsu" },	\
 	{ IMSG_VMM_FILE_DATA,		"UUub" },			\
 	{ IMSG_VMM_FILE_WRITTEN,	"Uu" },				\
 	{ IMSG_VMM_GUEST_INFO_RESULT,	"sssUuuu" },			\

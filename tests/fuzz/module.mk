@@ -58,5 +58,5 @@ fuzz-mcvmd_PKGS = $(mcvmd_PKGS)
 fuzz-mcvmd_CFLAGS := -Dmain=mcvmd_main -Imcvmd -I$(GEN)
 fuzz-mcvmd-corpus_SRCS := tests/fuzz/corpus_mcvmd.c common/msg_vmm.c \
 	common/msg_proc.c common/msg.c common/imsg.c common/proto.c \
-	common/utf8.c common/validate.c
+	common/utf8.c common/validate.c common/agent.c
 fuzz-mcvmd-corpus_KIND := corpus

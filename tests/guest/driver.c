@@ -246,6 +246,8 @@ struct collected {
 	char		 text[2][TEXT_MAX];	/* decoded, NUL-terminated */
 	size_t		 len[2];
 	uint64_t	 cursor[2];
+	uint64_t	 skipped[2];	/* over the gap */
+	int		 gaps[2];	/* pages that skipped */
 	int		 errors[2];
 	int		 pages;
 	struct agent_job_status st;
@@ -256,8 +258,8 @@ static struct collected	 col;
 /*
  * Reads a finished job's output the way the host service does: pages of
  * at most page bytes per stream by byte cursor, decoded as UTF-8 (an
- * incomplete character at a page end waits for the next page), until
- * neither cursor advances.
+ * incomplete character at a page end waits for the next page), over
+ * the gap where it skips, until neither cursor advances.
  */
 static int
 job_collect(uint32_t job, uint32_t page)
@@ -265,6 +267,7 @@ job_collect(uint32_t job, uint32_t page)
 	struct agent_msg	 req, rep;
 	const uint8_t		*data;
 	uint32_t		 len;
+	uint64_t		 skipped;
 	size_t			 used, outlen;
 	int			 s, advanced, errs;
 
@@ -289,6 +292,14 @@ job_collect(uint32_t job, uint32_t page)
 			if (len > page)
 				return test_fail("page of %u bytes > %u", len,
 				    page);
+			skipped = s == 0 ? rep.u.output.out_skipped :
+			    rep.u.output.err_skipped;
+			if (skipped > 0) {
+				col.skipped[s] += skipped;
+				col.gaps[s]++;
+				col.cursor[s] += skipped;
+				advanced = 1;
+			}
 			if (UTF8_DECODED_MAX(len) > TEXT_MAX - 1 - col.len[s])
 				return test_fail("output too long");
 			errs = 0;
@@ -630,36 +641,59 @@ t_stdin(void)
 static int
 t_truncated(void)
 {
-	size_t	 i;
+	const uint64_t	 kept = AGENT_JOB_HEAD_MAX + AGENT_JOB_TAIL_MAX;
+	size_t		 i;
 
-	if (run("python3 -c \"import sys; sys.stdout.write('x' * 1048576)\"",
-	    1, NULL) == -1)
+	/* A flood on stdout: the error on stderr is all there. */
+	if (run("python3 -c \"import sys; sys.stdout.write('x' * 1048576)\"; "
+	    "echo 'error: it broke' >&2", 1, NULL) == -1)
 		return -1;
-	if (expect_output(NULL, "", 0) == -1)
+	if (expect_output(NULL, "error: it broke\n", 0) == -1)
 		return -1;
-	if (!col.st.truncated)
-		return test_fail("not truncated");
-	if (col.st.out_total != 1048576)
-		return test_fail("out_total %llu",
-		    (unsigned long long)col.st.out_total);
-	if (col.len[0] != AGENT_JOB_RETAIN_MAX ||
-	    col.cursor[0] != AGENT_JOB_RETAIN_MAX)
-		return test_fail("retained %zu bytes", col.len[0]);
+	if (col.st.out_total != 1048576 || col.st.out_gap !=
+	    AGENT_JOB_HEAD_MAX || col.st.out_dropped != 1048576 - kept ||
+	    col.st.err_dropped != 0)
+		return test_fail("out_total %llu, gap %llu, dropped %llu, "
+		    "stderr dropped %llu", (unsigned long long)
+		    col.st.out_total, (unsigned long long)col.st.out_gap,
+		    (unsigned long long)col.st.out_dropped,
+		    (unsigned long long)col.st.err_dropped);
+	/* Its head and its tail, with the gap skipped once, in full. */
+	if (col.len[0] != kept || col.cursor[0] != 1048576 ||
+	    col.gaps[0] != 1 || col.skipped[0] != col.st.out_dropped)
+		return test_fail("read %zu bytes to %llu, %d gaps skipping "
+		    "%llu", col.len[0], (unsigned long long)col.cursor[0],
+		    col.gaps[0], (unsigned long long)col.skipped[0]);
 	for (i = 0; i < col.len[0]; i++)
 		if (col.text[0][i] != 'x')
 			return test_fail("byte %zu is %#x", i, col.text[0][i]);
-	if (col.pages < AGENT_JOB_RETAIN_MAX / AGENT_PAGE_MAX)
+	if (col.pages < (int)(kept / AGENT_PAGE_MAX))
 		return test_fail("only %d pages", col.pages);
-	/* The budget is shared by both streams. */
+
+	/* Each stream keeps its own head and tail. */
 	if (run("head -c 200000 /dev/zero | tr '\\0' o; "
 	    "head -c 200000 /dev/zero | tr '\\0' e >&2", 1, NULL) == -1)
 		return -1;
-	if (!col.st.truncated || col.len[0] + col.len[1] !=
-	    AGENT_JOB_RETAIN_MAX || col.st.out_total + col.st.err_total !=
-	    400000)
-		return test_fail("two streams: retained %zu + %zu, total %llu",
-		    col.len[0], col.len[1], (unsigned long long)
-		    (col.st.out_total + col.st.err_total));
+	if (col.len[0] != kept || col.len[1] != kept ||
+	    col.st.out_dropped != 200000 - kept ||
+	    col.st.err_dropped != 200000 - kept)
+		return test_fail("two streams: kept %zu + %zu, dropped %llu + "
+		    "%llu", col.len[0], col.len[1], (unsigned long long)
+		    col.st.out_dropped, (unsigned long long)
+		    col.st.err_dropped);
+
+	/* Characters cut by the gap on both sides go with it. */
+	if (run("python3 -c \"import sys; sys.stdout.write('a' + "
+	    "'\\u00e9' * 300000 + 'z')\"", 1, NULL) == -1)
+		return -1;
+	if (col.errors[0] || strchr(col.text[0], '\xef') != NULL)
+		return test_fail("the gap made invalid text");
+	if (col.st.out_gap != AGENT_JOB_HEAD_MAX - 1 ||
+	    col.st.out_dropped != 600002 - 2 * (kept / 2 - 1) ||
+	    col.len[0] != kept - 2 || col.text[0][col.len[0] - 1] != 'z')
+		return test_fail("gap %llu, dropped %llu, kept %zu",
+		    (unsigned long long)col.st.out_gap,
+		    (unsigned long long)col.st.out_dropped, col.len[0]);
 	return 0;
 }
 
@@ -1534,7 +1568,7 @@ static const struct {
 	{ "stdout and stderr separate, exit code", t_streams },
 	{ "stdin bytes", t_stdin },
 	{ "cwd and environment, the job's PATH", t_cwd_env },
-	{ "1 MiB output truncated at 256 KiB", t_truncated },
+	{ "1 MiB output keeps each stream's head and tail", t_truncated },
 	{ "utf-8 cut mid-character across pages", t_utf8 },
 	{ "binary output in base64", t_base64 },
 	{ "cancel kills a setsid grandchild", t_cancel_setsid },

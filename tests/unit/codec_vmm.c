@@ -200,12 +200,14 @@ fill_status(struct msg_job_status *st)
 {
 	st->job = UINT32_MAX;
 	st->state = AGENT_JOB_STATE_MAX - 1;
-	st->truncated = st->out_eof = st->err_eof = 1;
+	st->out_eof = st->err_eof = 1;
 	st->exit_code = INT32_MIN;
 	st->signal = INT32_MAX;
-	st->out_total = st->err_total = UINT64_MAX;
-	st->out_retained = AGENT_JOB_RETAIN_MAX / 2;
-	st->err_retained = AGENT_JOB_RETAIN_MAX / 2;
+	/* One under the largest: a cursor after it still fits. */
+	st->out_total = st->err_total = UINT64_MAX - 1;
+	st->out_gap = st->err_gap = AGENT_JOB_HEAD_MAX;
+	st->out_dropped = st->err_dropped = st->out_total -
+	    AGENT_JOB_HEAD_MAX - AGENT_JOB_TAIL_MAX;
 	st->runtime_ms = UINT64_MAX;
 }
 
@@ -215,12 +217,13 @@ over_status(struct msg_job_status *st, int i)
 	switch (i) {
 	case 0: st->state = AGENT_JOB_STATE_MAX; break;
 	case 1: st->state = 0; break;
-	case 2: st->truncated = 2; break;
+	case 2: st->out_gap++; break;
 	case 3: st->out_eof = 2; break;
 	case 4: st->err_eof = 2; break;
-	case 5: st->err_retained++; break;
-	case 6: st->out_total = st->out_retained - 1; break;
-	case 7: st->err_total = st->err_retained - 1; break;
+	case 5: st->err_dropped--; break;	/* keeps too much */
+	case 6: st->out_total = st->out_dropped - 1; break;
+	case 7: st->err_gap++; break;
+	case 8: st->out_dropped = 0; break;	/* a gap but none dropped */
 	default: return -1;
 	}
 	return 0;
@@ -271,8 +274,10 @@ fill_job_output(void *p)
 	struct msg_vmm_job_output	*m = p;
 
 	fill_status(&m->st);
-	m->out_next = m->st.out_retained;
-	m->err_next = m->st.err_retained;
+	m->out_next = m->st.out_total;
+	m->err_next = m->st.err_total;
+	m->out_skipped = m->st.out_dropped;
+	m->err_skipped = m->st.err_dropped;
 	m->out = m->err = codec_str(VMM_TEXT_MAX);
 	m->out_errors = m->err_errors = 1;
 }
@@ -290,7 +295,9 @@ over_job_output(void *p, int i)
 	case 4: m->out_next++; break;
 	case 5: m->err_next++; break;
 	case 6: m->out = "\x80"; break;
-	default: return over_status(&m->st, i - 7);
+	case 7: m->out_skipped++; break;
+	case 8: m->err_skipped++; break;
+	default: return over_status(&m->st, i - 9);
 	}
 	return 0;
 }

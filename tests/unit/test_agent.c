@@ -50,15 +50,16 @@ status_fill(struct agent_job_status *st)
 {
 	st->job = 7;
 	st->state = AGENT_JOB_COMPLETED;
-	st->truncated = 1;
 	st->out_eof = 1;
 	st->err_eof = 0;
 	st->exit_code = -1;
 	st->signal = 9;
 	st->out_total = 5000000000ULL;
 	st->err_total = 10;
-	st->out_retained = AGENT_JOB_RETAIN_MAX - 10;
-	st->err_retained = 10;
+	/* The gap widened by a cut character on each side. */
+	st->out_gap = AGENT_JOB_HEAD_MAX - 1;
+	st->out_dropped = st->out_total - AGENT_JOB_HEAD_MAX -
+	    AGENT_JOB_TAIL_MAX + 3;
 	st->runtime_ms = 123456789012ULL;
 }
 
@@ -67,15 +68,16 @@ status_eq(const struct agent_job_status *a, const struct agent_job_status *b)
 {
 	cr_assert_eq(a->job, b->job);
 	cr_assert_eq(a->state, b->state);
-	cr_assert_eq(a->truncated, b->truncated);
 	cr_assert_eq(a->out_eof, b->out_eof);
 	cr_assert_eq(a->err_eof, b->err_eof);
 	cr_assert_eq(a->exit_code, b->exit_code);
 	cr_assert_eq(a->signal, b->signal);
 	cr_assert_eq(a->out_total, b->out_total);
 	cr_assert_eq(a->err_total, b->err_total);
-	cr_assert_eq(a->out_retained, b->out_retained);
-	cr_assert_eq(a->err_retained, b->err_retained);
+	cr_assert_eq(a->out_gap, b->out_gap);
+	cr_assert_eq(a->out_dropped, b->out_dropped);
+	cr_assert_eq(a->err_gap, b->err_gap);
+	cr_assert_eq(a->err_dropped, b->err_dropped);
 	cr_assert_eq(a->runtime_ms, b->runtime_ms);
 }
 
@@ -330,32 +332,101 @@ Test(agent, status_bounds)
 	m->u.status.st.state = AGENT_JOB_STATE_MAX;
 	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
 	status_fill(&m->u.status.st);
-	m->u.status.st.err_retained = 11;	/* over the budget */
+	m->u.status.st.out_dropped -= 4;	/* keeps too much */
 	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
 	status_fill(&m->u.status.st);
-	m->u.status.st.truncated = 2;
+	m->u.status.st.err_total = AGENT_JOB_HEAD_MAX + AGENT_JOB_TAIL_MAX + 1;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	status_fill(&m->u.status.st);
+	m->u.status.st.out_gap = AGENT_JOB_HEAD_MAX + 1;	/* past it */
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	status_fill(&m->u.status.st);
+	m->u.status.st.err_gap = 1;		/* a gap with nothing dropped */
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	status_fill(&m->u.status.st);
+	m->u.status.st.out_dropped = m->u.status.st.out_total + 1;
 	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
 }
 
-/* A reply's page must lie within what the status says is retained. */
-Test(agent, output_outside_retained)
+/* Whether m, encoded, decodes: the decoder checks what pages hold. */
+static int
+decodes(const struct agent_msg *m)
 {
-	struct agent_msg *m = msg(AGENT_REPLY | AGENT_JOB_READ), out;
+	struct agent_msg out;
 	struct agent_hdr hdr;
-	static uint8_t	 page[16];
 	int		 n;
 
+	n = agent_encode(m, buf, sizeof(buf));
+	cr_assert_gt(n, 0);
+	cr_assert_eq(agent_frame_check(buf, (size_t)n, &hdr), n);
+	if (agent_decode(&hdr, buf + AGENT_HDR_LEN, &out) == 0)
+		return 1;
+	cr_assert_eq(errno, EBADMSG);
+	return 0;
+}
+
+/* A cursor inside the gap reads from its end, and says how far that is. */
+Test(agent, output_skips_the_gap)
+{
+	struct agent_msg *m = msg(AGENT_REPLY | AGENT_JOB_READ), out;
+	static uint8_t	 page[100];
+	uint64_t	 gap, dropped;
+
 	status_fill(&m->u.output.st);
-	m->u.output.st.err_retained = 10;
+	gap = m->u.output.st.out_gap;
+	dropped = m->u.output.st.out_dropped;
+	m->u.output.out_cursor = gap + 5;
+	m->u.output.out_skipped = dropped - 5;
+	m->u.output.out = page;
+	m->u.output.out_len = sizeof(page);
+	m->u.output.err = page;
+	roundtrip(m, &out);
+	cr_assert_eq(out.u.output.out_cursor, gap + 5);
+	cr_assert_eq(out.u.output.out_skipped, dropped - 5);
+	cr_assert_eq(out.u.output.out_len, sizeof(page));
+
+	/* A skip that ends inside the gap, or past it. */
+	m->u.output.out_skipped = dropped - 6;
+	cr_assert_not(decodes(m));
+	m->u.output.out_skipped = dropped - 4;
+	cr_assert_not(decodes(m));
+	/* One from before the gap, or without a gap. */
+	m->u.output.out_cursor = gap - 200;
+	m->u.output.out_skipped = dropped + 200;
+	cr_assert_not(decodes(m));
+	m->u.output.err_cursor = 1;
+	m->u.output.err_skipped = 1;
+	m->u.output.out_cursor = 0;
+	m->u.output.out_skipped = 0;
+	m->u.output.err_len = 0;
+	cr_assert_not(decodes(m));
+	m->u.output.err_skipped = 0;
+	cr_assert(decodes(m));
+	/* A page across the gap, and one just up to it. */
+	m->u.output.out_cursor = gap - 10;
+	cr_assert_not(decodes(m));
+	m->u.output.out_cursor = gap - sizeof(page);
+	cr_assert(decodes(m));
+	/* One from inside the gap that does not skip. */
+	m->u.output.out_cursor = gap + 1;
+	cr_assert_not(decodes(m));
+}
+
+/* A reply's page must lie within the stream its status describes. */
+Test(agent, output_outside_retained)
+{
+	struct agent_msg *m = msg(AGENT_REPLY | AGENT_JOB_READ);
+	static uint8_t	 page[16];
+
+	status_fill(&m->u.output.st);
+	m->u.output.st.err_total = 10;
 	m->u.output.err_cursor = 5;
 	m->u.output.err = page;
 	m->u.output.err_len = 6;
 	m->u.output.out = page;
-	n = agent_encode(m, buf, sizeof(buf));
-	cr_assert_gt(n, 0);
-	cr_assert_eq(agent_frame_check(buf, (size_t)n, &hdr), n);
-	cr_assert_eq(agent_decode(&hdr, buf + AGENT_HDR_LEN, &out), -1);
-	cr_assert_eq(errno, EBADMSG);
+	cr_assert_not(decodes(m));
+	m->u.output.err_len = 5;
+	cr_assert(decodes(m));
 }
 
 Test(agent, files)
@@ -633,14 +704,18 @@ Test(agent, page_final)
 
 	memset(&st, 0, sizeof(st));
 	st.state = AGENT_JOB_RUNNING;
-	st.out_total = st.out_retained = 100;
+	st.out_total = 100;
 	cr_assert_eq(agent_page_final(&st, 0, 90, 10), 0);	/* open */
 	st.out_eof = 1;
 	cr_assert_eq(agent_page_final(&st, 0, 90, 10), 1);
 	cr_assert_eq(agent_page_final(&st, 0, 80, 10), 0);	/* not at end */
 	st.out_eof = 0;
-	st.out_total = 200;					/* cut */
+	st.out_total = 200000;
+	st.out_gap = 100;				/* the head's end */
+	st.out_dropped = 200000 - 100 - 1000;
 	cr_assert_eq(agent_page_final(&st, 0, 90, 10), 1);
+	cr_assert_eq(agent_page_final(&st, 0, 80, 10), 0);
+	cr_assert_eq(agent_page_final(&st, 0, 199990, 10), 0);	/* tail open */
 	cr_assert_eq(agent_page_final(&st, 1, 0, 0), 0);
-	cr_assert_eq(agent_page_final(&st, 0, 101, 0), 0);
+	cr_assert_eq(agent_page_final(&st, 0, 200001, 0), 0);
 }

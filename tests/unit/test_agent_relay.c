@@ -191,13 +191,13 @@ status_sample(void)
 	memset(&st, 0, sizeof(st));
 	st.job = 7;
 	st.state = AGENT_JOB_COMPLETED;
-	st.truncated = 1;
 	st.out_eof = st.err_eof = 1;
 	st.exit_code = -3;
 	st.signal = 9;
-	st.out_total = st.out_retained = 6;
+	st.out_total = 6;
 	st.err_total = 10;
-	st.err_retained = 4;
+	st.err_gap = 2;
+	st.err_dropped = 6;
 	st.runtime_ms = 1234;
 	return st;
 }
@@ -222,7 +222,8 @@ Test(agent_relay, job_replies)
 	cr_assert_eq(msg_vmm_job_state_get(&cur_imsg, &s), 0);
 	cr_assert_eq(s.st.job, 7);
 	cr_assert_eq(s.st.exit_code, -3);
-	cr_assert_eq(s.st.err_retained, 4);
+	cr_assert_eq(s.st.err_gap, 2);
+	cr_assert_eq(s.st.err_dropped, 6);
 	cr_assert_eq(s.st.runtime_ms, 1234);
 
 	/* A reply of another request than the answer's. */
@@ -241,9 +242,10 @@ output_msg(const uint8_t *out, uint32_t len, uint64_t retained, int eof)
 	memset(&m, 0, sizeof(m));
 	m.type = AGENT_REPLY | AGENT_JOB_READ;
 	m.u.output.st = status_sample();
-	m.u.output.st.out_total = m.u.output.st.out_retained = retained;
+	m.u.output.st.out_total = retained;
 	m.u.output.st.out_eof = (uint8_t)eof;
-	m.u.output.st.err_total = m.u.output.st.err_retained = 0;
+	m.u.output.st.err_total = 0;
+	m.u.output.st.err_gap = m.u.output.st.err_dropped = 0;
 	m.u.output.out = out;
 	m.u.output.out_len = len;
 	return m;
@@ -289,12 +291,44 @@ Test(agent_relay, output_largest_page)
 	m = output_msg(page, AGENT_PAGE_MAX, AGENT_PAGE_MAX, 1);
 	m.u.output.err = page;
 	m.u.output.err_len = AGENT_PAGE_MAX;
-	m.u.output.st.err_total = m.u.output.st.err_retained = AGENT_PAGE_MAX;
+	m.u.output.st.err_total = AGENT_PAGE_MAX;
 	m.u.output.st.err_eof = 1;
 	cr_assert_eq(relay(IMSG_VMM_JOB_OUTPUT, &m, VMM_ENC_UTF8), 0);
 	cr_assert_eq(msg_vmm_job_output_get(&cur_imsg, &o), 0);
 	cr_assert_eq(strlen(o.out), 3 * AGENT_PAGE_MAX);
 	cr_assert_eq(strlen(o.err), 3 * AGENT_PAGE_MAX);
+}
+
+/*
+ * Around the gap: a page that ends where it starts is final (its cut
+ * character does not wait), and one that skipped it says so and reads
+ * on from after it.
+ */
+Test(agent_relay, output_around_the_gap)
+{
+	struct msg_vmm_job_output o;
+	struct agent_msg	 m;
+
+	m = output_msg((const uint8_t *)"a\xc3", 2, 200000, 0);
+	m.u.output.st.out_gap = 100;
+	m.u.output.st.out_dropped = 200000 - 100 - 1000;
+	m.u.output.out_cursor = 98;
+	cr_assert_eq(relay(IMSG_VMM_JOB_OUTPUT, &m, VMM_ENC_UTF8), 0);
+	cr_assert_eq(msg_vmm_job_output_get(&cur_imsg, &o), 0);
+	cr_assert_eq(o.out_next, 100);
+	cr_assert_eq(o.out_skipped, 0);
+	cr_assert_eq(o.out_errors, 1);
+
+	m = output_msg((const uint8_t *)"xyz", 3, 200000, 0);
+	m.u.output.st.out_gap = 100;
+	m.u.output.st.out_dropped = 200000 - 100 - 1000;
+	m.u.output.out_cursor = 150;
+	m.u.output.out_skipped = 200000 - 1000 - 150;
+	cr_assert_eq(relay(IMSG_VMM_JOB_OUTPUT, &m, VMM_ENC_UTF8), 0);
+	cr_assert_eq(msg_vmm_job_output_get(&cur_imsg, &o), 0);
+	cr_assert_str_eq(o.out, "xyz");
+	cr_assert_eq(o.out_skipped, 200000 - 1000 - 150);
+	cr_assert_eq(o.out_next, 200000 - 1000 + 3);
 }
 
 Test(agent_relay, output_past_what_is_retained_refused)

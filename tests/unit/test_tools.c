@@ -479,8 +479,14 @@ Test(tools, descriptions_quote_the_constants)
 	    TOOL_STOP_TIMEOUT_DEFAULT, " by default)"));
 	cr_assert(mentions(described("vm_job_output"), "Up to ",
 	    AGENT_PAGE_MAX / 1024, " KiB per stream"));
-	cr_assert(mentions(described("vm_job_output"), "; ",
-	    AGENT_JOB_RETAIN_MAX / 1024, " KiB are kept"));
+	cr_assert(mentions(described("vm_job_output"), "the first ",
+	    AGENT_JOB_HEAD_MAX / 1024, " KiB and the "));
+	cr_assert(mentions(described("vm_job_output"), "last ",
+	    AGENT_JOB_TAIL_MAX / 1024, " KiB are kept"));
+	cr_assert(mentions(described("vm_job_output"), "minus ",
+	    AGENT_JOB_TAIL_MAX, ". "));
+	cr_assert(mentions(described("vm_job_status"), "the first ",
+	    AGENT_JOB_HEAD_MAX / 1024, " KiB"));
 	cr_assert(mentions(described("vm_type_text"), "; ",
 	    TOOL_TYPE_TEXT_MAX, " characters"));
 

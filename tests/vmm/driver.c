@@ -636,7 +636,7 @@ job_read_all(uint32_t job, char *out, size_t outlen,
 		out[len] = '\0';
 		*st = rep.output.st;
 		if (st->state != AGENT_JOB_RUNNING && st->out_eof &&
-		    len == st->out_retained)
+		    len == st->out_total)
 			return 0;
 		if (test_now_ms() > deadline)
 			return test_fail("job %u still running", job);
@@ -1107,7 +1107,7 @@ t_fake_bad_reply(void)
 	rep.id = m.id;
 	rep.u.output.st.job = 7;
 	rep.u.output.st.state = AGENT_JOB_COMPLETED;
-	rep.u.output.st.out_total = rep.u.output.st.out_retained = 6;
+	rep.u.output.st.out_total = 6;
 	rep.u.output.out_cursor = 1000;		/* past the end */
 	if (fake_agent_send(&rep) == -1 ||
 	    wait_reply(&c, SHORT_TIMEOUT_MS) == -1)

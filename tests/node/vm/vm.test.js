@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import * as env from '../lib/env.mjs';
 import { connect, call, refused, sleep, collect, POLL_MS,
-    JOB_WAIT_MS } from '../lib/client.mjs';
+    JOB_WAIT_MS, CALL_TIMEOUT_MS } from '../lib/client.mjs';
 
 let alice, bob, vm;
 
@@ -180,13 +180,103 @@ test('binary output in base64 is exact', async () => {
 	assert.deepEqual([...o.stdout], [0, 255, 128, 97, 98, 99]);
 });
 
-test('output beyond 256 KiB is dropped with truncated', async () => {
-	const o = await run('head -c 1048576 /dev/zero | tr "\\0" a; ' +
-	    'echo done >&2');
-	assert.equal(o.last.truncated, true);
-	assert.equal(o.stdout.length + o.stderr.length, 256 * 1024);
-	assert.equal(o.last.stdout_bytes, 1048576);
-	assert.equal(o.last.state, 'completed');
+// 1 MiB on stdout, then the error on stderr: of each stream its first and
+// last 64 KiB are kept, and the gap is said where it is.
+const KEEP = 64 * 1024;
+const FLOOD = 'head -c 1048576 /dev/zero | tr "\\0" a; echo "the tail"; ' +
+    'echo "error: it broke" >&2; exit 2';
+
+test('a stdout flood keeps the error on stderr and the stdout tail',
+    async () => {
+	const total = 1048576 + 9;
+	const dropped = total - 2 * KEEP;
+	const r = await call(alice, 'vm_exec', { vm_id: vm,
+	    request_id: `flood-${process.pid}`, command: FLOOD,
+	    wait_seconds: 50 });
+	assert.equal(r.state, 'completed');
+	assert.equal(r.exit_code, 2);
+	assert.equal(r.stderr, 'error: it broke\n');
+	assert.equal(r.stdout_bytes, total);
+	assert.deepEqual(r.truncated,
+	    { stdout: { offset: KEEP, dropped_bytes: dropped } });
+	const s = await call(alice, 'vm_job_status',
+	    { vm_id: vm, job_id: r.job_id });
+	assert.deepEqual(s.truncated, r.truncated);
+
+	// Paged through: the head, the mark of the gap, the tail.
+	const o = await collect(alice, vm, r.job_id);
+	assert.equal(o.stderr, 'error: it broke\n');
+	assert.equal(o.stdout, 'a'.repeat(KEEP) +
+	    `[mcvm: ${dropped} bytes dropped here]\n` +
+	    'a'.repeat(KEEP - 9) + 'the tail\n');
+	const skips = o.pages.filter((p) => p.skipped_bytes);
+	assert.equal(skips.length, 1, 'one page skips the gap');
+	assert.deepEqual(skips[0].skipped_bytes,
+	    { stdout: dropped, stderr: 0 });
+	assert.equal(o.last.next_cursor.stdout, total);
+
+	// The tail at once, from the cursor the description gives.
+	const t = await call(alice, 'vm_job_output', { vm_id: vm,
+	    job_id: r.job_id, cursor: { stdout: total - KEEP, stderr: 0 } });
+	assert.equal(t.skipped_bytes, undefined);
+	assert.equal(t.stdout.length, 16 * 1024);
+	assert.equal(t.next_cursor.stdout, total - KEEP + 16 * 1024);
+
+	// In base64 the bytes are exact: the skip is said, not marked.
+	const b = await call(alice, 'vm_job_output', { vm_id: vm,
+	    job_id: r.job_id, encoding: 'base64',
+	    cursor: { stdout: KEEP + 5, stderr: 0 } });
+	assert.deepEqual(b.skipped_bytes, { stdout: dropped - 5, stderr: 0 });
+	assert.equal(Buffer.from(b.stdout_base64, 'base64').toString(),
+	    'a'.repeat(16 * 1024));
+});
+
+test('a character cut at the gap does not make invalid text', async () => {
+	// 'a' then two-byte characters: both ends of the gap cut one.
+	const o = await run("python3 -c \"import sys; sys.stdout.write('a' + " +
+	    "'\\u00e9' * 300000 + 'z')\"");
+	for (const p of o.pages)
+		assert.equal(p.decoding_errors.stdout, false);
+	assert.ok(!o.stdout.includes('\ufffd'));
+	const dropped = 600002 - 2 * (KEEP - 1);
+	assert.deepEqual(o.last.truncated,
+	    { stdout: { offset: KEEP - 1, dropped_bytes: dropped } });
+	assert.equal(o.stdout, 'a' + '\u00e9'.repeat((KEEP - 2) / 2) +
+	    `[mcvm: ${dropped} bytes dropped here]\n` +
+	    '\u00e9'.repeat((KEEP - 2) / 2) + 'z');
+});
+
+// A wait with a progressToken hears how much output there is, at least
+// every 5 s.
+test('waiting calls report the bytes of output so far', async () => {
+	const seen = [];
+	const r = await alice.callTool({ name: 'vm_exec', arguments: {
+	    vm_id: vm, request_id: `progress-${process.pid}-1`,
+	    command: 'echo hello; sleep 12; echo x', wait_seconds: 20 } },
+	    undefined, { timeout: CALL_TIMEOUT_MS,
+	    onprogress: (p) => seen.push(p) });
+	assert.ok(!r.isError, JSON.stringify(r.content));
+	assert.equal(r.structuredContent.state, 'completed');
+	assert.equal(r.structuredContent.stdout, 'hello\nx\n');
+	const told = seen.filter((p) => /bytes of output so far/.test(
+	    p.message));
+	assert.ok(told.length >= 2, JSON.stringify(seen));
+	assert.ok(told.some((p) => /, 6 bytes of output/.test(p.message)),
+	    JSON.stringify(told));
+	for (let i = 1; i < seen.length; i++)
+		assert.ok(seen[i].progress >= seen[i - 1].progress,
+		    JSON.stringify(seen));
+
+	// vm_job_output's wait likewise.
+	const job = await exec('sleep 9; echo y');
+	const more = [];
+	const o = await alice.callTool({ name: 'vm_job_output', arguments: {
+	    vm_id: vm, job_id: job, wait_seconds: 20 } }, undefined,
+	    { timeout: CALL_TIMEOUT_MS, onprogress: (p) => more.push(p) });
+	assert.ok(!o.isError, JSON.stringify(o.content));
+	assert.equal(o.structuredContent.stdout, 'y\n');
+	assert.ok(more.some((p) => /bytes of output so far/.test(p.message)),
+	    JSON.stringify(more));
 });
 
 test('generated C compiles with gcc and runs', async () => {
