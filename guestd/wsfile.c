@@ -113,9 +113,10 @@ ws_read(int root, const char *path, uint64_t offset, void *buf, size_t len,
 			break;
 		got += n;
 	}
+	/* The file's size, whatever the offset; it may have grown since. */
 	*sizep = (uint64_t)st.st_size;
-	if ((uint64_t)st.st_size < offset + (uint64_t)got)
-		*sizep = offset + (uint64_t)got;	/* grew meanwhile */
+	if (got > 0 && (uint64_t)st.st_size < offset + (uint64_t)got)
+		*sizep = offset + (uint64_t)got;
 	close(fd);
 	return got;
 fail:
