@@ -38,7 +38,8 @@ void	 agent_req_net_config(const struct msg_vmm_net_config *,
  * the fields of the monitor's answer of the given type (IMSG_VMM_ERROR
  * for an error), JOB_READ's pages decoded into the request's encoding
  * (VMM_ENC_*), FILE_READ's bytes marked as text when they are and UTF-8
- * was asked, FILE_LIST's names decoded as text.  Returns 0, or -1 if it does not fit that answer.
+ * was asked, FILE_LIST's names decoded as text.  Returns 0, or -1 if it
+ * does not fit that answer.
  */
 int	 agent_reply_put(struct ibuf *, uint32_t, const struct agent_msg *,
 	    uint32_t);

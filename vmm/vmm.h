@@ -160,7 +160,8 @@ struct vmm_req {
 
 	/* the guest implementation's, while the guest answers */
 	uint32_t		 g_kind;	/* what it asked */
-	uint32_t		 g_enc;		/* JOB_READ, FILE_READ: VMM_ENC_* */
+	uint32_t		 g_enc;		/* JOB_READ, FILE_READ:
+						   VMM_ENC_* */
 	struct vmm_outbuf	*out;		/* its bytes, while queued */
 };
 
