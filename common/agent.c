@@ -297,6 +297,76 @@ page_ok(uint64_t total, uint64_t gap, uint64_t dropped, uint64_t cursor,
 	return dropped == 0 || start + len <= gap || start >= gap + dropped;
 }
 
+static int
+dirent_ok(const struct agent_dirent *e)
+{
+	return e->type >= AGENT_FTYPE_FILE && e->type < AGENT_FTYPE_MAX &&
+	    e->mode <= 07777;
+}
+
+int
+agent_dirent_put(uint8_t *buf, size_t cap, size_t *len,
+    const struct agent_dirent *e)
+{
+	struct awriter	 w;
+
+	if (e->name == NULL || e->name[0] == '\0' || !dirent_ok(e)) {
+		errno = EINVAL;
+		return -1;
+	}
+	w.p = buf;
+	w.len = *len;
+	w.cap = cap;
+	w.err = 0;
+	w_str(&w, e->name, AGENT_PATH_MAX);
+	w_u8(&w, e->type);
+	w_u32(&w, e->mode);
+	w_u64(&w, e->size);
+	w_u64(&w, (uint64_t)e->mtime);
+	if (w.err) {
+		errno = w.err;
+		return -1;
+	}
+	*len = w.len;
+	return 0;
+}
+
+int
+agent_dirent_next(const uint8_t **p, size_t *left, struct agent_dirent *e)
+{
+	struct areader	 r;
+
+	r.p = *p;
+	r.left = *left;
+	r.err = 0;
+	e->name = r_str(&r, AGENT_PATH_MAX);
+	e->type = r_u8(&r);
+	e->mode = r_u32(&r);
+	e->size = r_u64(&r);
+	e->mtime = (int64_t)r_u64(&r);
+	r_check(&r, dirent_ok(e) && e->name[0] != '\0');
+	if (r.err)
+		return -1;
+	*p = r.p;
+	*left = r.left;
+	return 0;
+}
+
+/* Exactly count well-formed entries fill entries[0..len). */
+static int
+entries_ok(const uint8_t *entries, size_t len, uint32_t count)
+{
+	struct agent_dirent	 e;
+	uint32_t		 i;
+
+	if (count > AGENT_LIST_MAX || (len > 0 && entries == NULL))
+		return 0;
+	for (i = 0; i < count; i++)
+		if (agent_dirent_next(&entries, &len, &e) == -1)
+			return 0;
+	return len == 0;
+}
+
 static void
 encode_payload(struct awriter *w, const struct agent_msg *m)
 {
@@ -420,6 +490,24 @@ encode_payload(struct awriter *w, const struct agent_msg *m)
 		w_check(w, m->u.file_written.written <= AGENT_FILE_CHUNK_MAX);
 		w_u64(w, m->u.file_written.size);
 		w_u32(w, m->u.file_written.written);
+		break;
+	case AGENT_FILE_LIST:
+		w_check(w, m->u.file_list.depth >= 1 &&
+		    m->u.file_list.depth <= AGENT_LIST_DEPTH_MAX &&
+		    m->u.file_list.max >= 1 &&
+		    m->u.file_list.max <= AGENT_LIST_MAX);
+		w_str(w, m->u.file_list.path, AGENT_PATH_MAX);
+		w_u32(w, m->u.file_list.depth);
+		w_u32(w, m->u.file_list.max);
+		break;
+	case AGENT_REPLY | AGENT_FILE_LIST:
+		w_check(w, m->u.file_entries.truncated <= 1 &&
+		    entries_ok(m->u.file_entries.entries,
+		    m->u.file_entries.len, m->u.file_entries.count));
+		w_u8(w, m->u.file_entries.truncated);
+		w_u32(w, m->u.file_entries.count);
+		w_bytes(w, m->u.file_entries.entries, m->u.file_entries.len,
+		    AGENT_LIST_BYTES_MAX);
 		break;
 	case AGENT_REPLY | AGENT_FREEZE:
 		w_u32(w, m->u.frozen.jobs_frozen);
@@ -617,6 +705,24 @@ agent_decode(const struct agent_hdr *hdr, const uint8_t *payload,
 		m->u.file_written.written = r_u32(&r);
 		r_check(&r, m->u.file_written.written <= AGENT_FILE_CHUNK_MAX);
 		break;
+	case AGENT_FILE_LIST:
+		m->u.file_list.path = r_str(&r, AGENT_PATH_MAX);
+		m->u.file_list.depth = r_u32(&r);
+		m->u.file_list.max = r_u32(&r);
+		r_check(&r, m->u.file_list.depth >= 1 &&
+		    m->u.file_list.depth <= AGENT_LIST_DEPTH_MAX &&
+		    m->u.file_list.max >= 1 &&
+		    m->u.file_list.max <= AGENT_LIST_MAX);
+		break;
+	case AGENT_REPLY | AGENT_FILE_LIST:
+		m->u.file_entries.truncated = r_u8(&r);
+		m->u.file_entries.count = r_u32(&r);
+		m->u.file_entries.entries = r_bytes(&r,
+		    &m->u.file_entries.len, AGENT_LIST_BYTES_MAX);
+		r_check(&r, m->u.file_entries.truncated <= 1 &&
+		    (r.err || entries_ok(m->u.file_entries.entries,
+		    m->u.file_entries.len, m->u.file_entries.count)));
+		break;
 	case AGENT_REPLY | AGENT_FREEZE:
 		m->u.frozen.jobs_frozen = r_u32(&r);
 		break;
@@ -688,6 +794,7 @@ static const char *const agent_type_names[AGENT_TYPE_MAX] = {
 	[AGENT_POWEROFF] = "poweroff",
 	[AGENT_NET_CONFIG] = "net_config",
 	[AGENT_SEED] = "seed",
+	[AGENT_FILE_LIST] = "file_list",
 };
 
 const char *

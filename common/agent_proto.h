@@ -71,6 +71,17 @@
  * FILE_WRITE	→ str path, u32 flags (AGENT_WRITE_*), u64 offset,
  *		  u32 mode (permission bits, 0: 0644), bytes data
  *		← u64 size, u32 written
+ * FILE_LIST	→ str path (a directory), u32 depth
+ *		  (1..AGENT_LIST_DEPTH_MAX), u32 max (1..AGENT_LIST_MAX)
+ *		← u8 truncated, u32 count (at most max), bytes entries
+ *		  (AGENT_LIST_BYTES_MAX), count entries back to back, each
+ *		  str name (relative to path, "/" between levels), u8 type
+ *		  (AGENT_FTYPE_*), u32 mode (permission bits), u64 size,
+ *		  i64 mtime (seconds); decoded one by one with
+ *		  agent_dirent_next(), which agent_decode() has run over
+ *		  them all.  Symlinks are listed, never followed;
+ *		  truncated says entries were left out (max, the byte
+ *		  bound, a name too long)
  * FREEZE	→ (empty)			← u32 jobs_frozen
  * THAW		→ (empty)			← (empty)
  * SET_TIME	→ i64 sec, u32 nsec		← (empty)
@@ -111,12 +122,12 @@
  * messages are meant as UTF-8, cut on a character boundary; the host
  * replaces whatever is not.
  *
- * Version 4 keeps each stream's head and tail, with the gap between
- * them in the status and the skip in JOB_READ's reply (version 3 kept
- * the first 256 KiB of both streams, and said only "truncated").
- * Version 3 added AGENT_ERR_EXPIRED, the eviction and the refusal of
- * cursors past the end (version 2 echoed them, and answered 256 jobs per
- * boot).
+ * Version 5 added FILE_LIST.  Version 4 keeps each stream's head and
+ * tail, with the gap between them in the status and the skip in
+ * JOB_READ's reply (version 3 kept the first 256 KiB of both streams,
+ * and said only "truncated").  Version 3 added AGENT_ERR_EXPIRED, the
+ * eviction and the refusal of cursors past the end (version 2 echoed
+ * them, and answered 256 jobs per boot).
  */
 #ifndef MCVM_AGENT_PROTO_H
 #define MCVM_AGENT_PROTO_H
@@ -146,7 +157,7 @@
  */
 #define AGENT_KERNEL_APPEND_TCG	AGENT_KERNEL_APPEND \
 	" norandmaps mitigations=off"
-#define AGENT_PROTO_VERSION	4
+#define AGENT_PROTO_VERSION	5
 #define AGENT_MAGIC		0x4156434dU	/* "MCVA" */
 #define AGENT_HDR_LEN		16
 
@@ -167,6 +178,11 @@
 #define AGENT_SEED_LEN		32		/* SEED bytes */
 #define AGENT_TIMEOUT_MAX_MS	(7U * 24 * 3600 * 1000)
 #define AGENT_WAIT_MAX_MS	(60U * 1000)	/* JOB_READ wait_ms */
+#define AGENT_LIST_MAX		512		/* FILE_LIST entries */
+#define AGENT_LIST_DEPTH_MAX	4		/* FILE_LIST levels */
+#define AGENT_LIST_BYTES_MAX	(64 * 1024)	/* FILE_LIST entries' bytes */
+/* One FILE_LIST entry's bytes on the wire, for a name of n bytes. */
+#define AGENT_DIRENT_LEN(n)	((size_t)(n) + 26)
 
 /* Limits the agent enforces; the host can rely on them. */
 #define AGENT_JOB_HEAD_MAX	(64 * 1024)	/* per stream: first bytes */
@@ -195,6 +211,7 @@ enum agent_type {
 	AGENT_POWEROFF,
 	AGENT_NET_CONFIG,
 	AGENT_SEED,
+	AGENT_FILE_LIST,
 	AGENT_TYPE_MAX,				/* not a type */
 	AGENT_ERROR = AGENT_REPLY,		/* reply to anything */
 };
@@ -232,6 +249,24 @@ enum agent_job_state {
 #define AGENT_WRITE_MKDIRS	0x4	/* create missing parent dirs */
 #define AGENT_WRITE_FLAGS	(AGENT_WRITE_APPEND | AGENT_WRITE_AT_OFFSET | \
 	AGENT_WRITE_MKDIRS)
+
+/* FILE_LIST entry types */
+enum agent_ftype {
+	AGENT_FTYPE_FILE = 1,
+	AGENT_FTYPE_DIR,
+	AGENT_FTYPE_SYMLINK,
+	AGENT_FTYPE_OTHER,	/* device, FIFO, socket */
+	AGENT_FTYPE_MAX,	/* not a type */
+};
+
+/* One FILE_LIST entry; name points into the payload. */
+struct agent_dirent {
+	const char	*name;		/* < AGENT_PATH_MAX with its NUL */
+	uint8_t		 type;		/* AGENT_FTYPE_* */
+	uint32_t	 mode;		/* 07777 */
+	uint64_t	 size;
+	int64_t		 mtime;
+};
 
 struct agent_hdr {
 	uint16_t	 type;
@@ -339,6 +374,17 @@ struct agent_msg {
 			uint32_t	 written;
 		} file_written;	/* FILE_WRITE reply */
 		struct {
+			const char	*path;
+			uint32_t	 depth;
+			uint32_t	 max;
+		} file_list;
+		struct {
+			uint8_t		 truncated;
+			uint32_t	 count;
+			const uint8_t	*entries;	/* agent_dirent_next */
+			uint32_t	 len;
+		} file_entries;	/* FILE_LIST reply */
+		struct {
 			uint32_t	 jobs_frozen;
 		} frozen;	/* FREEZE reply */
 		struct {
@@ -385,6 +431,16 @@ int	 agent_decode(const struct agent_hdr *, const uint8_t *,
  * at most AGENT_JOB_HEAD_MAX in, and no more kept than the agent keeps.
  */
 int	 agent_stream_ok(uint64_t, uint64_t, uint64_t);
+
+/*
+ * FILE_LIST entries.  agent_dirent_put() appends one to buf[*len..cap)
+ * and advances *len; it returns -1 with errno EMSGSIZE when it does not
+ * fit, EINVAL when a value is out of bounds.  agent_dirent_next() reads
+ * the one at *p (left bytes remain) and advances both; -1 when malformed.
+ */
+int	 agent_dirent_put(uint8_t *, size_t, size_t *,
+	    const struct agent_dirent *);
+int	 agent_dirent_next(const uint8_t **, size_t *, struct agent_dirent *);
 
 /*
  * Whether a page of a stream, starting at offset start, ends where what

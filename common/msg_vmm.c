@@ -428,6 +428,7 @@ msg_vmm_file_read_put(struct ibuf *b, const struct msg_vmm_file_read *m)
 	m_add_str(b, m->path);
 	m_add_u64(b, m->offset);
 	m_add_u32(b, m->length);
+	m_add_u32(b, m->encoding);
 }
 
 int
@@ -439,9 +440,11 @@ msg_vmm_file_read_get(struct imsg *imsg, struct msg_vmm_file_read *m)
 	if (m_open(&r, imsg, IMSG_VMM_FILE_READ) == -1 ||
 	    m_get_str(&r, &m->path, AGENT_PATH_MAX - 1) == -1 ||
 	    m_get_u64(&r, &m->offset) == -1 ||
-	    m_get_u32(&r, &m->length) == -1)
+	    m_get_u32(&r, &m->length) == -1 ||
+	    m_get_u32(&r, &m->encoding) == -1)
 		return -1;
-	if (m->length > AGENT_FILE_CHUNK_MAX)
+	if (m->length > AGENT_FILE_CHUNK_MAX ||
+	    (m->encoding != VMM_ENC_UTF8 && m->encoding != VMM_ENC_BASE64))
 		return m_fail();
 	return done(&r);
 }
@@ -452,6 +455,7 @@ msg_vmm_file_data_put(struct ibuf *b, const struct msg_vmm_file_data *m)
 	m_add_u64(b, m->offset);
 	m_add_u64(b, m->size);
 	m_add_u32(b, m->eof);
+	m_add_u32(b, m->text);
 	m_add_bytes(b, m->data, m->len);
 }
 
@@ -465,8 +469,11 @@ msg_vmm_file_data_get(struct imsg *imsg, struct msg_vmm_file_data *m)
 	    m_get_u64(&r, &m->offset) == -1 ||
 	    m_get_u64(&r, &m->size) == -1 ||
 	    m_get_flag(&r, &m->eof) == -1 ||
+	    m_get_flag(&r, &m->text) == -1 ||
 	    m_get_bytes(&r, &m->data, &m->len, AGENT_FILE_CHUNK_MAX) == -1)
 		return -1;
+	if (m->text && !valid_utf8(m->data, m->len))
+		return m_fail();
 	return done(&r);
 }
 
@@ -518,6 +525,86 @@ msg_vmm_file_written_get(struct imsg *imsg, struct msg_vmm_file_written *m)
 		return -1;
 	if (m->written > AGENT_FILE_CHUNK_MAX)
 		return m_fail();
+	return done(&r);
+}
+
+void
+msg_vmm_file_list_put(struct ibuf *b, const struct msg_vmm_file_list *m)
+{
+	m_add_str(b, m->path);
+	m_add_u32(b, m->depth);
+	m_add_u32(b, m->max);
+}
+
+int
+msg_vmm_file_list_get(struct imsg *imsg, struct msg_vmm_file_list *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_VMM_FILE_LIST) == -1 ||
+	    m_get_str(&r, &m->path, AGENT_PATH_MAX - 1) == -1 ||
+	    m_get_u32(&r, &m->depth) == -1 ||
+	    m_get_u32(&r, &m->max) == -1)
+		return -1;
+	if (m->depth < 1 || m->depth > AGENT_LIST_DEPTH_MAX || m->max < 1 ||
+	    m->max > AGENT_LIST_MAX)
+		return m_fail();
+	return done(&r);
+}
+
+void
+msg_vmm_file_entries_put(struct ibuf *b,
+    const struct msg_vmm_file_entries *m)
+{
+	uint32_t	 i;
+
+	if (m->count > AGENT_LIST_MAX) {
+		b->err = EMSGSIZE;
+		return;
+	}
+	m_add_u32(b, m->truncated);
+	m_add_u32(b, m->count);
+	for (i = 0; i < m->count; i++) {
+		m_add_str(b, m->ents[i].name);
+		m_add_u32(b, m->ents[i].type);
+		m_add_u32(b, m->ents[i].mode);
+		m_add_u64(b, m->ents[i].size);
+		m_add_u64(b, (uint64_t)m->ents[i].mtime);
+	}
+}
+
+int
+msg_vmm_file_entries_get(struct imsg *imsg, struct msg_vmm_file_entries *m)
+{
+	struct msg_vmm_dirent	*e;
+	struct mreader		 r;
+	uint64_t		 mtime;
+	size_t			 names = 0;
+	uint32_t		 i;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_VMM_FILE_ENTRIES) == -1 ||
+	    m_get_flag(&r, &m->truncated) == -1 ||
+	    m_get_u32(&r, &m->count) == -1)
+		return -1;
+	if (m->count > AGENT_LIST_MAX)
+		return m_fail();
+	for (i = 0; i < m->count; i++) {
+		e = &m->ents[i];
+		if (get_text(&r, &e->name, VMM_NAME_MAX) == -1 ||
+		    m_get_u32(&r, &e->type) == -1 ||
+		    m_get_u32(&r, &e->mode) == -1 ||
+		    m_get_u64(&r, &e->size) == -1 ||
+		    m_get_u64(&r, &mtime) == -1)
+			return -1;
+		e->mtime = (int64_t)mtime;
+		names += strlen(e->name);
+		if (e->name[0] == '\0' || names > VMM_NAMES_MAX ||
+		    e->type < AGENT_FTYPE_FILE ||
+		    e->type >= AGENT_FTYPE_MAX || e->mode > 07777)
+			return m_fail();
+	}
 	return done(&r);
 }
 

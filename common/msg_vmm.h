@@ -153,12 +153,20 @@ struct msg_vmm_file_read {
 	const char	*path;		/* < AGENT_PATH_MAX */
 	uint64_t	 offset;
 	uint32_t	 length;	/* AGENT_FILE_CHUNK_MAX */
+	uint32_t	 encoding;	/* VMM_ENC_*: see FILE_DATA */
 };
 
+/*
+ * With VMM_ENC_UTF8 asked, bytes that are UTF-8 text (without NUL) come
+ * back as text: a character cut at the end of what was read is left for
+ * the next read (len says what was kept, eof is then 0).  Anything else,
+ * and everything with VMM_ENC_BASE64, comes back as the bytes read.
+ */
 struct msg_vmm_file_data {
 	uint64_t	 offset;
 	uint64_t	 size;		/* the file's */
 	uint32_t	 eof;		/* 0 or 1 */
+	uint32_t	 text;		/* 0 or 1: data is UTF-8 without NUL */
 	const void	*data;		/* AGENT_FILE_CHUNK_MAX */
 	size_t		 len;
 };
@@ -176,6 +184,33 @@ struct msg_vmm_file_write {
 struct msg_vmm_file_written {
 	uint64_t	 size;		/* the file's */
 	uint32_t	 written;	/* AGENT_FILE_CHUNK_MAX */
+};
+
+/* IMSG_VMM_FILE_LIST -> FILE_ENTRIES */
+struct msg_vmm_file_list {
+	const char	*path;		/* < AGENT_PATH_MAX */
+	uint32_t	 depth;		/* 1..AGENT_LIST_DEPTH_MAX */
+	uint32_t	 max;		/* 1..AGENT_LIST_MAX */
+};
+
+/* A listed name, as text: the guest's bytes decoded by the monitor. */
+#define VMM_NAME_MAX		UTF8_DECODED_MAX(AGENT_PATH_MAX - 1)
+#define VMM_NAMES_MAX		UTF8_DECODED_MAX(AGENT_LIST_BYTES_MAX)
+					/* all of a listing's names */
+
+struct msg_vmm_dirent {
+	const char	*name;		/* VMM_NAME_MAX, UTF-8, not empty */
+	uint32_t	 type;		/* AGENT_FTYPE_* */
+	uint32_t	 mode;		/* 07777 */
+	uint64_t	 size;
+	int64_t		 mtime;
+};
+
+struct msg_vmm_file_entries {
+	uint32_t		 truncated;	/* 0 or 1 */
+	uint32_t		 count;		/* AGENT_LIST_MAX; names
+						   VMM_NAMES_MAX together */
+	struct msg_vmm_dirent	 ents[AGENT_LIST_MAX];
 };
 
 /* IMSG_VMM_GUEST_INFO_RESULT; strings < AGENT_INFO_STR_MAX, UTF-8 */
@@ -251,6 +286,13 @@ void	 msg_vmm_file_written_put(struct ibuf *,
 	    const struct msg_vmm_file_written *);
 int	 msg_vmm_file_written_get(struct imsg *,
 	    struct msg_vmm_file_written *);
+void	 msg_vmm_file_list_put(struct ibuf *,
+	    const struct msg_vmm_file_list *);
+int	 msg_vmm_file_list_get(struct imsg *, struct msg_vmm_file_list *);
+void	 msg_vmm_file_entries_put(struct ibuf *,
+	    const struct msg_vmm_file_entries *);
+int	 msg_vmm_file_entries_get(struct imsg *,
+	    struct msg_vmm_file_entries *);
 int	 msg_vmm_guest_info_get(struct imsg *);
 void	 msg_vmm_guest_info_result_put(struct ibuf *,
 	    const struct msg_vmm_guest_info_result *);

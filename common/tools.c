@@ -56,6 +56,8 @@ static const struct tool_number tool_numbers[] = {
 	NUM_KIB(AGENT_PAGE_MAX),
 	NUM_KIB(AGENT_ARG_MAX),
 	NUM_KIB(AGENT_STDIN_MAX),
+	NUM(AGENT_LIST_MAX),
+	NUM(AGENT_LIST_DEPTH_MAX),
 };
 
 /* What is quoted in KiB is a whole number of KiB. */
@@ -113,7 +115,9 @@ static const char *const format_values[] = { "qcow2", "raw", NULL };
 	{ n, TP_BOOL, 0, 0, 0, 1, 0, NULL, "false", doc }
 #define PARAM_PATH							\
 	{ "path", TP_STRING, TS_PATH, 1, 0, 0, TOOL_PATH_MAX, NULL, NULL,\
-	    "File path relative to /workspace; symlinks are refused." }
+	    "File path relative to /workspace (\"src/a.py\") or absolute "\
+	    "beneath it (\"/workspace/src/a.py\"); no \"..\", and "	\
+	    "symlinks are refused." }
 
 /* Each tool's array has exactly its P_<TOOL>_COUNT entries. */
 #define PARAMS_SIZE(a, t)						\
@@ -350,24 +354,49 @@ static const struct tool_param p_vm_read_file[] = {
 	[P_VM_READ_FILE_VM_ID] = PARAM_VM_ID,
 	[P_VM_READ_FILE_PATH] = PARAM_PATH,
 	[P_VM_READ_FILE_OFFSET] = { "offset", TP_INT, 0, 0, 0, INT64_MAX, 0,
-	    NULL, "0", "Byte offset to start reading at." },
+	    NULL, "0", "Byte offset to start reading at: 0, or the previous "
+	    "call's next_offset." },
 	[P_VM_READ_FILE_MAX_BYTES] = { "max_bytes", TP_INT, 0, 0, 1,
 	    TOOL_FILE_MAX, 0, NULL, "${TOOL_FILE_MAX}",
 	    "Bytes to read at most (${TOOL_FILE_MAX_KIB} KiB ceiling)." },
+	[P_VM_READ_FILE_ENCODING] = { "encoding", TP_ENUM, 0, 0, 0, 0, 0,
+	    encoding_values, "\"utf-8\"",
+	    "\"utf-8\": content when the bytes read are UTF-8 text, "
+	    "content_base64 when they are not. \"base64\": always "
+	    "content_base64." },
 };
 PARAMS_SIZE(p_vm_read_file, VM_READ_FILE);
 
 static const struct tool_param p_vm_write_file[] = {
 	[P_VM_WRITE_FILE_VM_ID] = PARAM_VM_ID,
 	[P_VM_WRITE_FILE_PATH] = PARAM_PATH,
+	[P_VM_WRITE_FILE_CONTENT] = { "content", TP_STRING, TS_TEXT, 0, 0,
+	    0, TOOL_FILE_MAX, NULL, NULL,
+	    "File contents as UTF-8 text, ${TOOL_FILE_MAX_KIB} KiB at "
+	    "most. Give content or content_base64, not both." },
 	[P_VM_WRITE_FILE_CONTENT_BASE64] = { "content_base64", TP_BYTES, 0,
-	    1, 0, 0, TOOL_FILE_MAX, NULL, NULL,
-	    "File contents, base64-encoded, ${TOOL_FILE_MAX_KIB} KiB at "
-	    "most once decoded." },
+	    0, 0, 0, TOOL_FILE_MAX, NULL, NULL,
+	    "File contents as base64, for bytes that are not text, "
+	    "${TOOL_FILE_MAX_KIB} KiB at most once decoded. Give content "
+	    "or content_base64, not both." },
 	[P_VM_WRITE_FILE_APPEND] = PARAM_BOOL("append",
 	    "Append instead of replacing the file."),
 };
 PARAMS_SIZE(p_vm_write_file, VM_WRITE_FILE);
+
+static const struct tool_param p_vm_list_files[] = {
+	[P_VM_LIST_FILES_VM_ID] = PARAM_VM_ID,
+	[P_VM_LIST_FILES_PATH] = { "path", TP_STRING, TS_PATH, 0, 0, 0,
+	    TOOL_PATH_MAX, NULL, "\".\"",
+	    "Directory relative to /workspace (\"src\") or absolute "
+	    "beneath it (\"/workspace/src\"); \".\" is /workspace itself. "
+	    "No \"..\", and symlinks are refused." },
+	[P_VM_LIST_FILES_DEPTH] = { "depth", TP_INT, 0, 0, 1,
+	    AGENT_LIST_DEPTH_MAX, 0, NULL, "1",
+	    "Levels to list: 1 for the directory's own entries, up to "
+	    "${AGENT_LIST_DEPTH_MAX} to descend into subdirectories." },
+};
+PARAMS_SIZE(p_vm_list_files, VM_LIST_FILES);
 
 /* ---- display, input, console -------------------------------------------- */
 
@@ -708,26 +737,44 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    JOB_OUT),
 	T(VM_READ_FILE, "vm_read_file", "Read a guest file", RO,
 	    p_vm_read_file, TT_VM_RUNNING, TR_JSON,
-	    "Read a file under /workspace in a running VM, returned as "
-	    "content_base64: up to max_bytes (at most ${TOOL_FILE_MAX_KIB} "
-	    "KiB) from offset. eof tells whether the end was reached; call "
-	    "again with a larger offset for the rest. Symlinks are "
-	    "refused.",
+	    "Read a file under /workspace in a running VM (path relative "
+	    "to /workspace or absolute beneath it): up to max_bytes (at "
+	    "most ${TOOL_FILE_MAX_KIB} KiB) from offset. Text comes back "
+	    "as content, other bytes as content_base64 (encoding="
+	    "\"base64\" asks for base64 always); encoding says which. A "
+	    "character cut by max_bytes is left for the next call: bytes "
+	    "counts what was returned, and you continue from next_offset "
+	    "(offset + bytes) until eof is true. size is the whole file's "
+	    "size, whatever the offset. Symlinks are refused.",
 	    "{'type':'object','properties':{'path':{'type':'string'},"
-	    "'offset':{'type':'integer'},'bytes':{'type':'integer'},"
-	    "'size':{'type':'integer'},'content_base64':{'type':'string'},"
-	    "'eof':{'type':'boolean'}},"
-	    "'required':['path','content_base64']}"),
+	    "'offset':{'type':'integer'},'bytes':{'type':'integer',"
+	    "'description':'bytes of the file returned'},"
+	    "'next_offset':{'type':'integer','description':'offset + "
+	    "bytes: where the next call continues'},"
+	    "'size':{'type':'integer','description':'the size of the "
+	    "whole file'},"
+	    "'eof':{'type':'boolean','description':'the end of the file "
+	    "was returned'},'encoding':{'type':'string','enum':['utf-8',"
+	    "'base64'],'description':'which of content and content_base64 "
+	    "is there'},'content':{'type':'string'},"
+	    "'content_base64':{'type':'string'}},"
+	    "'required':['path','offset','bytes','next_offset','size',"
+	    "'eof','encoding']}"),
 	T(VM_WRITE_FILE, "vm_write_file", "Write a guest file",
 	    TF_DESTRUCTIVE, p_vm_write_file, TT_VM_RUNNING, TR_JSON,
-	    "Write a file under /workspace in a running VM from "
-	    "content_base64 (at most ${TOOL_FILE_MAX_KIB} KiB decoded per "
-	    "call; use append=true to build larger files in pieces). "
-	    "Replaces the file unless append=true. Parent directories must "
-	    "exist (create them with vm_exec). Symlinks are refused.",
+	    "Write a file under /workspace in a running VM (path relative "
+	    "to /workspace or absolute beneath it) from content (text) or "
+	    "content_base64 (bytes): exactly one of the two, at "
+	    "most ${TOOL_FILE_MAX_KIB} KiB per call. Replaces the file "
+	    "unless append=true, which adds to its end (build larger files "
+	    "in pieces so). Missing parent directories are created. "
+	    "Symlinks are refused, on the way too. The file belongs to uid "
+	    "${AGENT_JOB_UID}, as the commands that run there.",
 	    "{'type':'object','properties':{'path':{'type':'string'},"
-	    "'size':{'type':'integer'},'written':{'type':'integer'}},"
-	    "'required':['path']}"),
+	    "'size':{'type':'integer','description':'the size of the file "
+	    "after the write'},'written':{'type':'integer',"
+	    "'description':'bytes written by this call'}},"
+	    "'required':['path','size','written']}"),
 	T(VM_SCREENSHOT, "vm_screenshot", "Screenshot the display", RO,
 	    p_vm_screenshot, TT_VM_RUNNING, TR_IMAGE,
 	    NOT_BUILT "It is to capture the VM's display as a PNG image, "
@@ -851,6 +898,29 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    NOT_BUILT "It is to list the internal snapshots of an offline "
 	    "qcow2 image.",
 	    SNAPSHOTS_OUT),
+	T(VM_LIST_FILES, "vm_list_files", "List guest files", RO,
+	    p_vm_list_files, TT_VM_RUNNING, TR_JSON,
+	    "List a directory under /workspace in a running VM (path "
+	    "relative to /workspace or absolute beneath it; by default "
+	    "/workspace itself), sorted by name: each entry's name "
+	    "(relative to path, '/' between levels), type (file, dir, "
+	    "symlink or other), size in bytes, mode (permission bits, in "
+	    "octal) and mtime (seconds since the epoch). depth (at most "
+	    "${AGENT_LIST_DEPTH_MAX}) descends into subdirectories, level "
+	    "by level, from the directory's own entries (the default); "
+	    "symlinks are listed, never followed. At most "
+	    "${AGENT_LIST_MAX} entries: truncated=true says some were left "
+	    "out (list a subdirectory, or less deep).",
+	    "{'type':'object','properties':{'path':{'type':'string'},"
+	    "'entries':{'type':'array','items':{'type':'object',"
+	    "'properties':{'name':{'type':'string'},'type':{'type':"
+	    "'string','enum':['file','dir','symlink','other']},'size':{"
+	    "'type':'integer'},'mode':{'type':'string','description':"
+	    "'permission bits in octal, e.g. 0644'},'mtime':{'type':"
+	    "'integer','description':'seconds since the epoch'}},'required':["
+	    "'name','type','size','mode','mtime']}},'truncated':{'type':"
+	    "'boolean','description':'entries were left out'}},"
+	    "'required':['path','entries','truncated']}"),
 };
 
 const struct tool_desc *
@@ -910,14 +980,20 @@ is_digit(int c)
 	return c >= '0' && c <= '9';
 }
 
-/* A relative path without empty-named tricks: no "..", no control chars. */
+/*
+ * A path relative to /workspace, or absolute beneath it: no ".."
+ * component, no control characters.
+ */
 static int
 valid_guest_path(const char *s, size_t len)
 {
 	const char	*c, *end = s + len;
-	size_t		 clen;
+	size_t		 clen, wlen = strlen(AGENT_WORKSPACE);
 
-	if (len == 0 || s[0] == '/')
+	if (len == 0)
+		return 0;
+	if (s[0] == '/' && (strncmp(s, AGENT_WORKSPACE, wlen) != 0 ||
+	    (s[wlen] != '/' && s[wlen] != '\0')))
 		return 0;
 	for (c = s; c < end; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
@@ -1036,8 +1112,10 @@ tool_string_problem(enum tstr_kind kind, const char *s, size_t maxlen)
 		return valid_id(s, JOB_ID_PREFIX) ? NULL :
 		    "is not a job id (\"job-\" and 16 hex digits)";
 	case TS_PATH:
-		return valid_guest_path(s, len) ? NULL : "must be a relative "
-		    "path without \"..\" components or control characters";
+		return valid_guest_path(s, len) ? NULL : "must be a path "
+		    "relative to /workspace (\"src/a.py\") or absolute "
+		    "beneath it (\"/workspace/src/a.py\"), without \"..\" "
+		    "components or control characters";
 	case TS_SIZE:
 		return valid_size(s) ? NULL : "must be digits with an "
 		    "optional K, M, G or T suffix, e.g. \"20G\"";

@@ -97,7 +97,8 @@
 	X(TOOL_IMAGE_SNAPSHOT_CREATE,	31, "image_snapshot_create")	\
 	X(TOOL_IMAGE_SNAPSHOT_APPLY,	32, "image_snapshot_apply")	\
 	X(TOOL_IMAGE_SNAPSHOT_DELETE,	33, "image_snapshot_delete")	\
-	X(TOOL_IMAGE_SNAPSHOT_LIST,	34, "image_snapshot_list")
+	X(TOOL_IMAGE_SNAPSHOT_LIST,	34, "image_snapshot_list")	\
+	X(TOOL_VM_LIST_FILES,		35, "vm_list_files")
 
 enum tool_id {
 	TOOL_NONE = 0,
@@ -161,9 +162,11 @@ enum tool_id {
 	M(t, WAIT_SECONDS)
 #define PARAMS_VM_JOB_CANCEL(M, t)	M(t, VM_ID) M(t, JOB_ID)
 #define PARAMS_VM_READ_FILE(M, t)					\
-	M(t, VM_ID) M(t, PATH) M(t, OFFSET) M(t, MAX_BYTES)
+	M(t, VM_ID) M(t, PATH) M(t, OFFSET) M(t, MAX_BYTES) M(t, ENCODING)
 #define PARAMS_VM_WRITE_FILE(M, t)					\
-	M(t, VM_ID) M(t, PATH) M(t, CONTENT_BASE64) M(t, APPEND)
+	M(t, VM_ID) M(t, PATH) M(t, CONTENT) M(t, CONTENT_BASE64)	\
+	M(t, APPEND)
+#define PARAMS_VM_LIST_FILES(M, t)	M(t, VM_ID) M(t, PATH) M(t, DEPTH)
 #define PARAMS_VM_SCREENSHOT(M, t)	M(t, VM_ID)
 #define PARAMS_VM_SEND_KEYS(M, t)					\
 	M(t, VM_ID) M(t, KEYS) M(t, HOLD_MS) M(t, DELAY_MS)
@@ -204,7 +207,7 @@ enum tool_id {
 	M(IMAGE_CREATE) M(IMAGE_INFO) M(IMAGE_CONVERT) M(IMAGE_RESIZE)	\
 	M(IMAGE_DELETE) M(IMAGE_SNAPSHOT_CREATE)			\
 	M(IMAGE_SNAPSHOT_APPLY) M(IMAGE_SNAPSHOT_DELETE)		\
-	M(IMAGE_SNAPSHOT_LIST)
+	M(IMAGE_SNAPSHOT_LIST) M(VM_LIST_FILES)
 
 #define TOOL_PARAM_ENUM(t, p)	P_##t##_##p,
 #define TOOL_PARAMS_ENUM(t)						\
@@ -230,7 +233,8 @@ enum tstr_kind {
 	TS_REQUEST_ID,	/* client retry keys: valid_request_id() */
 	TS_VM_ID,	/* "vm-" and 16 hex digits, or a VM's name */
 	TS_JOB_ID,	/* "job-" and 16 hex digits */
-	TS_PATH,	/* relative guest path, no ".." component */
+	TS_PATH,	/* guest path relative to /workspace or absolute
+			   beneath it, no ".." component */
 	TS_SIZE,	/* [+]digits[KMGT] */
 	TS_KEY,		/* key or chord: [a-z0-9_]+ joined by '-' */
 	TS_FORWARD,	/* "auto:G", "H:G" or "G", ports 1-65535 */

@@ -35,6 +35,10 @@ static uint8_t		 outq[OUTQ_MAX];
 static size_t		 outq_off, outq_len;
 static uint8_t		 frame[AGENT_FRAME_MAX];
 static uint8_t		 filebuf[AGENT_FILE_CHUNK_MAX];
+static struct ws_list	 listing;
+
+_Static_assert(AGENT_LIST_BYTES_MAX <= AGENT_FILE_CHUNK_MAX,
+    "a listing in filebuf");
 
 /* JOB_READ requests with wait_ms, answered when their job ends. */
 static struct job_wait {
@@ -144,6 +148,14 @@ send_path_error(uint32_t id, const char *path, int err)
 		send_error(id, AGENT_ERR_INVAL, err, "%.*s: not a regular "
 		    "file or invalid path", n, path);
 		break;
+	case ENOTDIR:
+		send_error(id, AGENT_ERR_INVAL, err, "%.*s: not a directory",
+		    n, path);
+		break;
+	case EISDIR:
+		send_error(id, AGENT_ERR_INVAL, err, "%.*s: is a directory",
+		    n, path);
+		break;
 	default:
 		send_error(id, AGENT_ERR_IO, err, "%.*s: %s", n, path,
 		    strerror(err));
@@ -226,6 +238,52 @@ do_file_write(const struct agent_msg *req)
 	m.id = req->id;
 	m.u.file_written.size = size;
 	m.u.file_written.written = req->u.file_write.len;
+	send_msg(&m);
+}
+
+static void
+do_file_list(const struct agent_msg *req)
+{
+	struct agent_msg	 m;
+	struct agent_dirent	 d;
+	const char		*rel;
+	size_t			 i, len = 0;
+	int			 rv;
+
+	if ((rel = ws_relpath(req->u.file_list.path, AGENT_WORKSPACE)) ==
+	    NULL) {
+		send_path_error(req->id, req->u.file_list.path, errno);
+		return;
+	}
+	as_user(1);
+	rv = ws_list(ws_root, rel, req->u.file_list.depth,
+	    req->u.file_list.max, &listing);
+	as_user(0);
+	if (rv == -1) {
+		send_path_error(req->id, req->u.file_list.path, errno);
+		return;
+	}
+	/* ws_list kept within AGENT_LIST_BYTES_MAX: filebuf holds them. */
+	for (i = 0; i < listing.n; i++) {
+		d.name = listing.ents[i].name;
+		d.type = listing.ents[i].type;
+		d.mode = listing.ents[i].mode;
+		d.size = listing.ents[i].size;
+		d.mtime = listing.ents[i].mtime;
+		if (agent_dirent_put(filebuf, AGENT_LIST_BYTES_MAX, &len,
+		    &d) == -1) {
+			send_error(req->id, AGENT_ERR_IO, errno, "cannot "
+			    "encode the listing");
+			return;
+		}
+	}
+	memset(&m, 0, sizeof(m));
+	m.type = AGENT_REPLY | AGENT_FILE_LIST;
+	m.id = req->id;
+	m.u.file_entries.truncated = listing.truncated != 0;
+	m.u.file_entries.count = (uint32_t)listing.n;
+	m.u.file_entries.entries = filebuf;
+	m.u.file_entries.len = (uint32_t)len;
 	send_msg(&m);
 }
 
@@ -409,6 +467,9 @@ dispatch(const struct agent_msg *req, uint64_t now)
 		break;
 	case AGENT_FILE_WRITE:
 		do_file_write(req);
+		break;
+	case AGENT_FILE_LIST:
+		do_file_list(req);
 		break;
 	case AGENT_FREEZE:
 		memset(&m, 0, sizeof(m));

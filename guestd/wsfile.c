@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -112,9 +113,10 @@ ws_read(int root, const char *path, uint64_t offset, void *buf, size_t len,
 			break;
 		got += n;
 	}
+	/* The file's size, whatever the offset; it may have grown since. */
 	*sizep = (uint64_t)st.st_size;
-	if ((uint64_t)st.st_size < offset + (uint64_t)got)
-		*sizep = offset + (uint64_t)got;	/* grew meanwhile */
+	if (got > 0 && (uint64_t)st.st_size < offset + (uint64_t)got)
+		*sizep = offset + (uint64_t)got;
 	close(fd);
 	return got;
 fail:
@@ -122,6 +124,150 @@ fail:
 	close(fd);
 	errno = serrno;
 	return -1;
+}
+
+/* '/' sorts before every other byte: a directory's entries follow it. */
+static int
+entry_cmp(const void *a, const void *b)
+{
+	const unsigned char	*p = (const unsigned char *)
+				    ((const struct ws_entry *)a)->name;
+	const unsigned char	*q = (const unsigned char *)
+				    ((const struct ws_entry *)b)->name;
+	int			 x, y;
+
+	while (*p != '\0' && *p == *q) {
+		p++;
+		q++;
+	}
+	x = *p == '/' ? 1 : *p == '\0' ? 0 : *p + 1;
+	y = *q == '/' ? 1 : *q == '\0' ? 0 : *q + 1;
+	return x - y;
+}
+
+static uint8_t
+entry_type(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return AGENT_FTYPE_FILE;
+	if (S_ISDIR(mode))
+		return AGENT_FTYPE_DIR;
+	if (S_ISLNK(mode))
+		return AGENT_FTYPE_SYMLINK;
+	return AGENT_FTYPE_OTHER;
+}
+
+/*
+ * Adds the entries of the directory dfd, whose name relative to the
+ * listing is prefix ("" for the listed one).  Returns -1 once the list
+ * is full (truncated set).
+ */
+static int
+list_dir(int dfd, const char *prefix, unsigned int depth, size_t max,
+    struct ws_list *l)
+{
+	struct ws_entry	*e;
+	struct dirent	*d;
+	struct stat	 st;
+	DIR		*dir;
+	size_t		 plen = strlen(prefix), nlen, need;
+	int		 rv = 0;
+
+	if ((dir = fdopendir(dfd)) == NULL) {
+		close(dfd);
+		return 0;
+	}
+	while ((d = readdir(dir)) != NULL) {
+		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) ==
+		    -1)
+			continue;	/* gone meanwhile */
+		nlen = plen + (plen > 0) + strlen(d->d_name);
+		need = AGENT_DIRENT_LEN(nlen);
+		if (l->n >= max || nlen >= AGENT_PATH_MAX ||
+		    need > AGENT_LIST_BYTES_MAX - l->bytes ||
+		    nlen + 1 > sizeof(l->pool) - l->used) {
+			l->truncated = 1;
+			if (l->n >= max || need > AGENT_LIST_BYTES_MAX -
+			    l->bytes) {
+				rv = -1;
+				break;
+			}
+			continue;	/* this name only */
+		}
+		e = &l->ents[l->n++];
+		e->name = l->pool + l->used;
+		(void)snprintf(l->pool + l->used, nlen + 1, "%s%s%s", prefix,
+		    plen > 0 ? "/" : "", d->d_name);
+		l->used += nlen + 1;
+		l->bytes += need;
+		e->type = entry_type(st.st_mode);
+		e->depth = (uint8_t)depth;
+		e->mode = (uint32_t)(st.st_mode & 07777);
+		e->size = st.st_size < 0 ? 0 : (uint64_t)st.st_size;
+		e->mtime = (int64_t)st.st_mtim.tv_sec;
+	}
+	closedir(dir);
+	return rv;
+}
+
+/*
+ * Lists the directory path beneath root down to depth levels (1: its own
+ * entries), breadth first, so that a cut list keeps the upper levels;
+ * at most max entries, and at most AGENT_LIST_BYTES_MAX of them on the
+ * wire.  Subdirectories are entered with the same resolution as every
+ * path: never through a symlink.  One that cannot be opened is listed
+ * without its contents.  The entries come out sorted by name.
+ */
+int
+ws_list(int root, const char *path, unsigned int depth, size_t max,
+    struct ws_list *l)
+{
+	struct stat	 st;
+	size_t		 i;
+	int		 top, fd, serrno;
+
+	l->n = 0;
+	l->truncated = 0;
+	l->bytes = 0;
+	l->used = 0;
+	if (depth < 1 || depth > AGENT_LIST_DEPTH_MAX || max < 1 ||
+	    max > AGENT_LIST_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((top = ws_open(root, path, O_RDONLY | O_NOCTTY | O_NONBLOCK,
+	    0)) == -1)
+		return -1;
+	serrno = 0;
+	if (fstat(top, &st) == -1)
+		serrno = errno;
+	else if (!S_ISDIR(st.st_mode))
+		serrno = ENOTDIR;
+	else if ((fd = fcntl(top, F_DUPFD_CLOEXEC, 0)) == -1)
+		serrno = errno;
+	if (serrno != 0) {
+		close(top);
+		errno = serrno;
+		return -1;
+	}
+	if (list_dir(fd, "", 1, max, l) == 0) {
+		/* l->n grows as the loop runs: each level after the last. */
+		for (i = 0; i < l->n; i++) {
+			if (l->ents[i].type != AGENT_FTYPE_DIR ||
+			    l->ents[i].depth >= depth)
+				continue;
+			if ((fd = ws_open_dir(top, l->ents[i].name)) == -1)
+				continue;
+			if (list_dir(fd, l->ents[i].name, l->ents[i].depth + 1,
+			    max, l) == -1)
+				break;
+		}
+	}
+	close(top);
+	qsort(l->ents, l->n, sizeof(l->ents[0]), entry_cmp);
+	return 0;
 }
 
 static int

@@ -13,6 +13,7 @@
 #include "msg_vmm.h"
 #include "proto.h"
 #include "utf8.h"
+#include "validate.h"
 #include "vmm.h"
 
 /* --- requests */
@@ -71,6 +72,16 @@ agent_req_file_write(const struct msg_vmm_file_write *x, struct agent_msg *m)
 	m->u.file_write.mode = x->mode;
 	m->u.file_write.data = x->data;
 	m->u.file_write.len = (uint32_t)x->len;
+}
+
+void
+agent_req_file_list(const struct msg_vmm_file_list *x, struct agent_msg *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = AGENT_FILE_LIST;
+	m->u.file_list.path = x->path;
+	m->u.file_list.depth = x->depth;
+	m->u.file_list.max = x->max;
 }
 
 void
@@ -154,6 +165,106 @@ page_conv(const struct agent_job_status *st, int stream, uint64_t cursor,
 	return 0;
 }
 
+/*
+ * How many of a file's bytes are text to mcvmd: UTF-8 without NUL, a
+ * character cut at the end (by the length read, not the file's end:
+ * !final) left for the next read.  0 when they are not (nothing is left
+ * as text then, so the caller answers with the bytes).
+ */
+static size_t
+file_text_len(const uint8_t *p, size_t len, int final)
+{
+	size_t	 cut = len, start, need;
+
+	if (!final && len > 0) {
+		/* The last character's lead byte, within 4 of the end. */
+		start = len;
+		while (start > 0 && len - start < 4) {
+			start--;
+			if ((p[start] & 0xc0) != 0x80)
+				break;
+		}
+		need = p[start] >= 0xf0 ? 4 : p[start] >= 0xe0 ? 3 :
+		    p[start] >= 0xc0 ? 2 : 1;
+		if ((p[start] & 0xc0) != 0x80 && start + need > len)
+			cut = start;
+	}
+	if (cut == 0 || !valid_utf8((const char *)p, cut))
+		return 0;
+	return cut;
+}
+
+static void
+file_data_put(struct ibuf *b, const struct agent_msg *m, uint32_t encoding)
+{
+	struct msg_vmm_file_data d;
+	size_t			 tlen = 0;
+
+	d.offset = m->u.file_data.offset;
+	d.size = m->u.file_data.size;
+	d.eof = m->u.file_data.eof != 0;
+	d.data = m->u.file_data.len > 0 ?
+	    (const void *)m->u.file_data.data : "";
+	d.len = m->u.file_data.len;
+	d.text = 0;
+	if (encoding == VMM_ENC_UTF8 && d.len > 0)
+		tlen = file_text_len(m->u.file_data.data, d.len, d.eof);
+	if (tlen > 0) {
+		d.text = 1;
+		if (tlen < d.len)
+			d.eof = 0;	/* the rest of a character follows */
+		d.len = tlen;
+	} else if (encoding == VMM_ENC_UTF8 && d.len == 0)
+		d.text = 1;		/* nothing read: empty text */
+	msg_vmm_file_data_put(b, &d);
+}
+
+/* A listing's answer, names decoded, fits one message. */
+_Static_assert(UTF8_DECODED_MAX(AGENT_LIST_BYTES_MAX) + AGENT_LIST_MAX * 64 <
+    IMSG_MAX_PAYLOAD, "a listing's answer");
+
+/*
+ * A listing's names as text (bytes that are not UTF-8 become U+FFFD), in
+ * the monitor's pool until the answer is written.
+ */
+static int
+file_entries_put(struct ibuf *b, const struct agent_msg *m)
+{
+	static struct msg_vmm_file_entries e;
+	static char	 pool[UTF8_DECODED_MAX(AGENT_LIST_BYTES_MAX)];
+	struct agent_dirent d;
+	const uint8_t	*p = m->u.file_entries.entries;
+	size_t		 left = m->u.file_entries.len, used = 0, n, tlen;
+	uint32_t	 i;
+	int		 errors;
+
+	if (m->u.file_entries.count > AGENT_LIST_MAX)
+		return -1;
+	e.truncated = m->u.file_entries.truncated != 0;
+	e.count = m->u.file_entries.count;
+	for (i = 0; i < e.count; i++) {
+		if (agent_dirent_next(&p, &left, &d) == -1)
+			return -1;
+		n = strlen(d.name);
+		/* Each name is under its entry's bytes: the pool holds all. */
+		if (UTF8_DECODED_MAX(n) + 1 > sizeof(pool) - used)
+			return -1;
+		(void)utf8_decode((const uint8_t *)d.name, n, 1, pool + used,
+		    &tlen, &errors);
+		pool[used + tlen] = '\0';
+		e.ents[i].name = pool + used;
+		used += tlen + 1;
+		e.ents[i].type = d.type;
+		e.ents[i].mode = d.mode;
+		e.ents[i].size = d.size;
+		e.ents[i].mtime = d.mtime;
+	}
+	if (left != 0)
+		return -1;
+	msg_vmm_file_entries_put(b, &e);
+	return 0;
+}
+
 static int
 output_put(struct ibuf *b, const struct agent_msg *m, uint32_t encoding)
 {
@@ -211,7 +322,6 @@ agent_reply_put(struct ibuf *b, uint32_t type, const struct agent_msg *m,
 	struct msg_vmm_error	 e;
 	struct msg_vmm_job	 j;
 	struct msg_vmm_job_state s;
-	struct msg_vmm_file_data d;
 	struct msg_vmm_file_written w;
 	struct msg_vmm_ok	 ok;
 
@@ -249,13 +359,12 @@ agent_reply_put(struct ibuf *b, uint32_t type, const struct agent_msg *m,
 		if (m->type != (AGENT_REPLY | AGENT_FILE_READ) ||
 		    m->u.file_data.len > AGENT_FILE_CHUNK_MAX)
 			return -1;
-		d.offset = m->u.file_data.offset;
-		d.size = m->u.file_data.size;
-		d.eof = m->u.file_data.eof != 0;
-		d.data = m->u.file_data.len > 0 ?
-		    (const void *)m->u.file_data.data : "";
-		d.len = m->u.file_data.len;
-		msg_vmm_file_data_put(b, &d);
+		file_data_put(b, m, encoding);
+		break;
+	case IMSG_VMM_FILE_ENTRIES:
+		if (m->type != (AGENT_REPLY | AGENT_FILE_LIST) ||
+		    file_entries_put(b, m) == -1)
+			return -1;
 		break;
 	case IMSG_VMM_FILE_WRITTEN:
 		if (m->type != (AGENT_REPLY | AGENT_FILE_WRITE) ||

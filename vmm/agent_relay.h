@@ -26,6 +26,8 @@ void	 agent_req_file_read(const struct msg_vmm_file_read *,
 	    struct agent_msg *);
 void	 agent_req_file_write(const struct msg_vmm_file_write *,
 	    struct agent_msg *);
+void	 agent_req_file_list(const struct msg_vmm_file_list *,
+	    struct agent_msg *);
 void	 agent_req_set_time(const struct msg_vmm_set_time *,
 	    struct agent_msg *);
 void	 agent_req_net_config(const struct msg_vmm_net_config *,
@@ -35,7 +37,9 @@ void	 agent_req_net_config(const struct msg_vmm_net_config *,
  * Replies: m, the reply to an agent request (or AGENT_ERROR), written as
  * the fields of the monitor's answer of the given type (IMSG_VMM_ERROR
  * for an error), JOB_READ's pages decoded into the request's encoding
- * (VMM_ENC_*).  Returns 0, or -1 if it does not fit that answer.
+ * (VMM_ENC_*), FILE_READ's bytes marked as text when they are and UTF-8
+ * was asked, FILE_LIST's names decoded as text.  Returns 0, or -1 if it
+ * does not fit that answer.
  */
 int	 agent_reply_put(struct ibuf *, uint32_t, const struct agent_msg *,
 	    uint32_t);

@@ -43,6 +43,8 @@ struct vmm_guest {
 		    const struct msg_vmm_file_read *);
 	void	(*file_write)(struct vmm_req *,
 		    const struct msg_vmm_file_write *);
+	void	(*file_list)(struct vmm_req *,
+		    const struct msg_vmm_file_list *);
 	void	(*info)(struct vmm_req *);
 	void	(*freeze)(struct vmm_req *);
 	void	(*thaw)(struct vmm_req *);

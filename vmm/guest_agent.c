@@ -445,6 +445,7 @@ ag_file_read(struct vmm_req *r, const struct msg_vmm_file_read *x)
 	struct agent_msg	 m;
 
 	agent_req_file_read(x, &m);
+	r->g_enc = x->encoding;
 	ag_send(r, &m);
 }
 
@@ -454,6 +455,15 @@ ag_file_write(struct vmm_req *r, const struct msg_vmm_file_write *x)
 	struct agent_msg	 m;
 
 	agent_req_file_write(x, &m);
+	ag_send(r, &m);
+}
+
+static void
+ag_file_list(struct vmm_req *r, const struct msg_vmm_file_list *x)
+{
+	struct agent_msg	 m;
+
+	agent_req_file_list(x, &m);
 	ag_send(r, &m);
 }
 
@@ -538,6 +548,7 @@ const struct vmm_guest vmm_guest_agent = {
 	.job_read = ag_job_read,
 	.file_read = ag_file_read,
 	.file_write = ag_file_write,
+	.file_list = ag_file_list,
 	.info = ag_info,
 	.freeze = ag_freeze,
 	.thaw = ag_thaw,

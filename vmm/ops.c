@@ -117,6 +117,12 @@ op_file_write(struct vmm_req *r, const union vmm_args *a)
 }
 
 static void
+op_file_list(struct vmm_req *r, const union vmm_args *a)
+{
+	vmm_guest->file_list(r, &a->file_list);
+}
+
+static void
 op_guest_info(struct vmm_req *r, const union vmm_args *a)
 {
 	vmm_guest->info(r);
@@ -165,6 +171,7 @@ VMM_GET_ARGS(job_cancel)
 VMM_GET_ARGS(job_read)
 VMM_GET_ARGS(file_read)
 VMM_GET_ARGS(file_write)
+VMM_GET_ARGS(file_list)
 VMM_GET_NONE(guest_info)
 VMM_GET_NONE(freeze)
 VMM_GET_NONE(thaw)
@@ -203,6 +210,7 @@ GUEST_OP(JOB_CANCEL, "job cancel", job_cancel);
 GUEST_OP(JOB_READ, "job read", job_read);
 GUEST_OP(FILE_READ, "file read", file_read);
 GUEST_OP(FILE_WRITE, "file write", file_write);
+GUEST_OP(FILE_LIST, "file list", file_list);
 GUEST_OP(GUEST_INFO, "guest info", guest_info);
 GUEST_OP(FREEZE, "freeze", freeze);
 GUEST_OP(THAW, "thaw", thaw);

@@ -81,6 +81,7 @@ union vmm_args {
 	struct msg_vmm_job_read		 job_read;
 	struct msg_vmm_file_read	 file_read;
 	struct msg_vmm_file_write	 file_write;
+	struct msg_vmm_file_list	 file_list;
 	struct msg_vmm_set_time		 set_time;
 	struct msg_vmm_net_config	 net_config;
 };
@@ -159,7 +160,8 @@ struct vmm_req {
 
 	/* the guest implementation's, while the guest answers */
 	uint32_t		 g_kind;	/* what it asked */
-	uint32_t		 g_enc;		/* JOB_READ: VMM_ENC_* */
+	uint32_t		 g_enc;		/* JOB_READ, FILE_READ:
+						   VMM_ENC_* */
 	struct vmm_outbuf	*out;		/* its bytes, while queued */
 };
 

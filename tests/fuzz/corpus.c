@@ -31,7 +31,10 @@ main(int argc, char *argv[])
 {
 	static const uint8_t page[] = "ok \xe2\x82\xac \xff \xe2\x82";
 	static const uint8_t seed[AGENT_SEED_LEN] = { 1, 2, 3 };
+	static uint8_t		 ents[256];
+	struct agent_dirent	 d;
 	struct agent_msg	 m;
+	size_t			 elen = 0;
 	uint16_t		 t;
 
 	if (argc != 2)
@@ -54,6 +57,11 @@ main(int argc, char *argv[])
 			break;
 		case AGENT_FILE_WRITE:
 			m.u.file_write.path = "a";
+			break;
+		case AGENT_FILE_LIST:
+			m.u.file_list.path = "a";
+			m.u.file_list.depth = 2;
+			m.u.file_list.max = AGENT_LIST_MAX;
 			break;
 		case AGENT_NET_CONFIG:
 			m.u.net_config.address = "10.231.0.22/30";
@@ -91,6 +99,20 @@ main(int argc, char *argv[])
 		case AGENT_FILE_READ:
 			m.u.file_data.data = page;
 			m.u.file_data.len = 4;
+			break;
+		case AGENT_FILE_LIST:
+			d.name = "a/\xe2\x82\xac";
+			d.type = AGENT_FTYPE_FILE;
+			d.mode = 0644;
+			d.size = 3;
+			d.mtime = 1700000000;
+			(void)agent_dirent_put(ents, sizeof(ents), &elen, &d);
+			d.name = "a";
+			d.type = AGENT_FTYPE_DIR;
+			(void)agent_dirent_put(ents, sizeof(ents), &elen, &d);
+			m.u.file_entries.count = 2;
+			m.u.file_entries.entries = ents;
+			m.u.file_entries.len = (uint32_t)elen;
 			break;
 		}
 		emit(argv[1], &m);

@@ -109,6 +109,14 @@ main(int argc, char *argv[])
 	step_frame(&m);
 	m.u.file_read.path = "../x";
 	step_frame(&m);
+	req(&m, AGENT_FILE_LIST, 8);
+	m.u.file_list.path = "/workspace";
+	m.u.file_list.depth = AGENT_LIST_DEPTH_MAX;
+	m.u.file_list.max = AGENT_LIST_MAX;
+	step_frame(&m);
+	m.u.file_list.path = "d";
+	m.u.file_list.max = 1;
+	step_frame(&m);
 	emit(argv[1]);
 	/* Everything else, once. */
 	for (t = AGENT_PING; t < AGENT_TYPE_MAX; t++) {
@@ -118,6 +126,7 @@ main(int argc, char *argv[])
 		case AGENT_JOB_READ:
 		case AGENT_FILE_READ:
 		case AGENT_FILE_WRITE:
+		case AGENT_FILE_LIST:
 		case AGENT_POWEROFF:
 			continue;
 		case AGENT_SET_TIME:

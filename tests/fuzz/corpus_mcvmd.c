@@ -54,9 +54,12 @@
 #define C_STATUS	"\x00\x00" VMID
 #define C_EXEC(cmd, n)	"\x00\x01" VMID "\x02" "\x00" n cmd SKIP SKIP SKIP
 #define C_OUTPUT	"\x00\x02" VMID "\x00"
-#define C_READ		"\x00\x03" VMID "\x00\x05" "a.txt" SKIP SKIP
-#define C_WRITE		"\x00\x06" VMID "\x00\x05" "a.txt" "\x00\x02" \
+#define C_READ		"\x00\x03" VMID "\x00\x05" "a.txt" SKIP SKIP SKIP
+#define C_WRITE		"\x00\x06" VMID "\x00\x05" "a.txt" SKIP "\x00\x02" \
 			SKIP
+#define C_WRITE_TEXT	"\x00\x06" VMID "\x00\x05" "a.txt" "\x00\x05" \
+			"hello" SKIP SKIP
+#define C_LIST		"\x00\x11" VMID SKIP SKIP
 #define C_SUSPEND	"\x00\x07" VMID "\x02" "\x02"	/* pause, force */
 #define C_RESUME	"\x00\x08" VMID
 #define C_STOP		"\x00\x09" VMID SKIP SKIP
@@ -310,11 +313,28 @@ static void
 file_data(uint64_t size, const void *data, size_t len)
 {
 	struct msg_vmm_file_data m = { .offset = 0, .size = size, .eof = 1,
-	    .data = data, .len = len };
+	    .text = 1, .data = data, .len = len };
 	struct ibuf		*b = msg(IMSG_VMM_FILE_DATA);
 
 	msg_vmm_file_data_put(b, &m);
 	frame(T_WANTED, IMSG_VMM_FILE_DATA, b);
+}
+
+static void
+file_entries(const char *name)
+{
+	static struct msg_vmm_file_entries m;
+	struct ibuf		*b = msg(IMSG_VMM_FILE_ENTRIES);
+
+	m.truncated = 0;
+	m.count = 1;
+	m.ents[0].name = name;
+	m.ents[0].type = AGENT_FTYPE_FILE;
+	m.ents[0].mode = 0644;
+	m.ents[0].size = 5;
+	m.ents[0].mtime = 1700000000;
+	msg_vmm_file_entries_put(b, &m);
+	frame(T_WANTED, IMSG_VMM_FILE_ENTRIES, b);
 }
 
 static void
@@ -504,6 +524,16 @@ monitor_seeds(const char *dir)
 	begin("write");
 	RAW(RUN C_WRITE);
 	file_written(32, 32);
+	write_seed(dir);
+
+	begin("write-text");
+	RAW(RUN C_WRITE_TEXT);
+	file_written(5, 5);
+	write_seed(dir);
+
+	begin("list");
+	RAW(RUN C_LIST);
+	file_entries("a.txt");
 	write_seed(dir);
 
 	begin("suspend");

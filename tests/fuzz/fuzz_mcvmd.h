@@ -21,7 +21,8 @@
 	{ IMSG_VMM_JOB,			"u" },				\
 	{ IMSG_VMM_JOB_STATE,		FZ_STATUS_SHAPE },		\
 	{ IMSG_VMM_JOB_OUTPUT,		FZ_STATUS_SHAPE "UUsuUUsu" },	\
-	{ IMSG_VMM_FILE_DATA,		"UUub" },			\
+	{ IMSG_VMM_FILE_DATA,		"UUuub" },			\
+	{ IMSG_VMM_FILE_ENTRIES,	"uusuuUU" },			\
 	{ IMSG_VMM_FILE_WRITTEN,	"Uu" },				\
 	{ IMSG_VMM_GUEST_INFO_RESULT,	"sssUuuu" },			\
 	{ IMSG_VMM_READY,		"sss" },			\

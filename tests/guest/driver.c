@@ -968,6 +968,175 @@ t_files(void)
 	return expect_output("1000:1000\n1000:1000\n1000:1000\n", "", 0);
 }
 
+/* A listing of path; count and entries in rep, 0 or -1. */
+static int
+file_list(const char *path, uint32_t depth, uint32_t max,
+    struct agent_msg *rep)
+{
+	struct agent_msg	 req;
+
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_FILE_LIST;
+	req.u.file_list.path = path;
+	req.u.file_list.depth = depth;
+	req.u.file_list.max = max;
+	return call(&req, rep);
+}
+
+static int
+t_file_size_at_offset(void)
+{
+	struct agent_msg	 req, rep;
+	static const uint64_t	 offs[] = { 0, 4, 10, 1000 };
+	size_t			 i;
+
+	if (file_write("sized.txt", 0, 0, "0123456789", 10, NULL) == -1)
+		return -1;
+	for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		memset(&req, 0, sizeof(req));
+		req.type = AGENT_FILE_READ;
+		req.u.file_read.path = "sized.txt";
+		req.u.file_read.offset = offs[i];
+		req.u.file_read.length = 2;
+		if (call(&req, &rep) == -1)
+			return -1;
+		if (rep.u.file_data.size != 10)
+			return test_fail("size %llu read at %llu",
+			    (unsigned long long)rep.u.file_data.size,
+			    (unsigned long long)offs[i]);
+		if (rep.u.file_data.len != (offs[i] < 10 ? 2 : 0) ||
+		    rep.u.file_data.eof != (offs[i] >= 8))
+			return test_fail("at %llu: %u bytes, eof %u",
+			    (unsigned long long)offs[i], rep.u.file_data.len,
+			    rep.u.file_data.eof);
+	}
+	return 0;
+}
+
+/* Parents are made beneath /workspace, as the user, never through a link. */
+static int
+t_file_mkdirs(void)
+{
+	struct agent_msg	 req;
+
+	if (file_write("/workspace/made/a/b/c.txt", AGENT_WRITE_MKDIRS, 0,
+	    "c", 1, NULL) == -1)
+		return -1;
+	if (run("stat -c %u:%g:%a made made/a/b made/a/b/c.txt", 1, NULL) ==
+	    -1 || expect_output("1000:1000:755\n1000:1000:755\n"
+	    "1000:1000:644\n", "", 0) == -1)
+		return -1;
+	if (run("ln -sfn /tmp ltmp && mkdir -p made/d && ln -sfn .. made/d/up",
+	    1, NULL) == -1 || expect_output("", "", 0) == -1)
+		return -1;
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_FILE_WRITE;
+	req.u.file_write.flags = AGENT_WRITE_MKDIRS;
+	req.u.file_write.data = (const uint8_t *)"x";
+	req.u.file_write.len = 1;
+	req.u.file_write.path = "ltmp/evil/x";
+	if (call_err(&req, AGENT_ERR_PATH) == -1)
+		return -1;
+	req.u.file_write.path = "made/d/up/up/evil/x";
+	if (call_err(&req, AGENT_ERR_PATH) == -1)
+		return -1;
+	req.u.file_write.path = "/workspace/../tmp/evil/x";
+	if (call_err(&req, AGENT_ERR_PATH) == -1)
+		return -1;
+	if (run("test -e /tmp/evil || test -e made/evil || test -e evil || "
+	    "echo clean", 1, NULL) == -1)
+		return -1;
+	return expect_output("clean\n", "", 0);
+}
+
+static int
+t_file_list(void)
+{
+	static const struct {
+		const char	*name;
+		uint8_t		 type;
+		uint32_t	 mode;
+	} want[] = {
+		{ "a", AGENT_FTYPE_DIR, 0755 },
+		{ "a/b", AGENT_FTYPE_DIR, 0755 },
+		{ "a/b/c", AGENT_FTYPE_DIR, 0755 },
+		{ "a/b/c/d", AGENT_FTYPE_DIR, 0755 },
+		{ "a/g", AGENT_FTYPE_FILE, 0644 },
+		{ "etc", AGENT_FTYPE_SYMLINK, 0777 },
+		{ "f", AGENT_FTYPE_FILE, 0600 },
+		{ "p", AGENT_FTYPE_OTHER, 0644 },
+	};
+	struct agent_msg	 rep, req;
+	struct agent_dirent	 d;
+	const uint8_t		*p;
+	size_t			 left, i;
+
+	if (run("umask 022 && mkdir -p lst/a/b/c/d/e && : > lst/a/g && "
+	    "printf 12345 > lst/f && chmod 600 lst/f && ln -s /etc lst/etc && "
+	    "mkfifo lst/p", 1, NULL) == -1 || expect_output("", "", 0) == -1)
+		return -1;
+	if (file_list("/workspace/lst", AGENT_LIST_DEPTH_MAX, AGENT_LIST_MAX,
+	    &rep) == -1)
+		return -1;
+	if (rep.u.file_entries.count != sizeof(want) / sizeof(want[0]) ||
+	    rep.u.file_entries.truncated)
+		return test_fail("%u entries, truncated %u",
+		    rep.u.file_entries.count, rep.u.file_entries.truncated);
+	p = rep.u.file_entries.entries;
+	left = rep.u.file_entries.len;
+	for (i = 0; i < rep.u.file_entries.count; i++) {
+		if (agent_dirent_next(&p, &left, &d) == -1)
+			return test_fail("entry %zu malformed", i);
+		if (strcmp(d.name, want[i].name) != 0 ||
+		    d.type != want[i].type || d.mode != want[i].mode)
+			return test_fail("entry %zu: %s type %u mode %o; "
+			    "expected %s", i, d.name, d.type, d.mode,
+			    want[i].name);
+		if (strcmp(d.name, "f") == 0 && d.size != 5)
+			return test_fail("f: size %llu",
+			    (unsigned long long)d.size);
+		if (d.mtime < 1000000000)
+			return test_fail("%s: mtime %lld", d.name,
+			    (long long)d.mtime);
+	}
+	/* One level, by default of the host. */
+	if (file_list("lst", 1, AGENT_LIST_MAX, &rep) == -1)
+		return -1;
+	if (rep.u.file_entries.count != 4)
+		return test_fail("depth 1: %u entries",
+		    rep.u.file_entries.count);
+	/* Not through a symlink, not a file, not outside. */
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_FILE_LIST;
+	req.u.file_list.depth = 1;
+	req.u.file_list.max = 1;
+	req.u.file_list.path = "lst/etc";
+	if (call_err(&req, AGENT_ERR_PATH) == -1)
+		return -1;
+	req.u.file_list.path = "/etc";
+	if (call_err(&req, AGENT_ERR_PATH) == -1)
+		return -1;
+	req.u.file_list.path = "lst/f";
+	if (call_err(&req, AGENT_ERR_INVAL) == -1)
+		return -1;
+	req.u.file_list.path = "lst/none";
+	if (call_err(&req, AGENT_ERR_NOENT) == -1)
+		return -1;
+
+	/* A directory of more than the bound: cut, and says so. */
+	if (run("mkdir many && cd many && i=0; while [ $i -lt 600 ]; do "
+	    ": > file-$i; i=$((i + 1)); done", 1, NULL) == -1 ||
+	    expect_output("", "", 0) == -1)
+		return -1;
+	if (file_list("many", 1, AGENT_LIST_MAX, &rep) == -1)
+		return -1;
+	if (rep.u.file_entries.count != AGENT_LIST_MAX ||
+	    !rep.u.file_entries.truncated)
+		return test_fail("many: %u entries, truncated %u",
+		    rep.u.file_entries.count, rep.u.file_entries.truncated);
+	return 0;
+}
+
 static int
 t_escape(void)
 {
@@ -1574,6 +1743,9 @@ static const struct {
 	{ "cancel kills a setsid grandchild", t_cancel_setsid },
 	{ "job_read waits for the job to end", t_job_wait },
 	{ "file write and read back", t_files },
+	{ "a read's size is the file's at any offset", t_file_size_at_offset },
+	{ "writes make parents, never through a symlink", t_file_mkdirs },
+	{ "a listing: depth, types, modes, bounds", t_file_list },
 	{ "symlink and .. escapes refused", t_escape },
 	{ "freeze and thaw, timeout excludes frozen time", t_freeze },
 	{ "set the clock", t_set_time },

@@ -23,6 +23,8 @@ CODEC_WRAP(vmm_file_read)
 CODEC_WRAP(vmm_file_data)
 CODEC_WRAP(vmm_file_write)
 CODEC_WRAP(vmm_file_written)
+CODEC_WRAP(vmm_file_list)
+CODEC_WRAP(vmm_file_entries)
 CODEC_WRAP(vmm_guest_info_result)
 CODEC_WRAP(vmm_set_time)
 CODEC_WRAP(vmm_net_config)
@@ -310,6 +312,7 @@ fill_file_read(void *p)
 	m->path = codec_str(AGENT_PATH_MAX - 1);
 	m->offset = UINT64_MAX;
 	m->length = AGENT_FILE_CHUNK_MAX;
+	m->encoding = VMM_ENC_BASE64;
 }
 
 static int
@@ -320,11 +323,13 @@ over_file_read(void *p, int i)
 	switch (i) {
 	case 0: m->path = codec_str(AGENT_PATH_MAX); break;
 	case 1: m->length = AGENT_FILE_CHUNK_MAX + 1; break;
+	case 2: m->encoding = VMM_ENC_BASE64 + 1; break;
 	default: return -1;
 	}
 	return 0;
 }
 
+/* Text: the largest is all text. */
 static void
 fill_file_data(void *p)
 {
@@ -332,7 +337,8 @@ fill_file_data(void *p)
 
 	m->offset = m->size = UINT64_MAX;
 	m->eof = 1;
-	m->data = codec_bytes(AGENT_FILE_CHUNK_MAX);
+	m->text = 1;
+	m->data = codec_str(AGENT_FILE_CHUNK_MAX);
 	m->len = AGENT_FILE_CHUNK_MAX;
 }
 
@@ -345,8 +351,79 @@ over_file_data(void *p, int i)
 	case 0: m->eof = 2; break;
 	case 1:
 		m->len = AGENT_FILE_CHUNK_MAX + 1;
-		m->data = codec_bytes(m->len);
+		m->data = codec_str(m->len);
 		break;
+	case 2: m->text = 2; break;
+	case 3:
+		/* Bytes that are not UTF-8 (one is 0xff) are not text. */
+		m->data = codec_bytes(AGENT_FILE_CHUNK_MAX);
+		break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_file_list(void *p)
+{
+	struct msg_vmm_file_list	*m = p;
+
+	m->path = codec_str(AGENT_PATH_MAX - 1);
+	m->depth = AGENT_LIST_DEPTH_MAX;
+	m->max = AGENT_LIST_MAX;
+}
+
+static int
+over_file_list(void *p, int i)
+{
+	struct msg_vmm_file_list	*m = p;
+
+	switch (i) {
+	case 0: m->path = codec_str(AGENT_PATH_MAX); break;
+	case 1: m->depth = AGENT_LIST_DEPTH_MAX + 1; break;
+	case 2: m->depth = 0; break;
+	case 3: m->max = AGENT_LIST_MAX + 1; break;
+	case 4: m->max = 0; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+/* Every entry, the names filling their bound together. */
+#define ENTRY_NAME	(VMM_NAMES_MAX / AGENT_LIST_MAX)
+
+static void
+fill_file_entries(void *p)
+{
+	struct msg_vmm_file_entries	*m = p;
+	uint32_t			 i;
+
+	m->truncated = 1;
+	m->count = AGENT_LIST_MAX;
+	for (i = 0; i < m->count; i++) {
+		m->ents[i].name = codec_str(ENTRY_NAME);
+		m->ents[i].type = AGENT_FTYPE_MAX - 1;
+		m->ents[i].mode = 07777;
+		m->ents[i].size = UINT64_MAX;
+		m->ents[i].mtime = INT64_MIN;
+	}
+	m->ents[0].name = codec_str(ENTRY_NAME +
+	    VMM_NAMES_MAX % AGENT_LIST_MAX);
+}
+
+static int
+over_file_entries(void *p, int i)
+{
+	struct msg_vmm_file_entries	*m = p;
+
+	switch (i) {
+	case 0: m->truncated = 2; break;
+	case 1: m->ents[1].name = codec_str(ENTRY_NAME + 1); break;
+	case 2: m->ents[2].name = ""; break;
+	case 3: m->ents[3].type = AGENT_FTYPE_MAX; break;
+	case 4: m->ents[4].type = 0; break;
+	case 5: m->ents[5].mode = 010000; break;
+	case 6: m->ents[6].name = "\xff"; break;
 	default: return -1;
 	}
 	return 0;
@@ -504,6 +581,10 @@ const struct codec codec_vmm[] = {
 	    over_file_write),
 	CODEC(IMSG_VMM_FILE_WRITTEN, vmm_file_written, fill_file_written,
 	    over_file_written),
+	CODEC(IMSG_VMM_FILE_LIST, vmm_file_list, fill_file_list,
+	    over_file_list),
+	CODEC(IMSG_VMM_FILE_ENTRIES, vmm_file_entries, fill_file_entries,
+	    over_file_entries),
 	CODEC0(IMSG_VMM_GUEST_INFO, vmm_guest_info),
 	CODEC(IMSG_VMM_GUEST_INFO_RESULT, vmm_guest_info_result,
 	    fill_guest_info_result, over_guest_info_result),

@@ -483,6 +483,106 @@ Test(agent, files)
 	cr_assert_eq(out.u.file_written.written, 7);
 }
 
+Test(agent, file_list)
+{
+	struct agent_msg	*m, out;
+	struct agent_dirent	 d, back;
+	static uint8_t		 ents[AGENT_LIST_BYTES_MAX];
+	const uint8_t		*p;
+	size_t			 len = 0, left;
+
+	m = msg(AGENT_FILE_LIST);
+	m->u.file_list.path = "src";
+	m->u.file_list.depth = AGENT_LIST_DEPTH_MAX;
+	m->u.file_list.max = AGENT_LIST_MAX;
+	roundtrip(m, &out);
+	cr_assert_str_eq(out.u.file_list.path, "src");
+	cr_assert_eq(out.u.file_list.depth, AGENT_LIST_DEPTH_MAX);
+	cr_assert_eq(out.u.file_list.max, AGENT_LIST_MAX);
+	m->u.file_list.depth = AGENT_LIST_DEPTH_MAX + 1;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	m->u.file_list.depth = 0;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	m->u.file_list.depth = 1;
+	m->u.file_list.max = AGENT_LIST_MAX + 1;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+
+	d.name = "src/a.py";
+	d.type = AGENT_FTYPE_FILE;
+	d.mode = 0644;
+	d.size = 1ULL << 40;
+	d.mtime = -5;
+	cr_assert_eq(agent_dirent_put(ents, sizeof(ents), &len, &d), 0);
+	cr_assert_eq(len, AGENT_DIRENT_LEN(strlen(d.name)));
+	d.name = "src";
+	d.type = AGENT_FTYPE_DIR;
+	cr_assert_eq(agent_dirent_put(ents, sizeof(ents), &len, &d), 0);
+	m = msg(AGENT_REPLY | AGENT_FILE_LIST);
+	m->u.file_entries.truncated = 1;
+	m->u.file_entries.count = 2;
+	m->u.file_entries.entries = ents;
+	m->u.file_entries.len = (uint32_t)len;
+	roundtrip(m, &out);
+	cr_assert_eq(out.u.file_entries.truncated, 1);
+	cr_assert_eq(out.u.file_entries.count, 2);
+	p = out.u.file_entries.entries;
+	left = out.u.file_entries.len;
+	cr_assert_eq(agent_dirent_next(&p, &left, &back), 0);
+	cr_assert_str_eq(back.name, "src/a.py");
+	cr_assert_eq(back.type, AGENT_FTYPE_FILE);
+	cr_assert_eq(back.mode, 0644);
+	cr_assert_eq(back.size, 1ULL << 40);
+	cr_assert_eq(back.mtime, -5);
+	cr_assert_eq(agent_dirent_next(&p, &left, &back), 0);
+	cr_assert_str_eq(back.name, "src");
+	cr_assert_eq(left, 0);
+	cr_assert_eq(agent_dirent_next(&p, &left, &back), -1);
+
+	/* The count must be the entries'; each entry well formed. */
+	m->u.file_entries.count = 3;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	m->u.file_entries.count = 1;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	m->u.file_entries.count = 2;
+	m->u.file_entries.truncated = 2;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	d.type = AGENT_FTYPE_MAX;
+	cr_assert_eq(agent_dirent_put(ents, sizeof(ents), &len, &d), -1);
+	d.type = AGENT_FTYPE_DIR;
+	d.mode = 010000;
+	cr_assert_eq(agent_dirent_put(ents, sizeof(ents), &len, &d), -1);
+	d.mode = 0;
+	d.name = "";
+	cr_assert_eq(agent_dirent_put(ents, sizeof(ents), &len, &d), -1);
+	d.name = "x";
+	len = sizeof(ents) - 3;
+	cr_assert_eq(agent_dirent_put(ents, sizeof(ents), &len, &d), -1);
+	cr_assert_eq(errno, EMSGSIZE);
+	cr_assert_eq(len, sizeof(ents) - 3);
+
+	/* A decoded reply whose entry lies is refused. */
+	len = 0;
+	d.name = "a";
+	cr_assert_eq(agent_dirent_put(ents, sizeof(ents), &len, &d), 0);
+	m->u.file_entries.count = 1;
+	m->u.file_entries.truncated = 0;
+	m->u.file_entries.len = (uint32_t)len;
+	cr_assert_gt(agent_encode(m, buf, sizeof(buf)), 0);
+	/* The entry's type byte, after the header, the reply's u8 and
+	   u32, the bytes' u32 and the name's u32 and two bytes. */
+	buf[AGENT_HDR_LEN + 1 + 4 + 4 + 4 + 2] = AGENT_FTYPE_MAX;
+	{
+		struct agent_hdr	 hdr;
+		int			 n = agent_frame_check(buf,
+					    sizeof(buf), &hdr);
+
+		cr_assert_gt(n, 0);
+		cr_assert_eq(agent_decode(&hdr, buf + AGENT_HDR_LEN, &out),
+		    -1);
+		cr_assert_eq(errno, EBADMSG);
+	}
+}
+
 Test(agent, lifecycle)
 {
 	struct agent_msg *m, out;

@@ -131,6 +131,7 @@ Test(agent_relay, other_requests_at_their_bounds)
 				    AGENT_WAIT_MAX_MS };
 	struct msg_vmm_file_read fr;
 	struct msg_vmm_file_write fw;
+	struct msg_vmm_file_list fl;
 	struct msg_vmm_set_time	 st = { INT64_MAX, VMM_NSEC_MAX };
 	struct msg_vmm_net_config nc;
 	struct agent_msg	 m, back;
@@ -150,6 +151,7 @@ Test(agent_relay, other_requests_at_their_bounds)
 	fr.path = path;
 	fr.offset = UINT64_MAX;
 	fr.length = AGENT_FILE_CHUNK_MAX;
+	fr.encoding = VMM_ENC_BASE64;
 	agent_req_file_read(&fr, &m);
 	agent_roundtrip(&m, &back);
 	cr_assert_str_eq(back.u.file_read.path, path);
@@ -167,6 +169,16 @@ Test(agent_relay, other_requests_at_their_bounds)
 	cr_assert_eq(back.u.file_write.flags, AGENT_WRITE_FLAGS);
 	cr_assert_eq(back.u.file_write.mode, 07777);
 	cr_assert_eq(back.u.file_write.len, sizeof(data));
+
+	fl.path = path;
+	fl.depth = AGENT_LIST_DEPTH_MAX;
+	fl.max = AGENT_LIST_MAX;
+	agent_req_file_list(&fl, &m);
+	agent_roundtrip(&m, &back);
+	cr_assert_eq(back.type, AGENT_FILE_LIST);
+	cr_assert_str_eq(back.u.file_list.path, path);
+	cr_assert_eq(back.u.file_list.depth, AGENT_LIST_DEPTH_MAX);
+	cr_assert_eq(back.u.file_list.max, AGENT_LIST_MAX);
 
 	agent_req_set_time(&st, &m);
 	agent_roundtrip(&m, &back);
@@ -377,6 +389,129 @@ Test(agent_relay, file_replies)
 	cr_assert_eq(w.written, AGENT_FILE_CHUNK_MAX);
 	m.u.file_written.written = AGENT_FILE_CHUNK_MAX + 1;
 	cr_assert_eq(relay(IMSG_VMM_FILE_WRITTEN, &m, 0), -1);
+}
+
+/* The file data of bytes p[0..len) as relayed with enc. */
+static struct msg_vmm_file_data
+file_relayed(const char *p, size_t len, int eof, uint32_t enc)
+{
+	struct msg_vmm_file_data d;
+	struct agent_msg	 m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = AGENT_REPLY | AGENT_FILE_READ;
+	m.u.file_data.offset = 10;
+	m.u.file_data.size = 100;
+	m.u.file_data.eof = eof;
+	m.u.file_data.data = (const uint8_t *)p;
+	m.u.file_data.len = (uint32_t)len;
+	cr_assert_eq(relay(IMSG_VMM_FILE_DATA, &m, enc), 0);
+	cr_assert_eq(msg_vmm_file_data_get(&cur_imsg, &d), 0);
+	return d;
+}
+
+Test(agent_relay, file_text_or_bytes)
+{
+	struct msg_vmm_file_data d;
+
+	d = file_relayed("h\xc3\xa9 \xe2\x82\xac", 7, 1, VMM_ENC_UTF8);
+	cr_assert_eq(d.text, 1);
+	cr_assert_eq(d.len, 7);
+	cr_assert_eq(d.eof, 1);
+	/* Asked for base64: the bytes, whatever they are. */
+	d = file_relayed("abc", 3, 1, VMM_ENC_BASE64);
+	cr_assert_eq(d.text, 0);
+	cr_assert_eq(d.len, 3);
+	/* A character cut by the length read waits for the next read. */
+	d = file_relayed("ab\xe2\x82", 4, 0, VMM_ENC_UTF8);
+	cr_assert_eq(d.text, 1);
+	cr_assert_eq(d.len, 2);
+	cr_assert_eq(d.eof, 0);
+	d = file_relayed("ab\xf0\x9f\x98", 5, 0, VMM_ENC_UTF8);
+	cr_assert_eq(d.text, 1);
+	cr_assert_eq(d.len, 2);
+	d = file_relayed("ab\xc3", 3, 0, VMM_ENC_UTF8);
+	cr_assert_eq(d.len, 2);
+	/* Cut by the file's end, it is no text. */
+	d = file_relayed("ab\xe2\x82", 4, 1, VMM_ENC_UTF8);
+	cr_assert_eq(d.text, 0);
+	cr_assert_eq(d.len, 4);
+	/* Only part of a character read: the bytes, so the caller moves
+	   on. */
+	d = file_relayed("\xe2\x82", 2, 0, VMM_ENC_UTF8);
+	cr_assert_eq(d.text, 0);
+	cr_assert_eq(d.len, 2);
+	/* Not UTF-8, or NUL: bytes. */
+	d = file_relayed("ab\xff" "cd", 5, 1, VMM_ENC_UTF8);
+	cr_assert_eq(d.text, 0);
+	d = file_relayed("ab\0cd", 5, 1, VMM_ENC_UTF8);
+	cr_assert_eq(d.text, 0);
+	d = file_relayed("\xed\xa0\x80", 3, 0, VMM_ENC_UTF8);
+	cr_assert_eq(d.text, 0);	/* a surrogate */
+	/* A whole character at the end is kept. */
+	d = file_relayed("ab\xe2\x82\xac", 5, 0, VMM_ENC_UTF8);
+	cr_assert_eq(d.text, 1);
+	cr_assert_eq(d.len, 5);
+	d = file_relayed("", 0, 1, VMM_ENC_UTF8);
+	cr_assert_eq(d.text, 1);
+	cr_assert_eq(d.len, 0);
+}
+
+Test(agent_relay, file_entries)
+{
+	static uint8_t			 ents[AGENT_LIST_BYTES_MAX];
+	static struct msg_vmm_file_entries e;
+	static char			 name[AGENT_PATH_MAX];
+	struct agent_dirent		 d;
+	struct agent_msg		 m;
+	size_t				 len = 0, n, i;
+
+	memset(&d, 0, sizeof(d));
+	d.name = "ok/\xff\xfe.txt";
+	d.type = AGENT_FTYPE_SYMLINK;
+	d.mode = 0777;
+	d.size = 12;
+	d.mtime = 1700000000;
+	cr_assert_eq(agent_dirent_put(ents, sizeof(ents), &len, &d), 0);
+	memset(&m, 0, sizeof(m));
+	m.type = AGENT_REPLY | AGENT_FILE_LIST;
+	m.u.file_entries.count = 1;
+	m.u.file_entries.truncated = 1;
+	m.u.file_entries.entries = ents;
+	m.u.file_entries.len = (uint32_t)len;
+	cr_assert_eq(relay(IMSG_VMM_FILE_ENTRIES, &m, 0), 0);
+	cr_assert_eq(msg_vmm_file_entries_get(&cur_imsg, &e), 0);
+	cr_assert_eq(e.count, 1);
+	cr_assert_eq(e.truncated, 1);
+	cr_assert_str_eq(e.ents[0].name,
+	    "ok/\xef\xbf\xbd\xef\xbf\xbd.txt");
+	cr_assert_eq(e.ents[0].type, AGENT_FTYPE_SYMLINK);
+	cr_assert_eq(e.ents[0].mode, 0777);
+	cr_assert_eq(e.ents[0].size, 12);
+	cr_assert_eq(e.ents[0].mtime, 1700000000);
+
+	/* A count the entries do not fill. */
+	m.u.file_entries.count = 2;
+	cr_assert_eq(relay(IMSG_VMM_FILE_ENTRIES, &m, 0), -1);
+	/* The answer to another request. */
+	m.u.file_entries.count = 1;
+	cr_assert_eq(relay(IMSG_VMM_FILE_DATA, &m, 0), -1);
+
+	/* The largest listing, every name's byte made U+FFFD, fits. */
+	memset(name, 0xff, sizeof(name));
+	n = AGENT_LIST_BYTES_MAX / AGENT_LIST_MAX - AGENT_DIRENT_LEN(0);
+	name[n] = '\0';
+	len = 0;
+	d.name = name;
+	for (i = 0; i < AGENT_LIST_MAX; i++)
+		cr_assert_eq(agent_dirent_put(ents, sizeof(ents), &len, &d),
+		    0);
+	m.u.file_entries.count = AGENT_LIST_MAX;
+	m.u.file_entries.len = (uint32_t)len;
+	cr_assert_eq(relay(IMSG_VMM_FILE_ENTRIES, &m, 0), 0);
+	cr_assert_eq(msg_vmm_file_entries_get(&cur_imsg, &e), 0);
+	cr_assert_eq(e.count, AGENT_LIST_MAX);
+	cr_assert_eq(strlen(e.ents[AGENT_LIST_MAX - 1].name), 3 * n);
 }
 
 /* The guest's strings, whatever they hold, reach mcvmd as UTF-8. */

@@ -279,3 +279,158 @@ Test(path, mkdirs)
 	cr_assert_eq(ws_write(root, "x/y/w", AGENT_WRITE_MKDIRS, 0, 0, "w", 1,
 	    NULL, &size), 0);
 }
+
+/* A parent on the way that is a symlink is never created through. */
+Test(path, mkdirs_never_through_a_symlink)
+{
+	uint64_t	 size;
+	struct stat	 st;
+	char		 path[256];
+
+	cr_assert_eq(ws_write(root, "up/x/new.txt", AGENT_WRITE_MKDIRS, 0, 0,
+	    "z", 1, NULL, &size), -1);
+	cr_assert_eq(errno, ELOOP);
+	snprintf(path, sizeof(path), "%s/x", top);
+	cr_assert_eq(stat(path, &st), -1);
+	cr_assert_eq(ws_write(root, "sub/../up/y/n", AGENT_WRITE_MKDIRS, 0, 0,
+	    "z", 1, NULL, &size), -1);
+	snprintf(path, sizeof(path), "%s/y", top);
+	cr_assert_eq(stat(path, &st), -1);
+	cr_assert_eq(ws_write(root, "abs/mcvm-x/n", AGENT_WRITE_MKDIRS, 0, 0,
+	    "z", 1, NULL, &size), -1);
+	cr_assert_eq(errno, ELOOP);
+	cr_assert_eq(stat("/etc/mcvm-x", &st), -1);
+	/* A file where a directory would be made is no directory. */
+	cr_assert_eq(ws_write(root, "sub/a.txt/b", AGENT_WRITE_MKDIRS, 0, 0,
+	    "z", 1, NULL, &size), -1);
+	cr_assert_eq(errno, ENOTDIR);
+}
+
+/* The size is the file's, whatever the offset read from. */
+Test(path, size_for_any_offset)
+{
+	uint64_t	 size = 0;
+
+	cr_assert_eq(rd("sub/a.txt", 4, 2, &size), 2);
+	cr_assert_eq(size, 10);
+	cr_assert_eq(rd("sub/a.txt", 10, 2, &size), 0);
+	cr_assert_eq(size, 10);
+	cr_assert_eq(rd("sub/a.txt", 1000, 2, &size), 0);
+	cr_assert_eq(size, 10);
+}
+
+static struct ws_list	 lst;
+
+static const struct ws_entry *
+entry(const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < lst.n; i++)
+		if (strcmp(lst.ents[i].name, name) == 0)
+			return &lst.ents[i];
+	return NULL;
+}
+
+Test(path, list_one_level)
+{
+	const struct ws_entry	*e;
+
+	cr_assert_eq(ws_list(root, ".", 1, AGENT_LIST_MAX, &lst), 0);
+	cr_assert_eq(lst.n, 4);		/* sub, up, abs, inner */
+	cr_assert_eq(lst.truncated, 0);
+	cr_assert_str_eq(lst.ents[0].name, "abs");	/* sorted */
+	cr_assert_str_eq(lst.ents[3].name, "up");
+	cr_assert_not_null(e = entry("sub"));
+	cr_assert_eq(e->type, AGENT_FTYPE_DIR);
+	cr_assert_eq(e->mode, 0755);
+	cr_assert_not_null(e = entry("up"));
+	cr_assert_eq(e->type, AGENT_FTYPE_SYMLINK);
+	cr_assert_null(entry("sub/a.txt"));
+	cr_assert_null(entry("up/secret"));
+}
+
+Test(path, list_deeper_never_follows_symlinks)
+{
+	const struct ws_entry	*e;
+	char			 path[256];
+
+	snprintf(path, sizeof(path), "%s/sub/deeper", ws);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/sub/deeper/fifo", ws);
+	cr_assert_eq(mkfifo(path, 0600), 0);
+	cr_assert_eq(ws_list(root, ".", AGENT_LIST_DEPTH_MAX, AGENT_LIST_MAX,
+	    &lst), 0);
+	cr_assert_eq(lst.n, 7);
+	cr_assert_not_null(e = entry("sub/a.txt"));
+	cr_assert_eq(e->type, AGENT_FTYPE_FILE);
+	cr_assert_eq(e->size, 10);
+	cr_assert_eq(e->mode, 0640);
+	cr_assert_gt(e->mtime, 0);
+	cr_assert_not_null(e = entry("sub/deeper/fifo"));
+	cr_assert_eq(e->type, AGENT_FTYPE_OTHER);
+	/* '/' sorts first: a directory's entries follow it at once. */
+	cr_assert_str_eq(lst.ents[2].name, "sub");
+	cr_assert_str_eq(lst.ents[3].name, "sub/a.txt");
+	cr_assert_str_eq(lst.ents[4].name, "sub/deeper");
+	cr_assert_str_eq(lst.ents[5].name, "sub/deeper/fifo");
+	cr_assert_str_eq(lst.ents[6].name, "up");
+	/* Not through up (..) nor abs (/etc). */
+	for (size_t i = 0; i < lst.n; i++)
+		cr_assert_eq(strncmp(lst.ents[i].name, "up/", 3) != 0 &&
+		    strncmp(lst.ents[i].name, "abs/", 4) != 0, 1, "%s",
+		    lst.ents[i].name);
+
+	/* Depth 2 stops above sub/deeper's entries. */
+	cr_assert_eq(ws_list(root, ".", 2, AGENT_LIST_MAX, &lst), 0);
+	cr_assert_eq(lst.n, 6);
+	cr_assert_null(entry("sub/deeper/fifo"));
+
+	/* A subdirectory, named as the agent gets it. */
+	cr_assert_eq(ws_list(root, ws_relpath("/workspace/sub",
+	    "/workspace"), 1, AGENT_LIST_MAX, &lst), 0);
+	cr_assert_eq(lst.n, 2);
+	cr_assert_str_eq(lst.ents[0].name, "a.txt");
+}
+
+Test(path, list_bounded_and_refused)
+{
+	cr_assert_eq(ws_list(root, ".", AGENT_LIST_DEPTH_MAX, 2, &lst), 0);
+	cr_assert_eq(lst.n, 2);
+	cr_assert_eq(lst.truncated, 1);
+	/* The upper level first: a cut list keeps it. */
+	cr_assert_null(entry("sub/a.txt"));
+
+	cr_assert_eq(ws_list(root, "up", 1, AGENT_LIST_MAX, &lst), -1);
+	cr_assert_eq(errno, ELOOP);
+	cr_assert_eq(ws_list(root, "../", 1, AGENT_LIST_MAX, &lst), -1);
+	cr_assert_eq(errno, EXDEV);
+	cr_assert_eq(ws_list(root, "sub/a.txt", 1, AGENT_LIST_MAX, &lst), -1);
+	cr_assert_eq(errno, ENOTDIR);
+	cr_assert_eq(ws_list(root, "missing", 1, AGENT_LIST_MAX, &lst), -1);
+	cr_assert_eq(errno, ENOENT);
+	cr_assert_eq(ws_list(root, ".", 0, AGENT_LIST_MAX, &lst), -1);
+	cr_assert_eq(errno, EINVAL);
+	cr_assert_eq(ws_list(root, ".", AGENT_LIST_DEPTH_MAX + 1,
+	    AGENT_LIST_MAX, &lst), -1);
+	cr_assert_eq(ws_list(root, ".", 1, AGENT_LIST_MAX + 1, &lst), -1);
+}
+
+/* Many entries: the count bound holds, and they fit the wire bound. */
+Test(path, list_full_directory)
+{
+	char	 path[256];
+	size_t	 i;
+	int	 fd;
+
+	for (i = 0; i < AGENT_LIST_MAX + 10; i++) {
+		snprintf(path, sizeof(path), "%s/sub/f%04zu", ws, i);
+		fd = open(path, O_WRONLY | O_CREAT, 0600);
+		cr_assert_geq(fd, 0);
+		close(fd);
+	}
+	cr_assert_eq(ws_list(root, "sub", 1, AGENT_LIST_MAX, &lst), 0);
+	cr_assert_eq(lst.n, AGENT_LIST_MAX);
+	cr_assert_eq(lst.truncated, 1);
+	cr_assert_leq(lst.bytes, AGENT_LIST_BYTES_MAX);
+}

@@ -61,7 +61,7 @@ Test(tools, table_is_consistent)
 {
 	size_t	 i, k, m;
 
-	cr_assert_eq(TOOL_COUNT, 34);
+	cr_assert_eq(TOOL_COUNT, 35);
 	for (i = 0; i < TOOL_COUNT; i++) {
 		const struct tool_desc *t = &tool_table[i];
 
@@ -243,13 +243,15 @@ Test(tools, value_checks)
 
 	v = (struct tool_value){ .present = 1 };
 	for (const char *const *p = (const char *const[]){ "a", "a/b.txt",
-	    "./x", "a..b", NULL }; *p; p++) {
+	    "./x", "a..b", "/workspace", "/workspace/", "/workspace/src/a.py",
+	    NULL }; *p; p++) {
 		v.s = *p;
 		cr_assert_eq(tool_value_check(path, &v, err,
 		    sizeof(err)), 0, "%s", *p);
 	}
 	for (const char *const *p = (const char *const[]){ "/etc/passwd",
-	    "..", "a/../../b", "a/..", "x\ny", "", "\xff", NULL }; *p; p++) {
+	    "..", "a/../../b", "a/..", "x\ny", "", "\xff", "/workspacex/a",
+	    "/workspace/../etc", "/", "/work", NULL }; *p; p++) {
 		v.s = *p;
 		cr_assert_eq(tool_value_check(path, &v, err,
 		    sizeof(err)), -1, "%s", *p);
@@ -461,6 +463,10 @@ Test(tools, descriptions_quote_the_constants)
 	    TOOL_FILE_MAX / 1024, " KiB)"));
 	cr_assert(mentions(described("vm_write_file"), "at most ",
 	    TOOL_FILE_MAX / 1024, " KiB"));
+	cr_assert(mentions(described("vm_list_files"), "At most ",
+	    AGENT_LIST_MAX, " entries"));
+	cr_assert(mentions(described("vm_list_files"), "(at most ",
+	    AGENT_LIST_DEPTH_MAX, ")"));
 	cr_assert(mentions(described("vm_status"), "at most ",
 	    VM_STATUS_JOBS_MAX, ", newest first"));
 	cr_assert(mentions(described("vm_status"), "cut to ",

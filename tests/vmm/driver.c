@@ -76,6 +76,7 @@ union reply {
 	struct msg_vmm_job_output	 output;
 	struct msg_vmm_file_data	 data;
 	struct msg_vmm_file_written	 written;
+	struct msg_vmm_file_entries	 entries;
 	struct msg_vmm_guest_info_result info;
 	struct msg_vmm_qmp_state	 qmp;
 	struct msg_vmm_ok		 ok;
@@ -409,6 +410,9 @@ send_req(uint32_t type, const union vmm_args *a, struct peer_call *c)
 	case IMSG_VMM_FILE_WRITE:
 		msg_vmm_file_write_put(b, &a->file_write);
 		break;
+	case IMSG_VMM_FILE_LIST:
+		msg_vmm_file_list_put(b, &a->file_list);
+		break;
 	case IMSG_VMM_SET_TIME:
 		msg_vmm_set_time_put(b, &a->set_time);
 		break;
@@ -454,6 +458,8 @@ cur_get(union reply *rep)
 		return msg_vmm_file_data_get(im, &rep->data);
 	case IMSG_VMM_FILE_WRITTEN:
 		return msg_vmm_file_written_get(im, &rep->written);
+	case IMSG_VMM_FILE_ENTRIES:
+		return msg_vmm_file_entries_get(im, &rep->entries);
 	case IMSG_VMM_GUEST_INFO_RESULT:
 		return msg_vmm_guest_info_result_get(im, &rep->info);
 	case IMSG_VMM_QMP_STATE:
@@ -700,6 +706,92 @@ t_files(void)
 	    memcmp(rep.data.data, data, sizeof(data)) != 0)
 		return test_fail("read back %zu bytes, differing",
 		    rep.data.len);
+	if (rep.data.text)
+		return test_fail("bytes that are not UTF-8 given as text");
+	return 0;
+}
+
+/* The monitor tells text from bytes, and holds a cut character back. */
+static int
+t_file_text(void)
+{
+	static const char	 text[] = "h\xc3\xa9 \xe2\x82\xac\n";
+	union vmm_args		 req;
+	union reply		 rep;
+
+	memset(&req, 0, sizeof(req));
+	req.file_write.path = "/workspace/vmm-test/text/t.txt";
+	req.file_write.flags = AGENT_WRITE_MKDIRS;
+	req.file_write.data = text;
+	req.file_write.len = sizeof(text) - 1;
+	if (call(IMSG_VMM_FILE_WRITE, &req, &rep) == -1)
+		return -1;
+	memset(&req, 0, sizeof(req));
+	req.file_read.path = "vmm-test/text/t.txt";
+	req.file_read.length = AGENT_FILE_CHUNK_MAX;
+	req.file_read.encoding = VMM_ENC_UTF8;
+	if (call(IMSG_VMM_FILE_READ, &req, &rep) == -1)
+		return -1;
+	if (!rep.data.text || rep.data.len != sizeof(text) - 1 ||
+	    !rep.data.eof || memcmp(rep.data.data, text, rep.data.len) != 0)
+		return test_fail("whole: text %u, %zu bytes, eof %u",
+		    rep.data.text, rep.data.len, rep.data.eof);
+	/* 6 bytes end inside the euro sign: 4 come back. */
+	req.file_read.length = 6;
+	if (call(IMSG_VMM_FILE_READ, &req, &rep) == -1)
+		return -1;
+	if (!rep.data.text || rep.data.len != 4 || rep.data.eof ||
+	    rep.data.size != sizeof(text) - 1)
+		return test_fail("cut: text %u, %zu bytes, eof %u, size %llu",
+		    rep.data.text, rep.data.len, rep.data.eof,
+		    (unsigned long long)rep.data.size);
+	req.file_read.offset = 4;
+	req.file_read.length = AGENT_FILE_CHUNK_MAX;
+	if (call(IMSG_VMM_FILE_READ, &req, &rep) == -1)
+		return -1;
+	if (!rep.data.text || rep.data.len != 4 || !rep.data.eof ||
+	    memcmp(rep.data.data, "\xe2\x82\xac\n", 4) != 0)
+		return test_fail("rest: text %u, %zu bytes", rep.data.text,
+		    rep.data.len);
+	/* base64 asked: bytes, whatever they are. */
+	req.file_read.offset = 0;
+	req.file_read.encoding = VMM_ENC_BASE64;
+	if (call(IMSG_VMM_FILE_READ, &req, &rep) == -1)
+		return -1;
+	if (rep.data.text || rep.data.len != sizeof(text) - 1)
+		return test_fail("base64: text %u, %zu bytes", rep.data.text,
+		    rep.data.len);
+	return 0;
+}
+
+static int
+t_file_list(void)
+{
+	union vmm_args		 req;
+	union reply		 rep;
+
+	memset(&req, 0, sizeof(req));
+	req.file_list.path = "/workspace/vmm-test";
+	req.file_list.depth = 2;
+	req.file_list.max = AGENT_LIST_MAX;
+	if (call(IMSG_VMM_FILE_LIST, &req, &rep) == -1)
+		return -1;
+	if (rep.entries.count != 3 || rep.entries.truncated)
+		return test_fail("%u entries", rep.entries.count);
+	if (strcmp(rep.entries.ents[0].name, "data.bin") != 0 ||
+	    rep.entries.ents[0].type != AGENT_FTYPE_FILE ||
+	    rep.entries.ents[0].size != AGENT_FILE_CHUNK_MAX ||
+	    strcmp(rep.entries.ents[1].name, "text") != 0 ||
+	    rep.entries.ents[1].type != AGENT_FTYPE_DIR ||
+	    strcmp(rep.entries.ents[2].name, "text/t.txt") != 0)
+		return test_fail("entries %s, %s, %s",
+		    rep.entries.ents[0].name, rep.entries.ents[1].name,
+		    rep.entries.ents[2].name);
+	req.file_list.path = "vmm-test/data.bin";
+	if (call(IMSG_VMM_FILE_LIST, &req, &rep) == 0)
+		return test_fail("a file listed as a directory");
+	if (cur_error() != AGENT_ERR_INVAL)
+		return test_fail("error %u, expected INVAL", cur_error());
 	return 0;
 }
 
@@ -1388,6 +1480,9 @@ main(int argc, char *argv[])
 		    "empty root", t_proc());
 		test_report("exec python3 prints 4", t_exec());
 		test_report("file write and read back 128 KiB", t_files());
+		test_report("file text, a cut character held back",
+		    t_file_text());
+		test_report("file list", t_file_list());
 		test_report("guest info", t_info());
 		test_report("agent error relayed", t_agent_error());
 		test_report("pause, paused, cont", t_pause());

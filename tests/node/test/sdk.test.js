@@ -16,6 +16,7 @@ const CATALOGUE = [
 	'image_list', 'image_create', 'image_info', 'image_convert',
 	'image_resize', 'image_delete', 'image_snapshot_create',
 	'image_snapshot_apply', 'image_snapshot_delete', 'image_snapshot_list',
+	'vm_list_files',
 ];
 
 async function connect(token = env.token) {
@@ -61,6 +62,57 @@ test('SDK client lists the whole catalogue with schemas', async () => {
 	    ['request_id']);
 	assert.deepEqual(byName.vm_create.inputSchema.properties.network.enum,
 	    ['off', 'on']);
+	await client.close();
+});
+
+test('the file tools say what they take and give', async () => {
+	const { client } = await connect();
+	const { tools } = await client.listTools();
+	const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+	const rd = byName.vm_read_file, wr = byName.vm_write_file;
+	const ls = byName.vm_list_files;
+	assert.deepEqual(rd.inputSchema.properties.encoding.enum,
+	    ['utf-8', 'base64']);
+	assert.deepEqual(Object.keys(rd.outputSchema.properties).sort(),
+	    ['bytes', 'content', 'content_base64', 'encoding', 'eof',
+	    'next_offset', 'offset', 'path', 'size']);
+	assert.deepEqual(rd.outputSchema.required.sort(), ['bytes',
+	    'encoding', 'eof', 'next_offset', 'offset', 'path', 'size']);
+	// Either contents, neither required by the schema: one, said in
+	// their docs and checked by the server.
+	assert.deepEqual(wr.inputSchema.required.sort(), ['path', 'vm_id']);
+	assert.equal(wr.inputSchema.properties.content.type, 'string');
+	assert.match(wr.inputSchema.properties.content.description,
+	    /not both/);
+	assert.match(wr.description, /exactly one/);
+	assert.match(wr.description, /parent directories are created/);
+	assert.deepEqual(Object.keys(wr.outputSchema.properties).sort(),
+	    ['path', 'size', 'written']);
+	assert.equal(ls.annotations.readOnlyHint, true);
+	assert.deepEqual(ls.inputSchema.required, ['vm_id']);
+	assert.equal(ls.inputSchema.properties.depth.minimum, 1);
+	assert.equal(ls.inputSchema.properties.depth.maximum, 4);
+	assert.match(ls.description, /At most 512 entries/);
+	const item = ls.outputSchema.properties.entries.items;
+	assert.deepEqual(Object.keys(item.properties).sort(),
+	    ['mode', 'mtime', 'name', 'size', 'type']);
+	assert.deepEqual(item.properties.type.enum,
+	    ['file', 'dir', 'symlink', 'other']);
+	assert.deepEqual(ls.outputSchema.required.sort(),
+	    ['entries', 'path', 'truncated']);
+	// A path outside /workspace is refused before anything runs.
+	for (const path of ['/etc', '../x', '/workspacex']) {
+		let text;
+		try {
+			const r = await client.callTool({ name: 'vm_list_files',
+			    arguments: { vm_id: 'vm-0000000000000000', path } });
+			assert.ok(r.isError, path);
+			text = r.content[0].text;
+		} catch (e) {
+			text = e.message;	/* invalid params */
+		}
+		assert.match(text, /relative to \/workspace/, path);
+	}
 	await client.close();
 });
 

@@ -330,8 +330,98 @@ test('files round-trip byte for byte', async () => {
 	    append: true });
 	const r2 = await call(alice, 'vm_read_file', { vm_id: vm,
 	    path: 'dir-less.bin', offset: 4096 });
-	assert.equal(Buffer.from(r2.content_base64, 'base64').toString(),
-	    'tail');
+	assert.equal(r2.encoding, 'utf-8');
+	assert.equal(r2.content, 'tail');
+	assert.equal(r2.size, 4100, 'the whole file, read at any offset');
+	assert.equal(r.encoding, 'base64');
+	assert.equal(r.content, undefined);
+});
+
+test('text files: new directories, absolute paths, cut characters',
+    async () => {
+	const w = await call(alice, 'vm_write_file', { vm_id: vm,
+	    path: '/workspace/pkg/src/mod/a.py',
+	    content: 'print("h\u00e9 \u20ac")\n' });
+	assert.equal(w.written, 17);
+	assert.equal(w.size, 17);
+	const o = await run('python3 pkg/src/mod/a.py && ' +
+	    'stat -c %u pkg pkg/src pkg/src/mod/a.py');
+	assert.equal(o.stdout, 'h\u00e9 \u20ac\n1000\n1000\n1000\n');
+	const r = await call(alice, 'vm_read_file', { vm_id: vm,
+	    path: 'pkg/src/mod/a.py' });
+	assert.equal(r.encoding, 'utf-8');
+	assert.equal(r.content, 'print("h\u00e9 \u20ac")\n');
+	assert.equal(r.eof, true);
+	assert.equal(r.next_offset, 17);
+	// 13 bytes end inside the euro sign: it waits for the next call.
+	const c1 = await call(alice, 'vm_read_file', { vm_id: vm,
+	    path: 'pkg/src/mod/a.py', max_bytes: 13 });
+	assert.equal(c1.content, 'print("h\u00e9 ');
+	assert.equal(c1.bytes, 11);
+	assert.equal(c1.next_offset, 11);
+	assert.equal(c1.eof, false);
+	assert.equal(c1.size, 17);
+	const c2 = await call(alice, 'vm_read_file', { vm_id: vm,
+	    path: 'pkg/src/mod/a.py', offset: c1.next_offset });
+	assert.equal(c2.content, '\u20ac")\n');
+	assert.equal(c2.eof, true);
+	const b = await call(alice, 'vm_read_file', { vm_id: vm,
+	    path: '/workspace/pkg/src/mod/a.py', encoding: 'base64' });
+	assert.equal(b.encoding, 'base64');
+	assert.equal(Buffer.from(b.content_base64, 'base64').toString(),
+	    r.content);
+	// An empty file is text too.
+	await call(alice, 'vm_write_file', { vm_id: vm,
+	    path: 'pkg/src/__init__.py', content: '' });
+	const e = await call(alice, 'vm_read_file', { vm_id: vm,
+	    path: 'pkg/src/__init__.py' });
+	assert.equal(e.content, '');
+	assert.equal(e.size, 0);
+	assert.equal(e.eof, true);
+});
+
+test('vm_write_file takes exactly one of content and content_base64',
+    async () => {
+	const both = await refused(alice, 'vm_write_file', { vm_id: vm,
+	    path: 'x.txt', content: 'x', content_base64: 'eA==' });
+	assert.match(both, /not both/);
+	const none = await refused(alice, 'vm_write_file', { vm_id: vm,
+	    path: 'x.txt' });
+	assert.match(none, /content_base64/);
+	const o = await run('test -e x.txt || echo none');
+	assert.equal(o.stdout, 'none\n');
+});
+
+test('vm_list_files shows a tree without a shell', async () => {
+	await run('mkdir -p pkg/tests && chmod 700 pkg/tests && ' +
+	    'ln -s /etc pkg/etc');
+	const l = await call(alice, 'vm_list_files', { vm_id: vm,
+	    path: 'pkg', depth: 3 });
+	assert.equal(l.truncated, false);
+	assert.deepEqual(l.entries.map((e) => [e.name, e.type]), [
+		['etc', 'symlink'], ['src', 'dir'], ['src/__init__.py', 'file'],
+		['src/mod', 'dir'], ['src/mod/a.py', 'file'], ['tests', 'dir'],
+	]);
+	const a = l.entries.find((e) => e.name === 'src/mod/a.py');
+	assert.equal(a.size, 17);
+	assert.equal(a.mode, '0644');
+	assert.ok(Math.abs(a.mtime - Date.now() / 1000) < 3600, 'mtime');
+	assert.equal(l.entries.find((e) => e.name === 'tests').mode, '0700');
+	const top = await call(alice, 'vm_list_files', { vm_id: vm });
+	assert.equal(top.path, '.');
+	assert.ok(top.entries.some((e) => e.name === 'pkg' &&
+	    e.type === 'dir'));
+	assert.ok(!top.entries.some((e) => e.name.includes('/')));
+	const abs = await call(alice, 'vm_list_files', { vm_id: vm,
+	    path: '/workspace/pkg/src', depth: 1 });
+	assert.deepEqual(abs.entries.map((e) => e.name),
+	    ['__init__.py', 'mod']);
+	const link = await refused(alice, 'vm_list_files', { vm_id: vm,
+	    path: 'pkg/etc' });
+	assert.match(link, /symbolic link/);
+	const file = await refused(alice, 'vm_list_files', { vm_id: vm,
+	    path: 'pkg/src/mod/a.py' });
+	assert.match(file, /not a directory/);
 });
 
 test('a symlink out of /workspace is refused', async () => {
@@ -405,6 +495,7 @@ test('another workspace cannot reach the VM through any tool', async () => {
 		vm_job_cancel: { job_id: job },
 		vm_read_file: { path: 'fib.py' },
 		vm_write_file: { path: 'x', content_base64: 'eA==' },
+		vm_list_files: {},
 	};
 	for (const [name, extra] of Object.entries(tools)) {
 		const theirs = await refused(bob, name, { vm_id: vm, ...extra });
