@@ -29,7 +29,8 @@ fuzz-qmp_CFLAGS := -Ivmm
 FUZZ_TARGETS += fuzz-front
 fuzz-front_SRCS := tests/fuzz/fuzz_front.c frontd/httpparse.c \
 	frontd/catalog.c common/tools.c common/validate.c common/msg.c \
-	common/imsg.c common/b64.c common/log.c common/utf8.c
+	common/imsg.c common/b64.c common/log.c common/utf8.c \
+	common/jschema.c
 fuzz-front_PKGS := jansson libevent openssl
 fuzz-front_CFLAGS := -Ifrontd
 
@@ -43,7 +44,7 @@ fuzz-mcp_SRCS = tests/fuzz/fuzz_mcp.c \
 	    $(mcvm-frontd_SRCS)) \
 	common/tools.c common/validate.c common/msg.c common/msg_front.c \
 	common/imsg.c common/b64.c common/log.c common/hash.c common/utf8.c \
-	common/config.c
+	common/config.c common/jschema.c
 fuzz-mcp_PKGS := jansson libevent libcrypto
 fuzz-mcp_CFLAGS := -Ifrontd
 
