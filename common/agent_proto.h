@@ -48,7 +48,7 @@
  *		  u32 argc, str argv[argc], u32 envc, str env[envc],
  *		  bytes stdin
  *		  with AGENT_EXEC_SHELL, argc is 1 and argv[0] is the command
- *		  given to /bin/sh -c
+ *		  given to /bin/bash -c
  *		← u32 job
  * JOB_STATUS	→ u32 job			← status
  * JOB_READ	→ u32 job, u64 out_cursor, u64 err_cursor, u32 out_max,
@@ -241,7 +241,7 @@ enum agent_job_state {
 	AGENT_JOB_STATE_MAX,	/* not a state */
 };
 
-#define AGENT_EXEC_SHELL	0x1	/* argv[0] is a /bin/sh -c command */
+#define AGENT_EXEC_SHELL	0x1	/* argv[0] is a bash -c command */
 #define AGENT_EXEC_FLAGS	AGENT_EXEC_SHELL
 
 #define AGENT_WRITE_APPEND	0x1	/* append; not atomic */

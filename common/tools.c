@@ -297,7 +297,7 @@ static const struct tool_param p_vm_exec[] = {
 	[P_VM_EXEC_REQUEST_ID] = PARAM_REQUEST_ID("command"),
 	[P_VM_EXEC_COMMAND] = { "command", TP_STRING, TS_TEXT, 1, 0, 0,
 	    TOOL_TEXT_MAX, NULL, NULL,
-	    "Shell command, run by /bin/sh -c as uid ${AGENT_JOB_UID}; "
+	    "Shell command, run by bash -c as uid ${AGENT_JOB_UID}; "
 	    "under ${AGENT_ARG_MAX_KIB} KiB." },
 	[P_VM_EXEC_CWD] = { "cwd", TP_STRING, TS_PATH, 0, 0, 0,
 	    TOOL_PATH_MAX, NULL, "\".\"",
@@ -680,7 +680,7 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    TF_DESTRUCTIVE | TF_IDEMPOTENT | TF_OPENWORLD | TF_LONG,
 	    p_vm_exec, TT_VM_RUNNING, TR_JSON,
 	    "Start a shell command in a running VM and return with its "
-	    "job_id; /bin/sh -c runs it as uid ${AGENT_JOB_UID} in "
+	    "job_id; bash -c runs it as uid ${AGENT_JOB_UID} in "
 	    "/workspace (or cwd). Without wait_seconds the answer is at "
 	    "once. With it, a command that ends within them is answered "
 	    "then, with its exit code and first page of output (stdout, "

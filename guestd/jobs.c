@@ -424,7 +424,8 @@ job_start(const struct agent_msg *m, uint32_t *idp, char *err, size_t errlen)
 	if ((j = job_new(m->u.exec.timeout_ms)) == NULL)
 		goto syserr;
 	if (m->u.exec.flags & AGENT_EXEC_SHELL) {
-		shargv[0] = "/bin/sh";
+		/* Non-interactive: bash reads no startup file. */
+		shargv[0] = "/bin/bash";
 		shargv[1] = "-c";
 		shargv[2] = (char *)m->u.exec.argv[0];
 		shargv[3] = NULL;

@@ -16,9 +16,13 @@
 # first one in the host's apt sources); MCVM_SUITE the suite (bookworm).
 set -eu
 
-RECIPE_VERSION=1	# bump when the mmdebstrap call changes (cache key)
+RECIPE_VERSION=2	# bump when the mmdebstrap call changes (cache key)
 SUITE=${MCVM_SUITE:-bookworm}
-PACKAGES="bash,python3,git,gcc,make,libc6-dev,musl-tools,nodejs,ca-certificates,coreutils"
+# What an agent expects of a development machine; add a package here.
+PACKAGES="bash,python3,git,gcc,make,libc6-dev,musl-tools,nodejs,ca-certificates,\
+coreutils,python3-pip,python3-venv,python3-setuptools,python3-wheel,npm,g++,\
+curl,wget,procps,iproute2,less,file,xxd,zip,unzip,xz-utils,jq,sqlite3,\
+openssh-client,strace,vim-tiny"
 # The modules the guest needs; their dependencies are added in order.
 MODULES="virtio_pci virtio_mmio virtio_console virtio_blk virtio_net virtio-rng"
 # Free space left in the root filesystem beyond its contents.
@@ -197,82 +201,160 @@ if [ ! -s "$tarball" ]; then
 	supersede "$tarball" "$cache"/rootfs-*.tar
 fi
 
-# --- a statically linked /bin/sh.  Every command reaches the guest as
-# `sh -c`, and under TCG each start of the shell is dear: Debian's dash
-# spends about 5 ms of it on dynamic linking, and linked statically
-# against glibc still about 4 ms more than against musl, whose start-up
-# does far less.  This is Debian's dash: the image's version of its
-# source package, with its patches, configure options and hardening
-# flags, built in the image's chroot against the image's musl as a
-# static PIE.  (musl looks users up in /etc/passwd itself: no NSS.)
-# musl-gcc's specs link dynamically or as a fixed-address static
-# executable; the second specs file below makes a static PIE instead.
+# --- statically linked shells.  Every command reaches the guest as
+# `bash -c`, and scripts run /bin/sh; under TCG each start of a shell is
+# dear: Debian's dash spends about 5 ms of it on dynamic linking, and
+# linked statically against glibc still about 4 ms more than against
+# musl, whose start-up does far less.  These are Debian's dash and bash:
+# the image's version of each source package, with its patches,
+# configure options and hardening flags, built in the image's chroot
+# against the image's musl as a static PIE.  (musl looks users up in
+# /etc/passwd itself: no NSS.)  musl-gcc's specs link dynamically or as
+# a fixed-address static executable; the second specs file below makes
+# a static PIE instead.
 MUSL_LIB=/usr/lib/x86_64-linux-musl
 debflags() {	# debflags NAME: Debian's build flags, hardening included
-	DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get "$1"
+	if [ -n "$cflags_append" ]; then
+		DEB_BUILD_MAINT_OPTIONS=hardening=+all \
+		    DEB_CFLAGS_MAINT_APPEND="$cflags_append" \
+		    dpkg-buildflags --get "$1"
+	else
+		DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get "$1"
+	fi
 }
-dash_dynamic=0	# set when the image keeps Debian's dash: not cached
+cflags_append=	# what a package's rules add to CFLAGS
+dynamic=0	# set when the image keeps a Debian shell as is: not cached
+# debsrc ROOT PKG LOG: unpacks the source of ROOT's PKG, patched, into
+# ROOT/tmp/PKG with a specs file for static PIEs; fails when the mirror
+# has no such source.
+debsrc() {
+	sr=$1
+	sp=$2
+	sl=$3
+	sver=$(chroot "$sr" dpkg-query -W -f '${source:Version}' "$sp")
+	src="$cache/$sp-src"
+	rm -rf "$src"
+	mkdir -p "$src/lists/partial" "$src/parts"
+	chown _apt "$src" 2>/dev/null || true
+	printf 'deb-src [signed-by=%s] %s %s main\n' \
+	    /usr/share/keyrings/debian-archive-keyring.gpg \
+	    "$MIRROR" "$SUITE" > "$src/sources.list"
+	set -- -o "Dir::Etc::SourceList=$src/sources.list" \
+	    -o "Dir::Etc::SourceParts=$src/parts" \
+	    -o "Dir::State::Lists=$src/lists"
+	# apt checks what it fetches against the signed index; the .dsc's
+	# own signature needs a keyring the host may not have.
+	if ! apt-get "$@" -q update >>"$sl" 2>&1 ||
+	    ! (cd "$src" && apt-get "$@" -q source --download-only \
+	    "$sp=$sver") >>"$sl" 2>&1; then
+		rm -rf "$src"
+		return 1
+	fi
+	dpkg-source -q --require-strong-checksums -x \
+	    "$src/${sp}_${sver#*:}.dsc" "$src/$sp" >>"$sl" 2>&1 ||
+	    { echo "$0: $sp source failed; see $sl" >&2; exit 1; }
+	rm -rf "$sr/tmp/$sp"
+	mv "$src/$sp" "$sr/tmp/$sp"
+	rm -rf "$src"
+	cat > "$sr/tmp/$sp/static-pie.specs" <<-EOF
+	*startfile:
+	$MUSL_LIB/rcrt1.o $MUSL_LIB/crti.o crtbeginS.o%s
+
+	*link:
+	-nostdlib -static -pie --no-dynamic-linker -z text
+	EOF
+}
+# musl_build ROOT PKG LOG SCRIPT: runs SCRIPT in ROOT/tmp/PKG, in the
+# chroot, with Debian's build flags and musl's compiler.
+musl_build() {
+	chroot "$1" env CC="gcc -specs $MUSL_LIB/musl-gcc.specs \
+	    -specs /tmp/$2/static-pie.specs" \
+	    CFLAGS="$(debflags CFLAGS)" \
+	    CPPFLAGS="$(debflags CPPFLAGS)" LDFLAGS="$(debflags LDFLAGS)" \
+	    sh -c "cd /tmp/$2 && $4" >>"$3" 2>&1 ||
+	    { echo "$0: building $2 failed; see $3" >&2; exit 1; }
+}
+
 static_dash() {	# static_dash ROOT: installs ROOT/usr/bin/dash, cached
 	r=$1
 	dver=$(chroot "$r" dpkg-query -W -f '${Version}' dash)
 	dbin="$cache/dash-musl-$dver-$key"
 	if [ ! -s "$dbin" ]; then
 		log "building dash $dver statically against musl"
-		src="$cache/dash-src"
 		dlog="$cache/dash-build.log"
 		: > "$dlog"
-		rm -rf "$src"
-		mkdir -p "$src/lists/partial" "$src/parts"
-		chown _apt "$src" 2>/dev/null || true
-		printf 'deb-src [signed-by=%s] %s %s main\n' \
-		    /usr/share/keyrings/debian-archive-keyring.gpg \
-		    "$MIRROR" "$SUITE" > "$src/sources.list"
-		set -- -o "Dir::Etc::SourceList=$src/sources.list" \
-		    -o "Dir::Etc::SourceParts=$src/parts" \
-		    -o "Dir::State::Lists=$src/lists"
-		# apt checks what it fetches against the signed index; the
-		# .dsc's own signature needs a keyring the host may not have.
 		# A mirror without sources leaves Debian's dash as it is.
-		if ! apt-get "$@" -q update >>"$dlog" 2>&1 ||
-		    ! (cd "$src" && apt-get "$@" -q source --download-only \
-		    "dash=$dver" >>"$dlog" 2>&1); then
+		if ! debsrc "$r" dash "$dlog"; then
 			log "no dash $dver source at $MIRROR (see $dlog):" \
 			    "/bin/sh stays dynamically linked"
-			rm -rf "$src"
-			dash_dynamic=1
+			dynamic=1
 			return 0
 		fi
-		dpkg-source -q --require-strong-checksums -x \
-		    "$src/dash_${dver#*:}.dsc" "$src/dash" >>"$dlog" 2>&1 ||
-		    { echo "$0: dash source failed; see $dlog" >&2; exit 1; }
-		rm -rf "$r/tmp/dash"
-		mv "$src/dash" "$r/tmp/dash"
 		# Debian's patches change configure.ac and src/Makefile.am:
 		# its build regenerates them, and so does this one.
 		(cd "$r/tmp/dash" && autoreconf -fi >>"$dlog" 2>&1) ||
 		    { echo "$0: autoreconf of dash failed; see $dlog" >&2;
 		    exit 1; }
-		cat > "$r/tmp/dash/static-pie.specs" <<-EOF
-		*startfile:
-		$MUSL_LIB/rcrt1.o $MUSL_LIB/crti.o crtbeginS.o%s
-
-		*link:
-		-nostdlib -static -pie --no-dynamic-linker -z text
-		EOF
-		chroot "$r" env CC="gcc -specs $MUSL_LIB/musl-gcc.specs \
-		    -specs /tmp/dash/static-pie.specs" \
-		    CFLAGS="$(debflags CFLAGS)" \
-		    CPPFLAGS="$(debflags CPPFLAGS)" LDFLAGS="$(debflags LDFLAGS)" \
-		    sh -c 'cd /tmp/dash && ./configure -q --disable-fnmatch \
-		    --disable-lineno --disable-glob && make -s' \
-		    >>"$dlog" 2>&1 ||
-		    { echo "$0: building dash failed; see $dlog" >&2; exit 1; }
+		cflags_append=
+		musl_build "$r" dash "$dlog" './configure -q \
+		    --disable-fnmatch --disable-lineno --disable-glob && make -s'
 		strip -o "$dbin.tmp" "$r/tmp/dash/src/dash"
 		mv "$dbin.tmp" "$dbin"
 		supersede "$dbin" "$cache"/dash-musl-*
-		rm -rf "$r/tmp/dash" "$src" "$dlog"
+		rm -rf "$r/tmp/dash" "$dlog"
 	fi
 	install -m 0755 "$dbin" "$r/usr/bin/dash"
+}
+
+# Bash as Debian's rules configure it (its own readline, no bash malloc),
+# with two differences.  Line editing finds terminals through bash's own
+# termcap library, which reads /etc/termcap: the image writes one from
+# the terminfo entries of the terminals a console or terminal emulator
+# is likely to be, where Debian's bash links ncurses' libtinfo, which
+# has no musl build.  And `enable -f` cannot load builtins: a static
+# executable has no dynamic loader.  The chroot mounts neither /proc nor
+# /dev, so configure is told what the guest has: /dev/fd and /dev/stdin
+# (mcvm-guestd makes both), which Debian's build requires.
+TERMS="linux vt100 vt220 xterm xterm-256color screen screen-256color tmux \
+tmux-256color dumb"
+static_bash() {	# static_bash ROOT: installs ROOT/usr/bin/bash, cached
+	r=$1
+	bver=$(chroot "$r" dpkg-query -W -f '${Version}' bash)
+	bbin="$cache/bash-musl-$bver-$key"
+	if [ ! -s "$bbin" ]; then
+		log "building bash $bver statically against musl"
+		blog="$cache/bash-build.log"
+		: > "$blog"
+		if ! debsrc "$r" bash "$blog"; then
+			log "no bash $bver source at $MIRROR (see $blog):" \
+			    "/bin/bash stays dynamically linked"
+			dynamic=1
+			return 0
+		fi
+		# Debian's patch for musl changes an m4 file of configure's
+		# (its strtoimax test); without configure made again, the
+		# static link finds strtoimax twice.
+		(cd "$r/tmp/bash" && autoconf -f >>"$blog" 2>&1) ||
+		    { echo "$0: autoconf of bash failed; see $blog" >&2;
+		    exit 1; }
+		cflags_append=-Wall
+		musl_build "$r" bash "$blog" \
+		    'bash_cv_termcap_lib=gnutermcap bash_cv_dev_fd=standard \
+		    bash_cv_dev_stdin=present ./configure -q --prefix=/usr \
+		    --infodir=/usr/share/info --mandir=/usr/share/man \
+		    --enable-largefile --without-bash-malloc \
+		    --build x86_64-linux-gnu &&
+		    grep -q "define HAVE_DEV_STDIN 1" config.h && make -s -j2'
+		strip -o "$bbin.tmp" "$r/tmp/bash/bash"
+		mv "$bbin.tmp" "$bbin"
+		supersede "$bbin" "$cache"/bash-musl-*
+		rm -rf "$r/tmp/bash" "$blog"
+	fi
+	install -m 0755 "$bbin" "$r/usr/bin/bash"
+	for t in $TERMS; do
+		chroot "$r" infocmp -C "$t" ||
+		    { echo "$0: no terminfo entry $t" >&2; exit 1; }
+	done > "$r/etc/termcap"
 }
 
 # --- root filesystem image, cached by everything that goes into it, so
@@ -295,6 +377,7 @@ if [ ! -s "$rootimg" ]; then
 	chmod 0755 "$root/workspace"
 	install -m 0755 "$guestd" "$root/sbin/mcvm-guestd"
 	static_dash "$root"
+	static_bash "$root"
 	echo mcvm > "$root/etc/hostname"
 	printf '127.0.0.1\tlocalhost\n127.0.1.1\tmcvm\n::1\tlocalhost\n' \
 	    > "$root/etc/hosts"
@@ -319,7 +402,7 @@ fi
 rm -f "$out/rootfs.ext4.tmp"
 cp --sparse=always --reflink=auto "$rootimg" "$out/rootfs.ext4.tmp"
 mv "$out/rootfs.ext4.tmp" "$out/rootfs.ext4"
-[ "$dash_dynamic" -eq 0 ] || rm -f "$rootimg"	# the next build retries
+[ "$dynamic" -eq 0 ] || rm -f "$rootimg"	# the next build retries
 rm -rf "$stage"
 
 (cd "$out" && sha256sum vmlinuz initrd.img rootfs.ext4) > "$out/manifest.tmp"

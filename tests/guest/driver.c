@@ -36,6 +36,7 @@
 #define BOOT_TIMEOUT_MS		120000
 #define CALL_TIMEOUT_MS		30000
 #define JOB_TIMEOUT_MS		60000
+#define SLOW_TIMEOUT_MS		300000	/* npm, pip: slow under TCG */
 #define JOB_POLL_MS		20
 #define SHUTDOWN_WAIT_MS	20000
 #define BENCH_RUNS		50
@@ -527,18 +528,145 @@ t_toolchain(void)
 }
 
 /*
- * Commands run under the image's dash, a static PIE linked against musl:
- * no program interpreter, position-independent, Debian's patches
- * (printf's \e), and users found in /etc/passwd.
+ * Commands run under the image's bash, and scripts' /bin/sh is its dash:
+ * both static PIEs linked against musl (no program interpreter,
+ * position-independent); Debian's patches (dash's printf \e); users
+ * found in /etc/passwd by both.
  */
 static int
 t_shell(void)
 {
-	if (run("readelf -lW /bin/sh | grep -c INTERP; "
-	    "readelf -hW /bin/sh | grep -c 'Type: *DYN'; "
-	    "printf 'a\\eb' | od -An -tx1; echo ~user ~root", 1, NULL) == -1)
+	if (run("readelf -lW /bin/sh /bin/bash | grep -c INTERP; "
+	    "readelf -hW /bin/sh /bin/bash | grep -c 'Type: *DYN'; "
+	    "echo $BASH_VERSION; sh -c \"printf 'a\\\\eb'\" | od -An -tx1; "
+	    "echo ~user ~root; sh -c 'echo ~user ~root'", 1, NULL) == -1)
 		return -1;
-	return expect_output("0\n1\n 61 1b 62\n/workspace /root\n", "", 0);
+	return expect_output("0\n2\n5.2.15(1)-release\n 61 1b 62\n"
+	    "/workspace /root\n/workspace /root\n", "", 0);
+}
+
+/*
+ * What bash has and dash has not, through a shell command; and the
+ * shell is not interactive, not a login shell, and reads no startup
+ * file (not even ~/.bashrc, which an interactive bash would).
+ */
+static int
+t_bash(void)
+{
+	static const char rc[] = "echo bashrc read\n";
+	static const char lib[] = "greet() { echo \"hi $1\"; }\n";
+
+	if (file_write(".bashrc", 0, 0, rc, strlen(rc), NULL) == -1 ||
+	    file_write("lib.sh", 0, 0, lib, strlen(lib), NULL) == -1)
+		return -1;
+	if (run("[[ 1 == 1 && abc == a* ]] && echo test; echo {1..3}; "
+	    "set -o pipefail; false | true; echo pipefail $?; "
+	    "a=(x y z); a+=(w); echo ${#a[@]} ${a[2]} ${a[@]: -1}; "
+	    "declare -A m=([k]=v); echo ${m[k]}; "
+	    "printf %s $'a\\tb\\x41' | od -An -c | tr -s ' '; "
+	    "source lib.sh; greet you; . ./lib.sh && greet again; "
+	    "cat <(echo substituted); x=abcdef; echo ${x:1:3} ${x^^}; "
+	    "(( n = 6 * 7 )); echo $n; [[ $- == *i* ]] || echo "
+	    "non-interactive; shopt -q login_shell || echo non-login; "
+	    "rm .bashrc lib.sh", 1, NULL) == -1)
+		return -1;
+	return expect_output("test\n1 2 3\npipefail 1\n4 z w\nv\n"
+	    " a \\t b A\nhi you\nhi again\nsubstituted\nbcd ABCDEF\n42\n"
+	    "non-interactive\nnon-login\n", "", 0);
+}
+
+/*
+ * The commands an agent reaches for run in the image: each line is one
+ * command, and the job prints "ok" for it or what failed.
+ */
+static int
+t_image_tools(void)
+{
+	static const char *const cmds[] = {
+		"ps -p $$ -o comm=",
+		"top -b -n 1 | head -n 1",
+		"free -m",
+		"/bin/kill -l",
+		"curl --version",
+		"wget --version",
+		"ip -V && ip -o link show lo",
+		"less --version",
+		"file --version && file /bin/bash | grep -q 'static-pie'",
+		"printf hi | xxd -p | grep -qx 6869",
+		"zip -v",
+		"unzip -v",
+		"xz --version && echo x | xz | xz -d | grep -qx x",
+		"jq --version && echo '{\"a\":[1,2]}' | jq -e '.a[1] == 2'",
+		"sqlite3 --version && test \"$(sqlite3 :memory: "
+		    "'select 6*7')\" = 42",
+		"g++ --version && printf '#include <iostream>\\nint main() "
+		    "{ std::cout << 42; }\\n' | g++ -x c++ -o /tmp/cxx - && "
+		    "test \"$(/tmp/cxx)\" = 42",
+		"ssh -V",
+		"strace -V",
+		"vi --version",
+		"npm --version",
+		"pip --version && python3 -m pip --version",
+		"python3 -m venv -h",
+	};
+	struct agent_job_status	 st;
+	char			 script[8192], want[256];
+	size_t			 i, n = sizeof(cmds) / sizeof(cmds[0]);
+	uint32_t		 job;
+	int			 len, off = 0;
+
+	for (i = 0; i < n; i++) {
+		len = snprintf(script + off, sizeof(script) - off,
+		    "if o=$( { %s; } 2>&1); then echo ok; else "
+		    "echo \"failed: %zu: ${o: -120}\"; fi; ", cmds[i], i);
+		if (len < 0 || (size_t)len >= sizeof(script) - off)
+			return test_fail("script too long");
+		off += len;
+	}
+	if (n * 3 >= sizeof(want))
+		return test_fail("too many commands");
+	for (i = 0; i < n; i++)
+		memcpy(want + i * 3, "ok\n", 3);
+	want[n * 3] = '\0';
+	if (exec_start(script, 1, NULL, 0, &job) == -1 ||
+	    job_wait(job, &st, SLOW_TIMEOUT_MS) == -1 ||
+	    job_collect(job, AGENT_PAGE_MAX) == -1)
+		return -1;
+	return expect_output(want, "", 0);
+}
+
+/*
+ * A virtual environment and pip with the network off (this guest has no
+ * NIC): a wheel built in the guest from a package the test writes, with
+ * Debian's setuptools and wheel, installed with --no-index and imported.
+ */
+static int
+t_venv_offline(void)
+{
+	static const char setup[] =
+	    "from setuptools import setup\n"
+	    "setup(name='tinypkg', version='0.1', packages=['tinypkg'])\n";
+	static const char init[] =
+	    "def hello():\n    return 'hello from tinypkg'\n";
+	struct agent_job_status	 st;
+	uint32_t		 job;
+
+	if (file_write("pkg/setup.py", AGENT_WRITE_MKDIRS, 0, setup,
+	    strlen(setup), NULL) == -1 ||
+	    file_write("pkg/tinypkg/__init__.py", AGENT_WRITE_MKDIRS, 0, init,
+	    strlen(init), NULL) == -1)
+		return -1;
+	if (exec_start("set -e; ip -o link | grep -vc ': lo:' || true; "
+	    "python3 -m venv venv; cd pkg; "
+	    "python3 -m pip wheel -q --no-index --no-build-isolation "
+	    "--no-deps -w ../dist . >/dev/null; cd ..; "
+	    "venv/bin/pip install -q --no-index dist/tinypkg-0.1-*.whl; "
+	    "venv/bin/python -c 'import tinypkg, sys; print(tinypkg.hello(), "
+	    "sys.prefix)'; rm -rf pkg dist venv", 1, NULL, 0, &job) == -1 ||
+	    job_wait(job, &st, SLOW_TIMEOUT_MS) == -1 ||
+	    job_collect(job, AGENT_PAGE_MAX) == -1)
+		return -1;
+	return expect_output("0\nhello from tinypkg /workspace/venv\n", "", 0);
 }
 
 /*
@@ -1732,7 +1860,12 @@ static const struct {
 	{ "hostname, mounts, loopback", t_system },
 	{ "fibonacci script", t_fibonacci },
 	{ "node, git, make, gcc, bash, CA certificates", t_toolchain },
-	{ "the shell: Debian's dash, a static PIE on musl", t_shell },
+	{ "the shells: Debian's bash and dash, static PIEs on musl",
+	    t_shell },
+	{ "commands run in bash: its features, no startup files", t_bash },
+	{ "the image's tools run", t_image_tools },
+	{ "python3 -m venv and pip install of a wheel, network off",
+	    t_venv_offline },
 	{ "streams end with the job, or with what it left", t_streams_end },
 	{ "stdout and stderr separate, exit code", t_streams },
 	{ "stdin bytes", t_stdin },
@@ -1771,19 +1904,76 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * Runs an exec of argv (a command given to the shell when shell is set)
+ * to its end; its round-trip in *us.
+ */
+static int
+bench_exec(const char *const *argv, int shell, double *us)
+{
+	struct agent_msg	 req, rep;
+	double			 t;
+	uint32_t		 id;
+	int			 n;
+
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_EXEC;
+	req.u.exec.flags = shell ? AGENT_EXEC_SHELL : 0;
+	req.u.exec.cwd = "";
+	for (n = 0; argv[n] != NULL; n++)
+		req.u.exec.argv[n] = argv[n];
+	req.u.exec.argc = (uint32_t)n;
+	*us = 0;
+	t = now_us();
+	if (call(&req, &rep) == -1 ||
+	    read_waiting(rep.u.job.job, AGENT_WAIT_MAX_MS, &id) == -1)
+		return -1;
+	if (ac_recv(&ac, id, &rep, CALL_TIMEOUT_MS) == -1)
+		return test_fail("job_read: %s", strerror(errno));
+	*us = now_us() - t;
+	if (rep.type != (AGENT_REPLY | AGENT_JOB_READ) ||
+	    rep.u.output.st.state != AGENT_JOB_COMPLETED ||
+	    rep.u.output.st.exit_code != 0)
+		return test_fail("%s did not complete", argv[0]);
+	return 0;
+}
+
+/*
+ * The exec round-trips: `true` on its own, each shell's `-c true` (the
+ * shells' start-ups side by side), and a shell command as vm_exec sends
+ * it (bash -c).
+ */
 static int
 bench(int runs, double boot_ms)
 {
+	static const char *const true_argv[] = { "true", NULL };
+	static const char *const bash_argv[] = { "/bin/bash", "-c", "true",
+	    NULL };
+	static const char *const dash_argv[] = { "/bin/dash", "-c", "true",
+	    NULL };
+	static const struct {
+		const char		*name;
+		const char *const	*argv;
+		int			 shell;
+	} execs[] = {
+		{ "exec_true_roundtrip_ms", true_argv, 0 },
+		{ "exec_bash_c_true_roundtrip_ms", bash_argv, 0 },
+		{ "exec_dash_c_true_roundtrip_ms", dash_argv, 0 },
+		{ "exec_shell_command_true_roundtrip_ms", true_argv, 1 },
+	};
+#define NEXECS	(sizeof(execs) / sizeof(execs[0]))
 	struct agent_msg	 req, rep;
-	struct agent_job_status	 st;
-	double			*exec_us, *ping_us, t;
-	uint32_t		 job, id;
+	double			*exec_us[NEXECS], *ping_us, t;
+	size_t			 e;
 	int			 i;
 
-	exec_us = calloc((size_t)runs, sizeof(double));
 	ping_us = calloc((size_t)runs, sizeof(double));
-	if (exec_us == NULL || ping_us == NULL)
+	if (ping_us == NULL)
 		return test_fail("calloc");
+	for (e = 0; e < NEXECS; e++)
+		if ((exec_us[e] = calloc((size_t)runs, sizeof(double))) ==
+		    NULL)
+			return test_fail("calloc");
 	for (i = 0; i < runs; i++) {
 		t = now_us();
 		memset(&req, 0, sizeof(req));
@@ -1792,33 +1982,31 @@ bench(int runs, double boot_ms)
 			return -1;
 		ping_us[i] = now_us() - t;
 	}
-	/* Warm the page cache once. */
-	if (exec_start("true", 0, NULL, 0, &job) == -1 ||
-	    job_wait(job, &st, JOB_TIMEOUT_MS) == -1)
-		return -1;
-	for (i = 0; i < runs; i++) {
-		t = now_us();
-		if (exec_start("true", 0, NULL, 0, &job) == -1 ||
-		    read_waiting(job, AGENT_WAIT_MAX_MS, &id) == -1)
-			return -1;
-		if (ac_recv(&ac, id, &rep, CALL_TIMEOUT_MS) == -1)
-			return test_fail("job_read: %s", strerror(errno));
-		exec_us[i] = now_us() - t;
-		if (rep.type != (AGENT_REPLY | AGENT_JOB_READ) ||
-		    rep.u.output.st.state != AGENT_JOB_COMPLETED ||
-		    rep.u.output.st.exit_code != 0)
-			return test_fail("true did not complete");
-	}
-	qsort(exec_us, (size_t)runs, sizeof(double), cmp_double);
 	qsort(ping_us, (size_t)runs, sizeof(double), cmp_double);
 	printf("boot_to_first_answer_ms %.0f\n", boot_ms);
 	printf("ping_roundtrip_ms p50 %.2f p99 %.2f\n",
 	    ping_us[runs / 2] / 1000, ping_us[(runs * 99) / 100] / 1000);
-	printf("exec_true_roundtrip_ms p50 %.2f p99 %.2f (runs %d, "
-	    "exec, then a read that waits for the end)\n",
-	    exec_us[runs / 2] / 1000, exec_us[(runs * 99) / 100] / 1000, runs);
-	free(exec_us);
+	/*
+	 * Taken in turns, so that each sees the same load; each once first,
+	 * to warm the page cache.
+	 */
+	for (i = -1; i < runs; i++)
+		for (e = 0; e < NEXECS; e++) {
+			if (bench_exec(execs[e].argv, execs[e].shell, &t) == -1)
+				return -1;
+			if (i >= 0)
+				exec_us[e][i] = t;
+		}
+	for (e = 0; e < NEXECS; e++) {
+		qsort(exec_us[e], (size_t)runs, sizeof(double), cmp_double);
+		printf("%s p50 %.2f p99 %.2f (runs %d, exec, then a read "
+		    "that waits for the end)\n", execs[e].name,
+		    exec_us[e][runs / 2] / 1000,
+		    exec_us[e][(runs * 99) / 100] / 1000, runs);
+		free(exec_us[e]);
+	}
 	free(ping_us);
+#undef NEXECS
 	return 0;
 }
 

@@ -135,7 +135,8 @@ for (let i = 0; i < EXECS; i++) {
 console.log(`exec round-trip over MCP (${EXECS} runs): a vm_exec of ` +
     `true, to the handle of its running job: p50 ` +
     `${ms(pct(handles, 50))}, p99 ${ms(pct(handles, 99))}`);
-console.log(`exec to its result over MCP (true, ${EXECS} runs): one ` +
+console.log(`exec to its result over MCP (true, run by bash -c, ` +
+    `${EXECS} runs): one ` +
     `vm_exec with wait_seconds: p50 ${ms(pct(rtts, 50))}, p99 ` +
     `${ms(pct(rtts, 99))}, of which the job itself in the guest (its ` +
     `runtime_ms) p50 ${ms(pct(jobs, 50))}; the same without the SDK ` +
