@@ -301,7 +301,8 @@ static const struct tool_param p_vm_exec[] = {
 	    "under ${AGENT_ARG_MAX_KIB} KiB." },
 	[P_VM_EXEC_CWD] = { "cwd", TP_STRING, TS_PATH, 0, 0, 0,
 	    TOOL_PATH_MAX, NULL, "\".\"",
-	    "Working directory, relative to /workspace." },
+	    "Working directory, relative to /workspace or absolute "
+	    "beneath it." },
 	[P_VM_EXEC_TIMEOUT_SECONDS] = { "timeout_seconds", TP_INT, 0, 0, 1,
 	    TOOL_EXEC_TIMEOUT_MAX, 0, NULL, "${TOOL_EXEC_TIMEOUT_DEFAULT}",
 	    "Kill the job and all its descendants after this many "

@@ -36,6 +36,9 @@ kind_pattern(enum tstr_kind k)
 		return "^((auto|[0-9]{1,5}):)?[0-9]{1,5}$";
 	case TS_TYPEABLE:
 		return "^[\\t\\n -~]*$";
+	case TS_PATH:		/* valid_guest_path() in common/tools.c */
+		return "^(?!/(?!workspace(/|$)))(?!(.*/)?\\.\\.(/|$))"
+		    "[^\\u0000-\\u001f\\u007f]+$";
 	default:
 		return NULL;
 	}

@@ -116,6 +116,28 @@ test('the file tools say what they take and give', async () => {
 	await client.close();
 });
 
+// The schema's pattern for paths says what the validator enforces: each
+// sample is accepted by both or refused by both.
+test('the path pattern agrees with the path check', async () => {
+	const { client } = await connect();
+	const { tools } = await client.listTools();
+	const rd = tools.find((t) => t.name === 'vm_read_file');
+	const re = new RegExp(rd.inputSchema.properties.path.pattern);
+	const samples = ['a.py', 'src/a.py', '/workspace', '/workspace/',
+	    '/workspace/src/a.py', 'a/..b', '.hidden', './a', '/etc/passwd',
+	    '/workspacex', '/', '..', '../x', 'a/../b', 'a/..', '/workspace/..',
+	    'tab\there', 'del\x7f'];
+	for (const path of samples) {
+		const r = await client.callTool({ name: 'vm_read_file',
+		    arguments: { vm_id: 'vm-0000000000000000', path } });
+		const text = r.content[0].text;
+		const accepted = /^no VM vm-0000000000000000/.test(text);
+		assert.ok(accepted || /path must be a path/.test(text), text);
+		assert.equal(re.test(path), accepted, `${path}: ${text}`);
+	}
+	await client.close();
+});
+
 test('SDK client calls a tool and gets structured content', async () => {
 	const { client } = await connect();
 	// The SDK checks structuredContent against the tool's outputSchema.
