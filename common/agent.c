@@ -227,6 +227,43 @@ agent_stream_ok(uint64_t total, uint64_t gap, uint64_t dropped)
 	    total - dropped <= AGENT_JOB_HEAD_MAX + AGENT_JOB_TAIL_MAX;
 }
 
+void
+agent_jobstate_get(const uint8_t *recs, uint32_t i, uint32_t *job,
+    uint8_t *state)
+{
+	const uint8_t	*p = recs + (size_t)i * AGENT_JOBSTATE_LEN;
+
+	*job = (uint32_t)get_le(p, 4);
+	*state = p[4];
+}
+
+void
+agent_jobstate_put(uint8_t *recs, uint32_t i, uint32_t job, uint8_t state)
+{
+	uint8_t	*p = recs + (size_t)i * AGENT_JOBSTATE_LEN;
+
+	put_le(p, job, 4);
+	p[4] = state;
+}
+
+/* n records of INFO's job_states: real jobs in real states. */
+static int
+jobstates_ok(const uint8_t *recs, uint32_t n)
+{
+	uint32_t	 i, job;
+	uint8_t		 state;
+
+	if (recs == NULL)
+		return n == 0;
+	for (i = 0; i < n; i++) {
+		agent_jobstate_get(recs, i, &job, &state);
+		if (job == 0 || state < AGENT_JOB_RUNNING ||
+		    state >= AGENT_JOB_STATE_MAX)
+			return 0;
+	}
+	return 1;
+}
+
 static int
 status_ok(const struct agent_job_status *st)
 {
@@ -403,6 +440,11 @@ encode_payload(struct awriter *w, const struct agent_msg *m)
 		w_u32(w, m->u.info.jobs_total_max);
 		w_check(w, m->u.info.frozen <= 1);
 		w_u8(w, m->u.info.frozen);
+		w_check(w, m->u.info.jobs_total <= AGENT_JOBS_TOTAL_MAX &&
+		    jobstates_ok(m->u.info.job_states, m->u.info.jobs_total));
+		w_bytes(w, m->u.info.job_states, (size_t)m->u.info.jobs_total *
+		    AGENT_JOBSTATE_LEN, AGENT_JOBS_TOTAL_MAX *
+		    AGENT_JOBSTATE_LEN);
 		break;
 	case AGENT_EXEC:
 		w_check(w, (m->u.exec.flags & ~AGENT_EXEC_FLAGS) == 0 &&
@@ -569,7 +611,7 @@ agent_decode(const struct agent_hdr *hdr, const uint8_t *payload,
     struct agent_msg *m)
 {
 	struct areader	 r;
-	uint32_t	 i, total;
+	uint32_t	 i, total, n = 0;
 
 	memset(m, 0, sizeof(*m));
 	m->type = hdr->type;
@@ -609,6 +651,11 @@ agent_decode(const struct agent_hdr *hdr, const uint8_t *payload,
 		m->u.info.jobs_total_max = r_u32(&r);
 		m->u.info.frozen = r_u8(&r);
 		r_check(&r, m->u.info.frozen <= 1);
+		m->u.info.job_states = r_bytes(&r, &n, AGENT_JOBS_TOTAL_MAX *
+		    AGENT_JOBSTATE_LEN);
+		r_check(&r, m->u.info.jobs_total <= AGENT_JOBS_TOTAL_MAX &&
+		    n == m->u.info.jobs_total * AGENT_JOBSTATE_LEN &&
+		    jobstates_ok(m->u.info.job_states, m->u.info.jobs_total));
 		break;
 	case AGENT_EXEC:
 		m->u.exec.flags = r_u32(&r);

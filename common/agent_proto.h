@@ -42,7 +42,9 @@
  * INFO		→ (empty)
  *		← str os, str kernel, str agent_version, u64 uptime_ms,
  *		  u32 jobs_active, u32 jobs_total, u32 jobs_active_max,
- *		  u32 jobs_total_max, u8 frozen
+ *		  u32 jobs_total_max, u8 frozen, bytes job_states
+ *		  job_states: for each job kept (jobs_total of them), u32
+ *		  job and u8 state (AGENT_JOB_*), AGENT_JOBSTATE_LEN bytes
  * EXEC		→ u32 flags (AGENT_EXEC_*), u32 timeout_ms (0: none),
  *		  str cwd (relative to /workspace, "" for itself),
  *		  u32 argc, str argv[argc], u32 envc, str env[envc],
@@ -122,7 +124,7 @@
  * messages are meant as UTF-8, cut on a character boundary; the host
  * replaces whatever is not.
  *
- * Version 5 added FILE_LIST.  Version 4 keeps each stream's head and
+ * Version 5 added FILE_LIST and INFO's job_states.  Version 4 keeps each stream's head and
  * tail, with the gap between them in the status and the skip in
  * JOB_READ's reply (version 3 kept the first 256 KiB of both streams,
  * and said only "truncated").  Version 3 added AGENT_ERR_EXPIRED, the
@@ -189,6 +191,7 @@
 #define AGENT_JOB_TAIL_MAX	(64 * 1024)	/* per stream: last bytes */
 #define AGENT_JOBS_ACTIVE_MAX	4
 #define AGENT_JOBS_TOTAL_MAX	256		/* kept; older ones evicted */
+#define AGENT_JOBSTATE_LEN	5		/* INFO: u32 job, u8 state */
 #define AGENT_WORKSPACE		"/workspace"
 #define AGENT_JOB_UID		1000
 #define AGENT_JOB_GID		1000
@@ -312,6 +315,7 @@ struct agent_msg {
 			uint32_t	 jobs_active_max;
 			uint32_t	 jobs_total_max;
 			uint8_t		 frozen;
+			const uint8_t	*job_states;	/* jobs_total records */
 		} info;
 		struct {
 			uint32_t	 flags;
@@ -431,6 +435,11 @@ int	 agent_decode(const struct agent_hdr *, const uint8_t *,
  * at most AGENT_JOB_HEAD_MAX in, and no more kept than the agent keeps.
  */
 int	 agent_stream_ok(uint64_t, uint64_t, uint64_t);
+
+/* INFO's job_states: record i of a checked list, or one to write. */
+void	 agent_jobstate_get(const uint8_t *, uint32_t, uint32_t *,
+	    uint8_t *);
+void	 agent_jobstate_put(uint8_t *, uint32_t, uint32_t, uint8_t);
 
 /*
  * FILE_LIST entries.  agent_dirent_put() appends one to buf[*len..cap)

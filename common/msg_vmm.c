@@ -618,6 +618,8 @@ void
 msg_vmm_guest_info_result_put(struct ibuf *b,
     const struct msg_vmm_guest_info_result *m)
 {
+	uint32_t	 i;
+
 	m_add_str(b, m->os);
 	m_add_str(b, m->kernel);
 	m_add_str(b, m->agent_version);
@@ -625,13 +627,24 @@ msg_vmm_guest_info_result_put(struct ibuf *b,
 	m_add_u32(b, m->jobs_active);
 	m_add_u32(b, m->jobs_total);
 	m_add_u32(b, m->frozen);
+	if (m->njobs > AGENT_JOBS_TOTAL_MAX) {
+		b->err = EMSGSIZE;
+		return;
+	}
+	m_add_u32(b, m->njobs);
+	for (i = 0; i < m->njobs; i++) {
+		m_add_u32(b, m->jobs[i].job);
+		m_add_u32(b, m->jobs[i].state);
+	}
 }
 
 int
 msg_vmm_guest_info_result_get(struct imsg *imsg,
     struct msg_vmm_guest_info_result *m)
 {
+	struct msg_vmm_guest_job *j;
 	struct mreader	 r;
+	uint32_t	 i;
 
 	memset(m, 0, sizeof(*m));
 	if (m_open(&r, imsg, IMSG_VMM_GUEST_INFO_RESULT) == -1 ||
@@ -641,8 +654,20 @@ msg_vmm_guest_info_result_get(struct imsg *imsg,
 	    m_get_u64(&r, &m->uptime_ms) == -1 ||
 	    m_get_u32(&r, &m->jobs_active) == -1 ||
 	    m_get_u32(&r, &m->jobs_total) == -1 ||
-	    m_get_flag(&r, &m->frozen) == -1)
+	    m_get_flag(&r, &m->frozen) == -1 ||
+	    m_get_u32(&r, &m->njobs) == -1)
 		return -1;
+	if (m->njobs > AGENT_JOBS_TOTAL_MAX)
+		return m_fail();
+	for (i = 0; i < m->njobs; i++) {
+		j = &m->jobs[i];
+		if (m_get_u32(&r, &j->job) == -1 ||
+		    m_get_u32(&r, &j->state) == -1)
+			return -1;
+		if (j->job == 0 || j->state < AGENT_JOB_RUNNING ||
+		    j->state >= AGENT_JOB_STATE_MAX)
+			return m_fail();
+	}
 	return done(&r);
 }
 

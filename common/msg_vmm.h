@@ -214,6 +214,10 @@ struct msg_vmm_file_entries {
 };
 
 /* IMSG_VMM_GUEST_INFO_RESULT; strings < AGENT_INFO_STR_MAX, UTF-8 */
+struct msg_vmm_guest_job {
+	uint32_t	 job;		/* the guest's number, not 0 */
+	uint32_t	 state;		/* AGENT_JOB_* */
+};
 struct msg_vmm_guest_info_result {
 	const char	*os;
 	const char	*kernel;
@@ -222,6 +226,8 @@ struct msg_vmm_guest_info_result {
 	uint32_t	 jobs_active;
 	uint32_t	 jobs_total;
 	uint32_t	 frozen;	/* 0 or 1 */
+	uint32_t	 njobs;		/* AGENT_JOBS_TOTAL_MAX */
+	struct msg_vmm_guest_job jobs[AGENT_JOBS_TOTAL_MAX];
 };
 
 /* IMSG_VMM_SET_TIME -> OK */

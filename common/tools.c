@@ -622,7 +622,9 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "answers, the guest's (guest); and its newest jobs, for "
 	    "reconciling after a lost connection: at most "
 	    "${VM_STATUS_JOBS_MAX}, newest first, each command cut to "
-	    "${VM_STATUS_COMMAND_MAX} bytes (command_truncated); "
+	    "${VM_STATUS_COMMAND_MAX} bytes (command_truncated), each with "
+	    "its state while the agent answers (expired: the guest no "
+	    "longer keeps it); "
 	    "jobs_truncated says there are more. A paused VM stays paused.",
 	    "{'type':'object','properties':{" VM_PROPS ",'qmp':{'type':"
 	    "'object','properties':{'status':{'type':'string'},'running':{"
@@ -632,7 +634,10 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "'type':'boolean'}}},'jobs':{'type':'array','items':{'type':"
 	    "'object','properties':{'job_id':{'type':'string'},'command':{"
 	    "'type':'string'},'command_truncated':{'type':'boolean'},"
-	    "'created':{'type':'integer'}}}},'jobs_truncated':{'type':"
+	    "'created':{'type':'integer'},'state':{'type':'string',"
+	    "'enum':['running','completed','cancelled','timed_out',"
+	    "'failed','expired'],'description':'while the guest agent "
+	    "answers'}}}},'jobs_truncated':{'type':"
 	    "'boolean'}},'required':['vm_id','state']}"),
 	T(VM_STOP, "vm_stop", "Stop a VM",
 	    TF_DESTRUCTIVE | TF_IDEMPOTENT | TF_LONG, p_vm_stop, TT_VM,

@@ -106,6 +106,7 @@ int	 jobs_thaw(uint64_t);
 int	 jobs_frozen(void);
 uint32_t jobs_active(void);
 uint32_t jobs_total(void);
+uint32_t jobs_states(uint8_t *);
 void	 jobs_kill_all(void);
 
 #endif

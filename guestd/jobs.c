@@ -108,6 +108,22 @@ jobs_active(void)
 	return n;
 }
 
+/*
+ * Each job in the table with its state, as INFO's job_states records
+ * (recs holds AGENT_JOBS_TOTAL_MAX); returns how many, jobs_total().
+ */
+uint32_t
+jobs_states(uint8_t *recs)
+{
+	uint32_t	 i, n = 0;
+
+	for (i = 0; i < AGENT_JOBS_TOTAL_MAX; i++)
+		if (jobs[i] != NULL)
+			agent_jobstate_put(recs, n++, jobs[i]->id,
+			    jobs[i]->state);
+	return n;
+}
+
 /* The jobs in the table; ended ones are evicted to make room. */
 uint32_t
 jobs_total(void)

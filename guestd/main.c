@@ -222,6 +222,7 @@ read_os_release(void)
 void
 guest_info(struct agent_msg *m)
 {
+	static uint8_t	 states[AGENT_JOBS_TOTAL_MAX * AGENT_JOBSTATE_LEN];
 	struct timespec	 ts;
 
 	clock_gettime(CLOCK_BOOTTIME, &ts);
@@ -231,7 +232,8 @@ guest_info(struct agent_msg *m)
 	m->u.info.uptime_ms = (uint64_t)ts.tv_sec * 1000 +
 	    (uint64_t)ts.tv_nsec / 1000000;
 	m->u.info.jobs_active = jobs_active();
-	m->u.info.jobs_total = jobs_total();
+	m->u.info.jobs_total = jobs_states(states);
+	m->u.info.job_states = states;
 	m->u.info.jobs_active_max = AGENT_JOBS_ACTIVE_MAX;
 	m->u.info.jobs_total_max = AGENT_JOBS_TOTAL_MAX;
 	m->u.info.frozen = jobs_frozen() ? 1 : 0;

@@ -34,14 +34,6 @@ wait_ms(int64_t seconds)
 	return (uint32_t)seconds * 1000;
 }
 
-static const char *const job_states[] = {
-	[AGENT_JOB_RUNNING] = "running",
-	[AGENT_JOB_COMPLETED] = "completed",
-	[AGENT_JOB_CANCELLED] = "cancelled",
-	[AGENT_JOB_TIMED_OUT] = "timed_out",
-	[AGENT_JOB_FAILED] = "failed",
-};
-
 /* What a stream lost: the bytes from offset on, to truncated. */
 static void
 job_truncated(json_t *t, const char *stream, uint64_t gap, uint64_t dropped)
@@ -63,7 +55,7 @@ job_json(const struct req *r, const struct msg_job_status *s)
 
 	j = json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:I}",
 	    "vm_id", r->vm->row.id, "job_id", r->job_id,
-	    "state", job_states[s->state],
+	    "state", agent_job_state_name(s->state),
 	    "timed_out", s->state == AGENT_JOB_TIMED_OUT,
 	    "stdout_bytes", (json_int_t)s->out_total,
 	    "stderr_bytes", (json_int_t)s->err_total,

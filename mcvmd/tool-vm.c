@@ -407,18 +407,28 @@ tool_vm_list(struct tool_call *c)
 	call_reply_json(c->id, json_pack("{s:o}", "vms", a));
 }
 
+/* The jobs vm_status lists, with the guest's states when it answered. */
+struct status_jobs {
+	json_t					*jobs;
+	const struct msg_vmm_guest_info_result	*guest;	/* or NULL */
+};
+
 /*
  * vm_status lists a VM's newest jobs, each command cut to a short prefix:
  * the answer stays small however many jobs ran or how long they were.
- * vm_job_status tells the rest of a job.
+ * Each has its state as the guest told it just now; one the guest no
+ * longer keeps has expired.  vm_job_status tells the rest of a job.
  */
 static int
 jobs_json_add(const char *id, uint32_t guest_job, const char *command,
     int64_t created, void *arg)
 {
-	size_t	 len = strlen(command);
-	size_t	 cut = utf8_prefix(command, len, VM_STATUS_COMMAND_MAX);
-	json_t	*j;
+	struct status_jobs	*sj = arg;
+	size_t			 len = strlen(command), i;
+	size_t			 cut = utf8_prefix(command, len,
+				    VM_STATUS_COMMAND_MAX);
+	const char		*state = "expired";
+	json_t			*j;
 
 	j = json_pack("{s:s, s:s%, s:I}", "job_id", id, "command", command,
 	    cut, "created", (json_int_t)created);
@@ -426,19 +436,28 @@ jobs_json_add(const char *id, uint32_t guest_job, const char *command,
 		return -1;
 	if (cut < len)
 		json_object_set_new(j, "command_truncated", json_true());
-	json_array_append_new(arg, j);
+	if (sj->guest != NULL) {
+		for (i = 0; i < sj->guest->njobs; i++)
+			if (sj->guest->jobs[i].job == guest_job)
+				state = agent_job_state_name(
+				    sj->guest->jobs[i].state);
+		json_object_set_new(j, "state", json_string(state));
+	}
+	json_array_append_new(sj->jobs, j);
 	return 0;
 }
 
 static void
-status_reply(uint64_t call, struct vm *vm, json_t *acc)
+status_reply(uint64_t call, struct vm *vm, json_t *acc,
+    const struct msg_vmm_guest_info_result *guest)
 {
-	json_t	*j = vm_json(vm), *jobs = json_array();
+	json_t			*j = vm_json(vm), *jobs = json_array();
+	struct status_jobs	 sj = { jobs, guest };
 
 	if (acc != NULL)
 		json_object_update(j, acc);
 	if (state_job_each(vm->row.id, VM_STATUS_JOBS_MAX + 1, jobs_json_add,
-	    jobs) == -1)
+	    &sj) == -1)
 		log_warnx("%s: jobs not listed", vm->row.id);
 	json_object_set_new(j, "jobs_truncated",
 	    json_boolean(json_array_size(jobs) > VM_STATUS_JOBS_MAX));
@@ -452,7 +471,7 @@ status_reply(uint64_t call, struct vm *vm, json_t *acc)
 static void
 status_guest(struct req *r, struct imsg *imsg)
 {
-	struct msg_vmm_guest_info_result	 m;
+	static struct msg_vmm_guest_info_result	 m;	/* 2 KiB of jobs */
 
 	if (msg_vmm_guest_info_result_get(imsg, &m) == -1) {
 		call_req_fail(r, "malformed guest info");
@@ -463,7 +482,7 @@ status_guest(struct req *r, struct imsg *imsg)
 	    "agent_version", m.agent_version, "uptime_ms",
 	    (json_int_t)m.uptime_ms, "jobs_active", (int)m.jobs_active,
 	    "jobs_total", (int)m.jobs_total, "frozen", m.frozen != 0));
-	status_reply(r->call, r->vm, r->acc);
+	status_reply(r->call, r->vm, r->acc, &m);
 }
 
 /* QMP's view; the guest's next, if it answers. */
@@ -483,7 +502,7 @@ status_qmp(struct req *r, struct imsg *imsg)
 		(void)req_send(r);
 		return;
 	}
-	status_reply(r->call, r->vm, r->acc);
+	status_reply(r->call, r->vm, r->acc, NULL);
 }
 
 /* vm_status: QMP's view, then the guest's, both live. */
@@ -498,7 +517,7 @@ tool_vm_status(struct tool_call *c)
 		(void)req_send(call_req(c, IMSG_VMM_QMP_STATUS, status_qmp));
 		return;
 	}
-	status_reply(c->id, vm, NULL);
+	status_reply(c->id, vm, NULL, NULL);
 }
 
 /* ---- vm_start, vm_stop, vm_destroy -------------------------------------- */

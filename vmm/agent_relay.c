@@ -298,7 +298,9 @@ info_put(struct ibuf *b, const struct agent_msg *m)
 {
 	static char	 os[AGENT_INFO_STR_MAX], kernel[AGENT_INFO_STR_MAX];
 	static char	 version[AGENT_INFO_STR_MAX];
-	struct msg_vmm_guest_info_result i;
+	static struct msg_vmm_guest_info_result i;	/* 2 KiB of jobs */
+	uint32_t	 n, job;
+	uint8_t		 state;
 
 	vmm_text(m->u.info.os, os, sizeof(os));
 	vmm_text(m->u.info.kernel, kernel, sizeof(kernel));
@@ -311,6 +313,13 @@ info_put(struct ibuf *b, const struct agent_msg *m)
 	i.jobs_active = m->u.info.jobs_active;
 	i.jobs_total = m->u.info.jobs_total;
 	i.frozen = m->u.info.frozen != 0;
+	/* The decoder checked the records: jobs_total of them. */
+	for (n = 0; n < m->u.info.jobs_total; n++) {
+		agent_jobstate_get(m->u.info.job_states, n, &job, &state);
+		i.jobs[n].job = job;
+		i.jobs[n].state = state;
+	}
+	i.njobs = m->u.info.jobs_total;
 	msg_vmm_guest_info_result_put(b, &i);
 }
 

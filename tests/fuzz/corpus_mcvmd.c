@@ -251,8 +251,9 @@ qmp_state(const char *status, uint32_t running)
 static void
 guest_info(void)
 {
-	struct msg_vmm_guest_info_result m = { .os = "Linux", .kernel = "6",
-	    .agent_version = "1.0", .uptime_ms = 5 };
+	static struct msg_vmm_guest_info_result m = { .os = "Linux",
+	    .kernel = "6", .agent_version = "1.0", .uptime_ms = 5,
+	    .jobs_total = 1, .njobs = 1, .jobs = { { 1, AGENT_JOB_COMPLETED } } };
 	struct ibuf		*b = msg(IMSG_VMM_GUEST_INFO_RESULT);
 
 	msg_vmm_guest_info_result_put(b, &m);

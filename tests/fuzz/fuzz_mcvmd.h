@@ -24,7 +24,7 @@
 	{ IMSG_VMM_FILE_DATA,		"UUuub" },			\
 	{ IMSG_VMM_FILE_ENTRIES,	"uusuuUU" },			\
 	{ IMSG_VMM_FILE_WRITTEN,	"Uu" },				\
-	{ IMSG_VMM_GUEST_INFO_RESULT,	"sssUuuu" },			\
+	{ IMSG_VMM_GUEST_INFO_RESULT,	"sssUuuuuuu" },			\
 	{ IMSG_VMM_READY,		"sss" },			\
 	{ IMSG_VMM_EVENT,		"us" },				\
 	{ IMSG_HELLO,			"u" },				\

@@ -487,6 +487,10 @@ fill_guest_info_result(void *p)
 	m->uptime_ms = UINT64_MAX;
 	m->jobs_active = m->jobs_total = UINT32_MAX;
 	m->frozen = 1;
+	for (m->njobs = 0; m->njobs < AGENT_JOBS_TOTAL_MAX; m->njobs++) {
+		m->jobs[m->njobs].job = UINT32_MAX;
+		m->jobs[m->njobs].state = AGENT_JOB_STATE_MAX - 1;
+	}
 }
 
 static int
@@ -500,6 +504,9 @@ over_guest_info_result(void *p, int i)
 	case 2: m->agent_version = codec_str(INFO + 1); break;
 	case 3: m->frozen = 2; break;
 	case 4: m->kernel = "\xed\xa0\x80"; break;	/* a surrogate */
+	case 5: m->jobs[3].job = 0; break;
+	case 6: m->jobs[4].state = AGENT_JOB_STATE_MAX; break;
+	case 7: m->jobs[5].state = 0; break;
 	default: return -1;
 	}
 	return 0;

@@ -163,6 +163,9 @@ Test(agent, hello)
 Test(agent, info)
 {
 	struct agent_msg *m = msg(AGENT_REPLY | AGENT_INFO), out;
+	static uint8_t	 states[AGENT_JOBS_TOTAL_MAX * AGENT_JOBSTATE_LEN];
+	uint32_t	 i, job;
+	uint8_t		 st, buf[AGENT_FRAME_MAX];
 
 	m->u.info.os = "Debian GNU/Linux 12 (bookworm)";
 	m->u.info.kernel = "Linux 6.1";
@@ -173,7 +176,16 @@ Test(agent, info)
 	m->u.info.jobs_active_max = AGENT_JOBS_ACTIVE_MAX;
 	m->u.info.jobs_total_max = AGENT_JOBS_TOTAL_MAX;
 	m->u.info.frozen = 1;
+	for (i = 0; i < 200; i++)
+		agent_jobstate_put(states, i, 1000 + i,
+		    AGENT_JOB_RUNNING + i % 5);
+	m->u.info.job_states = states;
 	roundtrip(m, &out);
+	for (i = 0; i < 200; i++) {
+		agent_jobstate_get(out.u.info.job_states, i, &job, &st);
+		cr_assert_eq(job, 1000 + i);
+		cr_assert_eq(st, AGENT_JOB_RUNNING + i % 5);
+	}
 	cr_assert_str_eq(out.u.info.os, m->u.info.os);
 	cr_assert_str_eq(out.u.info.kernel, m->u.info.kernel);
 	cr_assert_str_eq(out.u.info.agent_version, "0.1.0");
@@ -183,6 +195,12 @@ Test(agent, info)
 	cr_assert_eq(out.u.info.jobs_active_max, AGENT_JOBS_ACTIVE_MAX);
 	cr_assert_eq(out.u.info.jobs_total_max, AGENT_JOBS_TOTAL_MAX);
 	cr_assert_eq(out.u.info.frozen, 1);
+
+	/* A state that is none, or job 0, does not encode. */
+	agent_jobstate_put(states, 7, 1007, AGENT_JOB_STATE_MAX);
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	agent_jobstate_put(states, 7, 0, AGENT_JOB_RUNNING);
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
 }
 
 Test(agent, exec)

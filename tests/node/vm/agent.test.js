@@ -191,6 +191,15 @@ test('a file fetched back as text and as base64', async () => {
 	assert.match(log.content, /Ran 2 tests/);
 });
 
+test('vm_status lists the jobs with their states', async () => {
+	const s = await call(agent, 'vm_status', { vm_id: NAME });
+	const build = s.jobs.find((j) => j.command.startsWith('for i in'));
+	assert.ok(build, JSON.stringify(s.jobs));
+	assert.equal(build.state, 'completed');
+	assert.ok(s.jobs.every((j) => j.state === 'completed'),
+	    JSON.stringify(s.jobs));
+});
+
 test('vm_destroy by name, then again by id: destroyed both times',
     async () => {
 	const id = (await call(agent, 'vm_status', { vm_id: NAME })).vm_id;
