@@ -22,12 +22,13 @@
 #define VERSION_BATCH	"2025-03-26"
 #define MCP_INSTRUCTIONS						\
 	"mcvm runs virtual machines for you, scoped to your workspace. "\
-	"Start with vm_create (give a request_id), then vm_exec to run "\
-	"commands (with wait_seconds, a short one's result comes in the "\
-	"same call) and vm_job_output to read their output; vm_read_file "\
-	"and vm_write_file move files. Suspend VMs you are not using "	\
-	"(vm_suspend) and destroy them when done (vm_destroy). Tools "	\
-	"whose back end is not available say so in their result."
+	"Start with vm_create (give a request_id and a name, which works "\
+	"wherever vm_id does), then vm_exec to run bash commands (with "\
+	"wait_seconds, a short one's result comes in the same call) and "\
+	"vm_job_output to read their output; vm_write_file and "	\
+	"vm_read_file move text or bytes, and vm_list_files looks "	\
+	"around. Destroy VMs when done (vm_destroy). Tools whose back "	\
+	"end is not available say so in their result."
 
 /* Newest first: the first is offered when the client's is unknown. */
 static const char *const mcp_versions[] = {
