@@ -314,12 +314,14 @@ info_put(struct ibuf *b, const struct agent_msg *m)
 	i.jobs_total = m->u.info.jobs_total;
 	i.frozen = m->u.info.frozen != 0;
 	/* The decoder checked the records: jobs_total of them. */
-	for (n = 0; n < m->u.info.jobs_total; n++) {
+	i.njobs = m->u.info.job_states != NULL &&
+	    m->u.info.jobs_total <= AGENT_JOBS_TOTAL_MAX ?
+	    m->u.info.jobs_total : 0;
+	for (n = 0; n < i.njobs; n++) {
 		agent_jobstate_get(m->u.info.job_states, n, &job, &state);
 		i.jobs[n].job = job;
 		i.jobs[n].state = state;
 	}
-	i.njobs = m->u.info.jobs_total;
 	msg_vmm_guest_info_result_put(b, &i);
 }
 

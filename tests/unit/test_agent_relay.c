@@ -517,11 +517,15 @@ Test(agent_relay, file_entries)
 /* The guest's strings, whatever they hold, reach mcvmd as UTF-8. */
 Test(agent_relay, info_made_text)
 {
-	struct msg_vmm_guest_info_result i;
+	static struct msg_vmm_guest_info_result i;
 	struct agent_msg	 m;
+	uint8_t			 states[3 * AGENT_JOBSTATE_LEN];
 	char			*os;
 
 	os = filled(AGENT_INFO_STR_MAX - 1, (char)0xff);
+	agent_jobstate_put(states, 0, 7, AGENT_JOB_RUNNING);
+	agent_jobstate_put(states, 1, 8, AGENT_JOB_COMPLETED);
+	agent_jobstate_put(states, 2, 9, AGENT_JOB_TIMED_OUT);
 	memset(&m, 0, sizeof(m));
 	m.type = AGENT_REPLY | AGENT_INFO;
 	m.u.info.os = os;
@@ -530,8 +534,13 @@ Test(agent_relay, info_made_text)
 	m.u.info.uptime_ms = 5;
 	m.u.info.jobs_total = 3;
 	m.u.info.frozen = 1;
+	m.u.info.job_states = states;
 	cr_assert_eq(relay(IMSG_VMM_GUEST_INFO_RESULT, &m, 0), 0);
 	cr_assert_eq(msg_vmm_guest_info_result_get(&cur_imsg, &i), 0);
+	cr_assert_eq(i.njobs, 3);
+	cr_assert_eq(i.jobs[1].job, 8);
+	cr_assert_eq(i.jobs[1].state, AGENT_JOB_COMPLETED);
+	cr_assert_eq(i.jobs[2].state, AGENT_JOB_TIMED_OUT);
 	cr_assert_eq(strncmp(i.os, "\xef\xbf\xbd", 3), 0);
 	cr_assert_lt(strlen(i.os), AGENT_INFO_STR_MAX);
 	cr_assert_str_eq(i.kernel, "Linux \xef\xbf\xbd");
