@@ -293,18 +293,12 @@ tool_vm_create(struct tool_call *c)
 		    "another");
 		return;
 	}
-	if (name != NULL) {
-		TAILQ_FOREACH(vm, &vms, entry) {
-			if (vm->row.ws_id == c->auth->id &&
-			    strcmp(vm->row.name, name) == 0) {
-				(void)snprintf(err, sizeof(err), "the "
-				    "workspace already has a VM named %s (%s): "
-				    "choose another name, or use that VM",
-				    name, vm->row.id);
-				create_fail(c, TOOL_ERROR, err);
-				return;
-			}
-		}
+	if (name != NULL && (vm = vm_find_name(name, c->auth->id)) != NULL) {
+		(void)snprintf(err, sizeof(err), "the workspace already has a "
+		    "VM named %s (%s): choose another name, or use that VM",
+		    name, vm->row.id);
+		create_fail(c, TOOL_ERROR, err);
+		return;
 	}
 	if (vm_slot_alloc(&row.slot) == -1) {
 		create_fail(c, TOOL_ERROR, "every VM slot on this host is "

@@ -37,23 +37,33 @@ vm_find(const char *id, int64_t ws)
 }
 
 /*
- * The VM ref names in workspace ws: ref is its id or its name.  Names are
- * unique within a workspace, and none has the form of an id, so at most
- * one VM answers.  A VM being destroyed is gone already.
+ * The VM of workspace ws named name, in any state (its row holds the
+ * name until it is destroyed).  Names are unique within a workspace.
+ */
+struct vm *
+vm_find_name(const char *name, int64_t ws)
+{
+	struct vm	*vm;
+
+	TAILQ_FOREACH(vm, &vms, entry)
+		if (vm->row.ws_id == ws && !vm->tpl &&
+		    strcmp(vm->row.name, name) == 0)
+			return vm;
+	return NULL;
+}
+
+/*
+ * The VM ref names in workspace ws: ref is its id or its name.  No name
+ * has the form of an id, so at most one VM answers.  A VM being destroyed
+ * is gone already.
  */
 struct vm *
 vm_find_ref(const char *ref, int64_t ws)
 {
 	struct vm	*vm;
 
-	if (valid_id(ref, VM_ID_PREFIX))
-		vm = vm_find(ref, ws);
-	else {
-		TAILQ_FOREACH(vm, &vms, entry)
-			if (vm->row.ws_id == ws && !vm->tpl &&
-			    strcmp(vm->row.name, ref) == 0)
-				break;
-	}
+	vm = valid_id(ref, VM_ID_PREFIX) ? vm_find(ref, ws) :
+	    vm_find_name(ref, ws);
 	return vm != NULL && vm->state != VS_DESTROYING ? vm : NULL;
 }
 

@@ -136,6 +136,7 @@ void		 vm_init(void);
 struct vm	*vm_new(const struct vm_row *);
 void		 vm_free(struct vm *);
 struct vm	*vm_find(const char *, int64_t);
+struct vm	*vm_find_name(const char *, int64_t);
 struct vm	*vm_find_ref(const char *, int64_t);
 json_t		*vm_json(const struct vm *);
 void		 vm_random_id(const char *, char *, size_t);
