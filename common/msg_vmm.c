@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "agent_proto.h"
+#include "keys.h"
 #include "msg.h"
 #include "msg_vmm.h"
 #include "proto.h"
@@ -739,4 +740,155 @@ int
 msg_vmm_checkpoint_get(struct imsg *imsg)
 {
 	return m_empty(imsg, IMSG_VMM_CHECKPOINT);
+}
+
+int
+msg_vmm_screenshot_get(struct imsg *imsg)
+{
+	return m_empty(imsg, IMSG_VMM_SCREENSHOT);
+}
+
+void
+msg_vmm_screenshot_done_put(struct ibuf *b,
+    const struct msg_vmm_screenshot_done *m)
+{
+	m_add_u32(b, m->width);
+	m_add_u32(b, m->height);
+	m_add_u64(b, m->bytes);
+}
+
+int
+msg_vmm_screenshot_done_get(struct imsg *imsg,
+    struct msg_vmm_screenshot_done *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_VMM_SCREENSHOT_DONE) == -1 ||
+	    m_get_u32(&r, &m->width) == -1 ||
+	    m_get_u32(&r, &m->height) == -1 ||
+	    m_get_u64(&r, &m->bytes) == -1)
+		return -1;
+	if (m->width == 0 || m->width > VMM_DISPLAY_MAX || m->height == 0 ||
+	    m->height > VMM_DISPLAY_MAX || m->bytes == 0 ||
+	    m->bytes > VMM_SCREENSHOT_MAX)
+		return m_fail();
+	return done(&r);
+}
+
+/* An event on the wire: kind, down, code (LE16), value (LE32). */
+void
+msg_vmm_input_pack(const struct vmm_input *e, uint8_t *w)
+{
+	w[0] = e->kind;
+	w[1] = e->down;
+	w[2] = (uint8_t)(e->code & 0xff);
+	w[3] = (uint8_t)(e->code >> 8);
+	le32_put(w + 4, (uint32_t)e->value);
+}
+
+void
+msg_vmm_input_event(const struct msg_vmm_input *m, size_t i,
+    struct vmm_input *e)
+{
+	const uint8_t	*w = (const uint8_t *)m->wire + i * VMM_INPUT_LEN;
+
+	e->kind = w[0];
+	e->down = w[1];
+	e->code = (uint16_t)(w[2] | (w[3] << 8));
+	e->value = (int32_t)le32_get(w + 4);
+}
+
+void
+msg_vmm_input_put(struct ibuf *b, const struct msg_vmm_input *m)
+{
+	if (m->n > VMM_INPUT_MAX) {
+		b->err = EMSGSIZE;
+		return;
+	}
+	m_add_bytes(b, m->wire, m->n * VMM_INPUT_LEN);
+}
+
+static int
+input_valid(const struct vmm_input *e)
+{
+	switch (e->kind) {
+	case VMM_IN_KEY:
+		return e->down <= 1 && e->code < key_count && e->value == 0;
+	case VMM_IN_BTN:
+		return e->down <= 1 && e->code < VMM_BTN_COUNT &&
+		    e->value == 0;
+	case VMM_IN_ABS:
+		return e->down == 0 && e->code <= VMM_AXIS_Y &&
+		    e->value >= 0 && e->value <= VMM_ABS_MAX;
+	case VMM_IN_REL:
+		return e->down == 0 && e->code <= VMM_AXIS_Y &&
+		    e->value >= -VMM_REL_MAX && e->value <= VMM_REL_MAX;
+	case VMM_IN_WAIT:
+		return e->down == 0 && e->code == 0 && e->value >= 0 &&
+		    e->value <= VMM_INPUT_WAIT_MAX;
+	}
+	return 0;
+}
+
+int
+msg_vmm_input_get(struct imsg *imsg, struct msg_vmm_input *m)
+{
+	struct mreader	 r;
+	struct vmm_input e;
+	size_t		 i, len, frame = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_VMM_INPUT) == -1 ||
+	    m_get_bytes(&r, &m->wire, &len, VMM_INPUT_MAX * VMM_INPUT_LEN) ==
+	    -1)
+		return -1;
+	if (len == 0 || len % VMM_INPUT_LEN != 0)
+		return m_fail();
+	m->n = len / VMM_INPUT_LEN;
+	for (i = 0; i < m->n; i++) {
+		msg_vmm_input_event(m, i, &e);
+		if (!input_valid(&e))
+			return m_fail();
+		if (e.kind == VMM_IN_WAIT) {
+			frame = 0;
+			m->wait_ms += (uint32_t)e.value;
+			if (m->wait_ms > VMM_INPUT_TIME_MAX)
+				return m_fail();
+		} else if (++frame > VMM_INPUT_FRAME_MAX)
+			return m_fail();
+	}
+	return done(&r);
+}
+
+int
+msg_vmm_serial_read_get(struct imsg *imsg)
+{
+	return m_empty(imsg, IMSG_VMM_SERIAL_READ);
+}
+
+void
+msg_vmm_serial_data_put(struct ibuf *b, const struct msg_vmm_serial_data *m)
+{
+	m_add_u64(b, m->total);
+	m_add_u32(b, m->whole);
+	m_add_u32(b, m->replaced);
+	m_add_bytes(b, m->data, m->len);
+}
+
+int
+msg_vmm_serial_data_get(struct imsg *imsg, struct msg_vmm_serial_data *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_VMM_SERIAL_DATA) == -1 ||
+	    m_get_u64(&r, &m->total) == -1 ||
+	    m_get_flag(&r, &m->whole) == -1 ||
+	    m_get_flag(&r, &m->replaced) == -1 ||
+	    m_get_bytes(&r, &m->data, &m->len, VMM_SERIAL_OUT_MAX) == -1)
+		return -1;
+	if (!valid_utf8(m->data, m->len) || m->len > m->total)
+		return m_fail();
+	return done(&r);
 }

@@ -314,6 +314,90 @@ void	 msg_vmm_net_config_put(struct ibuf *,
 int	 msg_vmm_net_config_get(struct imsg *, struct msg_vmm_net_config *);
 int	 msg_vmm_checkpoint_get(struct imsg *);
 
+/*
+ * IMSG_VMM_SCREENSHOT -> SCREENSHOT_DONE.  The request has no fields; a
+ * memfd travels with it, into which the monitor copies the PNG QEMU
+ * writes (never QEMU itself: it writes a pipe the monitor reads), checked
+ * and within VMM_SCREENSHOT_MAX.  The answer says what it holds.
+ */
+#define VMM_SCREENSHOT_MAX	(4 * 1024 * 1024)	/* PNG bytes */
+#define VMM_DISPLAY_MAX		16384	/* pixels of a side */
+struct msg_vmm_screenshot_done {
+	uint32_t	 width;		/* 1..VMM_DISPLAY_MAX */
+	uint32_t	 height;	/* 1..VMM_DISPLAY_MAX */
+	uint64_t	 bytes;		/* 1..VMM_SCREENSHOT_MAX */
+};
+
+/*
+ * IMSG_VMM_INPUT -> OK: input events for QEMU to send the guest, in
+ * order.  The events between two waits go to QEMU at once (one
+ * input-send-event), at most VMM_INPUT_FRAME_MAX of them; a wait ends
+ * that batch and pauses for its value in ms (0: no pause).  Keys are
+ * indexes of key_names[] (keys.h), buttons VMM_BTN_*, axes VMM_AXIS_*.
+ */
+#define VMM_INPUT_MAX		24576	/* events of one request */
+#define VMM_INPUT_FRAME_MAX	16	/* events sent at once */
+#define VMM_INPUT_WAIT_MAX	2000	/* ms of one wait */
+#define VMM_INPUT_TIME_MAX	120000	/* ms of all waits */
+#define VMM_ABS_MAX		32767	/* the tablet's range: 0..this */
+#define VMM_REL_MAX		127	/* one relative motion, either way */
+#define VMM_INPUT_LEN		8	/* bytes of one event on the wire */
+enum vmm_input_kind {
+	VMM_IN_KEY = 1,
+	VMM_IN_BTN,
+	VMM_IN_ABS,
+	VMM_IN_REL,
+	VMM_IN_WAIT,
+};
+enum { VMM_BTN_LEFT, VMM_BTN_RIGHT, VMM_BTN_MIDDLE, VMM_BTN_COUNT };
+enum { VMM_AXIS_X, VMM_AXIS_Y };
+struct vmm_input {
+	uint8_t		 kind;		/* enum vmm_input_kind */
+	uint8_t		 down;		/* KEY, BTN: 1 pressed, 0 released */
+	uint16_t	 code;		/* KEY: key; BTN: button; ABS, REL:
+					   axis */
+	int32_t		 value;		/* ABS: 0..VMM_ABS_MAX; REL:
+					   -VMM_REL_MAX..VMM_REL_MAX; WAIT:
+					   ms */
+};
+struct msg_vmm_input {
+	const void	*wire;		/* n events, msg_vmm_input_pack()ed */
+	size_t		 n;		/* 1..VMM_INPUT_MAX */
+	uint32_t	 wait_ms;	/* get: the waits' sum */
+};
+
+/*
+ * IMSG_VMM_SERIAL_READ -> SERIAL_DATA.  The request has no fields.  The
+ * answer is the end of what the guest wrote to its serial console, as
+ * far as the monitor keeps it (VMM_SERIAL_RING bytes), at most
+ * VMM_SERIAL_OUT_MAX of it, decoded (invalid UTF-8 replaced).
+ */
+#define VMM_SERIAL_RING		(256 * 1024)
+#define VMM_SERIAL_OUT_MAX	(64 * 1024)
+struct msg_vmm_serial_data {
+	uint64_t	 total;		/* bytes the console wrote, seen */
+	uint32_t	 whole;		/* 1: data begins where a line does */
+	uint32_t	 replaced;	/* 1: invalid UTF-8 was replaced */
+	const void	*data;		/* VMM_SERIAL_OUT_MAX, UTF-8 */
+	size_t		 len;
+};
+
+int	 msg_vmm_screenshot_get(struct imsg *);
+void	 msg_vmm_screenshot_done_put(struct ibuf *,
+	    const struct msg_vmm_screenshot_done *);
+int	 msg_vmm_screenshot_done_get(struct imsg *,
+	    struct msg_vmm_screenshot_done *);
+void	 msg_vmm_input_put(struct ibuf *, const struct msg_vmm_input *);
+int	 msg_vmm_input_get(struct imsg *, struct msg_vmm_input *);
+void	 msg_vmm_input_pack(const struct vmm_input *, uint8_t *);
+void	 msg_vmm_input_event(const struct msg_vmm_input *, size_t,
+	    struct vmm_input *);
+int	 msg_vmm_serial_read_get(struct imsg *);
+void	 msg_vmm_serial_data_put(struct ibuf *,
+	    const struct msg_vmm_serial_data *);
+int	 msg_vmm_serial_data_get(struct imsg *,
+	    struct msg_vmm_serial_data *);
+
 /* The job status fields alone, for codecs that embed them. */
 void	 msg_job_status_put(struct ibuf *, const struct msg_job_status *);
 int	 msg_job_status_get(struct mreader *, struct msg_job_status *);

@@ -57,7 +57,7 @@ fuzz-mcvmd_SRCS = tests/fuzz/fuzz_mcvmd.c $(mcvmd_SRCS) $(LIBMCVM_SRCS) \
 	$(GEN)/parse.c
 fuzz-mcvmd_PKGS = $(mcvmd_PKGS)
 fuzz-mcvmd_CFLAGS := -Dmain=mcvmd_main -Imcvmd -I$(GEN)
-fuzz-mcvmd-corpus_SRCS := tests/fuzz/corpus_mcvmd.c common/msg_vmm.c \
+fuzz-mcvmd-corpus_SRCS := tests/fuzz/corpus_mcvmd.c common/msg_vmm.c common/keys.c \
 	common/msg_proc.c common/msg.c common/imsg.c common/proto.c \
 	common/utf8.c common/validate.c common/agent.c
 fuzz-mcvmd-corpus_KIND := corpus

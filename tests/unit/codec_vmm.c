@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "agent_proto.h"
+#include "keys.h"
 #include "msg_vmm.h"
 #include "proto.h"
 #include "codec_table.h"
@@ -28,6 +29,9 @@ CODEC_WRAP(vmm_file_entries)
 CODEC_WRAP(vmm_guest_info_result)
 CODEC_WRAP(vmm_set_time)
 CODEC_WRAP(vmm_net_config)
+CODEC_WRAP(vmm_screenshot_done)
+CODEC_WRAP(vmm_input)
+CODEC_WRAP(vmm_serial_data)
 
 #define INFO	(AGENT_INFO_STR_MAX - 1)
 
@@ -559,6 +563,127 @@ over_net_config(void *p, int i)
 	return 0;
 }
 
+static void
+fill_screenshot_done(void *p)
+{
+	struct msg_vmm_screenshot_done	*m = p;
+
+	m->width = m->height = VMM_DISPLAY_MAX;
+	m->bytes = VMM_SCREENSHOT_MAX;
+}
+
+static int
+over_screenshot_done(void *p, int i)
+{
+	struct msg_vmm_screenshot_done	*m = p;
+
+	switch (i) {
+	case 0: m->width = VMM_DISPLAY_MAX + 1; break;
+	case 1: m->height = 0; break;
+	case 2: m->bytes = VMM_SCREENSHOT_MAX + 1; break;
+	case 3: m->bytes = 0; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+/* Every kind at its bounds, in batches of the most events at once. */
+static uint8_t	 input_wire[VMM_INPUT_MAX * VMM_INPUT_LEN];
+
+static void
+input_set(size_t i, uint8_t kind, uint8_t down, uint16_t code, int32_t v)
+{
+	struct vmm_input	 e = { kind, down, code, v };
+
+	msg_vmm_input_pack(&e, input_wire + i * VMM_INPUT_LEN);
+}
+
+static void
+fill_input(void *p)
+{
+	struct msg_vmm_input	*m = p;
+	size_t			 i;
+
+	for (i = 0; i < VMM_INPUT_MAX; i++)
+		switch (i % (VMM_INPUT_FRAME_MAX + 1)) {
+		case VMM_INPUT_FRAME_MAX:
+			input_set(i, VMM_IN_WAIT, 0, 0, i < VMM_INPUT_FRAME_MAX
+			    + 1 ? VMM_INPUT_WAIT_MAX : 0);
+			break;
+		case 0: input_set(i, VMM_IN_KEY, 1, key_count - 1, 0); break;
+		case 1: input_set(i, VMM_IN_BTN, 1, VMM_BTN_COUNT - 1, 0);
+			break;
+		case 2: input_set(i, VMM_IN_ABS, 0, VMM_AXIS_Y, VMM_ABS_MAX);
+			break;
+		case 3: input_set(i, VMM_IN_REL, 0, VMM_AXIS_X, -VMM_REL_MAX);
+			break;
+		default: input_set(i, VMM_IN_REL, 0, VMM_AXIS_Y, VMM_REL_MAX);
+			break;
+		}
+	m->wire = input_wire;
+	m->n = VMM_INPUT_MAX;
+}
+
+static int
+over_input(void *p, int i)
+{
+	struct msg_vmm_input	*m = p;
+
+	switch (i) {
+	case 0: input_set(0, VMM_IN_KEY, 1, key_count, 0); break;
+	case 1: input_set(1, VMM_IN_BTN, 2, 0, 0); break;
+	case 2: input_set(2, VMM_IN_ABS, 0, 0, VMM_ABS_MAX + 1); break;
+	case 3: input_set(3, VMM_IN_REL, 0, 0, VMM_REL_MAX + 1); break;
+	case 4: input_set(3, VMM_IN_REL, 0, 2, 1); break;
+	case 5: input_set(4, 0, 0, 0, 0); break;
+	case 6:		/* one event more at once */
+		input_set(VMM_INPUT_FRAME_MAX, VMM_IN_KEY, 0, 0, 0);
+		break;
+	case 7:		/* the waits over their sum */
+		input_set(2 * VMM_INPUT_FRAME_MAX + 1, VMM_IN_WAIT, 0, 0,
+		    VMM_INPUT_WAIT_MAX);
+		input_set(3 * VMM_INPUT_FRAME_MAX + 2, VMM_IN_WAIT, 0, 0,
+		    VMM_INPUT_TIME_MAX);
+		break;
+	case 8: input_set(VMM_INPUT_FRAME_MAX, VMM_IN_WAIT, 0, 0,
+		    VMM_INPUT_WAIT_MAX + 1); break;
+	case 9: m->n = 0; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_serial_data(void *p)
+{
+	struct msg_vmm_serial_data	*m = p;
+
+	m->total = UINT64_MAX;
+	m->whole = 1;
+	m->replaced = 1;
+	m->data = codec_str(VMM_SERIAL_OUT_MAX);
+	m->len = VMM_SERIAL_OUT_MAX;
+}
+
+static int
+over_serial_data(void *p, int i)
+{
+	struct msg_vmm_serial_data	*m = p;
+
+	switch (i) {
+	case 0: m->whole = 2; break;
+	case 1: m->replaced = 2; break;
+	case 2:
+		m->len = VMM_SERIAL_OUT_MAX + 1;
+		m->data = codec_str(m->len);
+		break;
+	case 3: m->data = codec_bytes(VMM_SERIAL_OUT_MAX); break;
+	case 4: m->total = m->len - 1; break;
+	default: return -1;
+	}
+	return 0;
+}
+
 const struct codec codec_vmm[] = {
 	CODEC(IMSG_VMM_READY, vmm_ready, fill_ready, over_ready),
 	CODEC(IMSG_VMM_EVENT, vmm_event, fill_event, over_event),
@@ -602,5 +727,12 @@ const struct codec codec_vmm[] = {
 	CODEC(IMSG_VMM_NET_CONFIG, vmm_net_config, fill_net_config,
 	    over_net_config),
 	CODEC0(IMSG_VMM_CHECKPOINT, vmm_checkpoint),
+	CODEC0(IMSG_VMM_SCREENSHOT, vmm_screenshot),
+	CODEC(IMSG_VMM_SCREENSHOT_DONE, vmm_screenshot_done,
+	    fill_screenshot_done, over_screenshot_done),
+	CODEC(IMSG_VMM_INPUT, vmm_input, fill_input, over_input),
+	CODEC0(IMSG_VMM_SERIAL_READ, vmm_serial_read),
+	CODEC(IMSG_VMM_SERIAL_DATA, vmm_serial_data, fill_serial_data,
+	    over_serial_data),
 	CODEC_END
 };
