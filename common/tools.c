@@ -16,6 +16,7 @@
 
 #include "agent_proto.h"
 #include "log.h"
+#include "msg_vmm.h"
 #include "tools.h"
 #include "validate.h"
 
@@ -58,6 +59,9 @@ static const struct tool_number tool_numbers[] = {
 	NUM_KIB(AGENT_STDIN_MAX),
 	NUM(AGENT_LIST_MAX),
 	NUM(AGENT_LIST_DEPTH_MAX),
+	NUM(TOOL_INPUT_TIME_MAX),
+	NUM_KIB(VMM_SCREENSHOT_MAX),
+	NUM_KIB(VMM_SERIAL_RING),
 };
 
 /* What is quoted in KiB is a whole number of KiB. */
@@ -67,6 +71,8 @@ _Static_assert(AGENT_JOB_TAIL_MAX % 1024 == 0, "kept tail in KiB");
 _Static_assert(AGENT_PAGE_MAX % 1024 == 0, "page in KiB");
 _Static_assert(AGENT_ARG_MAX % 1024 == 0, "command in KiB");
 _Static_assert(AGENT_STDIN_MAX % 1024 == 0, "stdin in KiB");
+_Static_assert(VMM_SCREENSHOT_MAX % 1024 == 0, "screenshot in KiB");
+_Static_assert(VMM_SERIAL_RING % 1024 == 0, "serial ring in KiB");
 /* mcvmd reads at most a file call's bytes from the agent at once. */
 _Static_assert(TOOL_FILE_MAX <= AGENT_FILE_CHUNK_MAX, "file call bytes");
 
@@ -84,8 +90,6 @@ static const char *const format_values[] = { "qcow2", "raw", NULL };
 #define NOT_BUILT							\
 	"Not available in this build yet: a call is refused and does "	\
 	"nothing. "
-#define NO_DEVICES							\
-	" mcvm VMs have no display, keyboard or mouse yet."
 
 /* Parameters used by many tools. */
 #define PARAM_VM_ID							\
@@ -130,6 +134,7 @@ static const char *const format_values[] = { "qcow2", "raw", NULL };
 	"running, paused, stopping, stopped or failed'},"		\
 	"'image':{'type':'string'},'memory_mib':{'type':'integer'},"	\
 	"'vcpus':{'type':'integer'},'network':{'type':'string'},"	\
+	"'display':{'type':'boolean'},"					\
 	"'created':{'type':'integer'},'idle_seconds':{'type':'integer',"\
 	"'description':'recorded; not acted on yet'},'idle_mode':{"	\
 	"'type':'string','description':'recorded; not acted on yet'},"	\
@@ -244,6 +249,11 @@ static const struct tool_param p_vm_create[] = {
 	    "only, and the guest itself reaches nothing (not the host, not "
 	    "other VMs, not the internet, no DNS). The result's "
 	    "port_forwards reports the host ports chosen." },
+	[P_VM_CREATE_DISPLAY] = { "display", TP_BOOL, 0, 0, 0, 1, 0, NULL,
+	    "true",
+	    "A display (VGA), a keyboard, a tablet and a mouse, for "
+	    "vm_screenshot and the input tools; tty1 shows a shell. false: "
+	    "none of them, a little smaller and faster." },
 };
 PARAMS_SIZE(p_vm_create, VM_CREATE);
 
@@ -586,6 +596,10 @@ PARAMS_SIZE(p_image_snapshot_list, IMAGE_SNAPSHOT_LIST);
 #define T(t, name, title, flags, params, target, result, desc, out)	\
 	{ TOOL_##t, name, title, flags, params, P_##t##_COUNT, target,	\
 	    result, TOOL_RESULT_MAX, desc, out }
+#define TB(t, name, title, flags, params, target, result, budget,	\
+    desc, out)								\
+	{ TOOL_##t, name, title, flags, params, P_##t##_COUNT, target,	\
+	    result, budget, desc, out }
 #define T0(t, name, title, flags, target, result, desc, out)		\
 	{ TOOL_##t, name, title, flags, NULL, P_##t##_COUNT, target,	\
 	    result, TOOL_RESULT_MAX, desc, out }
@@ -781,45 +795,61 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "after the write'},'written':{'type':'integer',"
 	    "'description':'bytes written by this call'}},"
 	    "'required':['path','size','written']}"),
-	T(VM_SCREENSHOT, "vm_screenshot", "Screenshot the display", RO,
-	    p_vm_screenshot, TT_VM_RUNNING, TR_IMAGE,
-	    NOT_BUILT "It is to capture the VM's display as a PNG image, "
-	    "without guest software." NO_DEVICES,
+	TB(VM_SCREENSHOT, "vm_screenshot", "Screenshot the display", RO,
+	    p_vm_screenshot, TT_VM, TR_IMAGE, VMM_SCREENSHOT_MAX,
+	    "A PNG of the VM's display as it is now, running or paused, as "
+	    "an image content block, with its width and height in pixels "
+	    "(mcvm's guest shows its text console, with a shell on tty1). "
+	    "At most ${VMM_SCREENSHOT_MAX_KIB} KiB. vm_click takes "
+	    "pixels of the last screenshot.",
 	    "{'type':'object','properties':{'width':{'type':'integer'},"
-	    "'height':{'type':'integer'},'mime_type':{'type':'string'},"
-	    "'data_base64':{'type':'string'}},'required':['width',"
-	    "'height']}"),
+	    "'height':{'type':'integer'},'bytes':{'type':'integer'}},"
+	    "'required':['width','height','bytes']}"),
 	T(VM_SEND_KEYS, "vm_send_keys", "Press keys",
 	    TF_DESTRUCTIVE, p_vm_send_keys, TT_VM_RUNNING, TR_JSON,
-	    NOT_BUILT "It is to press keys or chords on the VM's keyboard, "
-	    "in order: \"ret\", \"esc\", \"f2\", \"a\", \"ctrl-alt-f2\"."
-	    NO_DEVICES,
+	    "Press keys on the VM's keyboard, in order, no guest software "
+	    "needed: each entry is one press of a key (\"ret\", \"esc\", "
+	    "\"f2\", \"a\", \"up\") or a chord of keys held together "
+	    "(\"ctrl-c\", \"ctrl-alt-f2\"); aliases: enter, space, escape, "
+	    "tab, backspace, del, pageup, pagedown. An unknown name is "
+	    "refused with the list of valid ones. Text is easier with "
+	    "vm_type_text.",
 	    INPUT_OUT),
 	T(VM_TYPE_TEXT, "vm_type_text", "Type text",
 	    TF_DESTRUCTIVE, p_vm_type_text, TT_VM_RUNNING, TR_JSON,
-	    NOT_BUILT "It is to type text on the VM's keyboard (US layout; "
-	    "printable ASCII, tab and newline; ${TOOL_TYPE_TEXT_MAX} "
-	    "characters at most), with enter=true pressing Enter after it."
-	    NO_DEVICES,
+	    "Type text on the VM's keyboard as a US keyboard would (printable "
+	    "ASCII, tab and newline; ${TOOL_TYPE_TEXT_MAX} characters at "
+	    "most, and at most ${TOOL_INPUT_TIME_MAX} s of typing a call), "
+	    "with enter=true pressing Enter after it. On mcvm's guest, tty1 "
+	    "runs a shell, so typed commands run there.",
 	    INPUT_OUT),
 	T(VM_CLICK, "vm_click", "Click on the display",
 	    TF_DESTRUCTIVE, p_vm_click, TT_VM_RUNNING, TR_JSON,
-	    NOT_BUILT "It is to click at pixel (x, y) of the display, as "
-	    "vm_screenshot shows it." NO_DEVICES,
+	    "Click at pixel (x, y) of the display, as the VM's last "
+	    "vm_screenshot shows it (one is taken first if there is none), "
+	    "with the absolute tablet; double=true clicks twice. A point "
+	    "outside the screen is refused.",
 	    INPUT_OUT),
 	T(VM_MOUSE_MOVE, "vm_mouse_move", "Move the mouse",
 	    TF_DESTRUCTIVE, p_vm_mouse_move, TT_VM_RUNNING, TR_JSON,
-	    NOT_BUILT "It is to move the mouse relatively: optionally pin "
-	    "it to a corner with home first, then move by dx/dy in steps "
-	    "of at most step pixels, then optionally click." NO_DEVICES,
+	    "Move the relative mouse: optionally pin it to a corner with "
+	    "home first, then move by dx/dy pixels in steps of at most step, "
+	    "then optionally press a button (click; double=true twice). The "
+	    "guest's pointer acceleration may scale the motion.",
 	    INPUT_OUT),
 	T(VM_SERIAL_READ, "vm_serial_read", "Read the serial console",
-	    RO, p_vm_serial_read, TT_VM, TR_TEXT,
-	    NOT_BUILT "It is to read the last tail_lines lines of the VM's "
-	    "serial console. mcvm VMs have no serial console yet.",
+	    RO, p_vm_serial_read, TT_VM, TR_JSON,
+	    "The last tail_lines lines of what the VM, running or paused, "
+	    "wrote to its serial console (the kernel's messages and the "
+	    "agent's log on mcvm's guest): the last ${VMM_SERIAL_RING_KIB} "
+	    "KiB are kept, the oldest dropped, so a chatty guest never "
+	    "waits. truncated: older lines exist; replaced: bytes that were "
+	    "not UTF-8 became the replacement character.",
 	    "{'type':'object','properties':{'lines':{'type':'array',"
-	    "'items':{'type':'string'}},'truncated':{'type':'boolean'}},"
-	    "'required':['lines']}"),
+	    "'items':{'type':'string'}},'truncated':{'type':'boolean'},"
+	    "'replaced':{'type':'boolean'},'total_bytes':{'type':'integer',"
+	    "'description':'bytes the console wrote since the VM started'}},"
+	    "'required':['lines','truncated']}"),
 	T(VM_SNAPSHOT_CREATE, "vm_snapshot_create", "Take a live snapshot",
 	    TF_LONG, p_vm_snapshot_create, TT_VM_RUNNING, TR_JSON,
 	    NOT_BUILT "It is to save a live snapshot of a running VM "
@@ -1080,13 +1110,26 @@ valid_forward(const char *s)
 	return valid_port(colon + 1, strlen(colon + 1));
 }
 
+/* The character index of s's first untypeable character, or -1. */
+static long
+untypeable_at(const char *s)
+{
+	long	 chars = 0;
+
+	for (; *s != '\0'; s++) {
+		if ((*s & 0xc0) == 0x80)
+			continue;	/* a continuation byte */
+		if (!((*s >= 0x20 && *s < 0x7f) || *s == '\t' || *s == '\n'))
+			return chars;
+		chars++;
+	}
+	return -1;
+}
+
 static int
 valid_typeable(const char *s)
 {
-	for (; *s != '\0'; s++)
-		if (!((*s >= 0x20 && *s < 0x7f) || *s == '\t' || *s == '\n'))
-			return 0;
-	return 1;
+	return untypeable_at(s) == -1;
 }
 
 /* Returns NULL when s is acceptable, or what is wrong with it. */
@@ -1155,6 +1198,15 @@ tool_value_check(const struct tool_param *p, const struct tool_value *v,
 			why = "is missing";
 		else
 			why = tool_string_problem(p->kind, v->s, p->maxlen);
+		if (why != NULL && p->kind == TS_TYPEABLE &&
+		    valid_utf8(v->s, strlen(v->s)) &&
+		    strlen(v->s) <= p->maxlen) {
+			snprintf(err, errlen, "%s: character %ld (from 0) cannot be "
+			    "typed; %s %s (a US keyboard): put other text in "
+			    "a file with vm_write_file", p->name,
+			    untypeable_at(v->s), p->name, why);
+			return -1;
+		}
 		break;
 	case TP_INT:
 		if (v->i < p->min || v->i > p->max) {

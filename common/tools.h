@@ -41,6 +41,7 @@
 #define TOOL_WAIT_MAX		50	/* wait_seconds: under the 60 s an
 					   MCP client waits by default */
 #define TOOL_TYPE_TEXT_MAX	4096	/* characters per vm_type_text */
+#define TOOL_INPUT_TIME_MAX	TOOL_WAIT_MAX	/* s: an input call's */
 #define TOOL_KEY_MAX		32	/* one key chord */
 #define TOOL_FORWARD_MAX	16	/* "auto:22", "2222:22", "22" */
 #define TOOL_SIZE_MAX		24	/* "+10G" */
@@ -144,7 +145,7 @@ enum tool_id {
 #define PARAMS_VM_CREATE(M, t)						\
 	M(t, REQUEST_ID) M(t, NAME) M(t, IMAGE) M(t, MEMORY_MIB)	\
 	M(t, VCPUS) M(t, NETWORK) M(t, IDLE_SECONDS) M(t, IDLE_MODE)	\
-	M(t, PORT_FORWARDS)
+	M(t, PORT_FORWARDS) M(t, DISPLAY)
 #define PARAMS_VM_LIST(M, t)
 #define PARAMS_VM_STATUS(M, t)		M(t, VM_ID)
 #define PARAMS_VM_STOP(M, t)						\

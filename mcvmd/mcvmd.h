@@ -111,6 +111,7 @@ struct vm_row {
 	uint32_t	 idle_seconds;
 	uint32_t	 idle_mode;
 	uint64_t	 disk_bytes;
+	uint32_t	 display;	/* 1: VGA, keyboard, tablet, mouse */
 };
 
 enum receipt_state {

@@ -38,6 +38,7 @@ vm_monitor_attach(struct vm *vm, int fd)
 		vm->vmm_gen = 1;
 	vm->boot.agent = 0;
 	vm->boot.poweroff = 0;
+	vm->boot.shot_w = vm->boot.shot_h = 0;
 }
 
 /* The channel closes (its requests end with the processes). */

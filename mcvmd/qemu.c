@@ -197,9 +197,30 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 	/* The id names the port in VSERPORT_CHANGE events. */
 	rc |= arg_add(qa, "virtserialport,chardev=agent,id=agent0,"
 	    "name=org.mcvm.agent.0");
-	/* No serial console yet: nothing would drain it. */
+	/*
+	 * The serial console is a ring in QEMU: a guest that floods it
+	 * overwrites its oldest bytes and never waits, whether the monitor
+	 * reads it or not.
+	 */
+	rc |= arg_add(qa, "-chardev");
+	rc |= arg_add(qa, "ringbuf,id=%s,size=%s", QEMU_SERIAL_ID,
+	    QEMU_SERIAL_RING);
 	rc |= arg_add(qa, "-serial");
-	rc |= arg_add(qa, "none");
+	rc |= arg_add(qa, "chardev:%s", QEMU_SERIAL_ID);
+	/*
+	 * The display, and input without guest software: the machine's
+	 * PS/2 keyboard (and mouse, for guests with its driver), an
+	 * absolute tablet for clicks, and a relative mouse the project's
+	 * guest kernel has a driver for.
+	 */
+	if (s->display) {
+		rc |= arg_add(qa, "-device");
+		rc |= arg_add(qa, "VGA");
+		rc |= arg_add(qa, "-device");
+		rc |= arg_add(qa, "virtio-tablet-pci");
+		rc |= arg_add(qa, "-device");
+		rc |= arg_add(qa, "virtio-mouse-pci");
+	}
 	rc |= arg_add(qa, "-device");
 	rc |= arg_add(qa, "virtio-rng-pci");
 	return rc != 0 ? -1 : 0;

@@ -18,6 +18,8 @@
 #define QEMU_TCG_TB_MIB		64	/* TCG translation cache: bounds RSS */
 #define QEMU_APPEND		AGENT_KERNEL_APPEND
 #define QEMU_APPEND_TCG		AGENT_KERNEL_APPEND_TCG
+#define QEMU_SERIAL_ID		"serial0"	/* the console's ring */
+#define QEMU_SERIAL_RING	"256K"		/* VMM_SERIAL_RING */
 #define QEMU_LINUXBOOT_ROM	"linuxboot_dma.bin"	/* what -kernel adds */
 
 /* Fixed fds QEMU finds its resources on (see jail.c). */
@@ -50,6 +52,7 @@ struct qemu_spec {
 	uint32_t	 tsc_khz;	/* TCG: the host's TSC rate, 0 unknown */
 	int		 hold;		/* a template: mcvm.hold */
 	int		 restore;	/* from QEMU_FD_CHECKPOINT */
+	int		 display;	/* VGA, tablet and virtio mouse */
 };
 
 struct qemu_argv {

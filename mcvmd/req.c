@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "msg.h"
@@ -75,6 +76,7 @@ req_alloc(enum req_peer peer, struct vm *vm, req_done_fn done,
 	r->vm = vm;
 	r->done = done;
 	r->cancel = cancel;
+	r->keep_fd = -1;
 	return r;
 }
 
@@ -116,6 +118,8 @@ req_free(struct req *r)
 	if (r->acc != NULL)
 		json_decref(r->acc);
 	free(r->command);
+	if (r->keep_fd != -1)
+		close(r->keep_fd);
 	free(r);
 }
 

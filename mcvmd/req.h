@@ -79,6 +79,13 @@ struct req {
 	char		 rid[REQUEST_ID_MAX + 1];
 	char		 path[TOOL_PATH_MAX];
 	char		*command;	/* vm_exec, for the jobs table */
+	int		 keep_fd;	/* held till it ends, or -1 */
+	uint32_t	 tail_lines;	/* vm_serial_read */
+	struct {
+		int64_t	 x, y;		/* pixels of the last screenshot */
+		uint16_t button;	/* VMM_BTN_* */
+		int	 twice;
+	}		 click;		/* vm_click */
 	json_t		*acc;		/* partial result of a chain */
 };
 

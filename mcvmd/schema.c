@@ -86,6 +86,10 @@ static const char *const schema_steps[SCHEMA_VERSION] = {
 	"  UNIQUE (vm_id, guest_job)"
 	");"
 	"ALTER TABLE receipts ADD COLUMN vm_id TEXT NOT NULL DEFAULT '';",
+
+	/* 4: whether a VM has a display and input devices; the VMs made
+	 * before had none. */
+	"ALTER TABLE vms ADD COLUMN display INTEGER NOT NULL DEFAULT 0;",
 };
 
 int

@@ -186,6 +186,7 @@ vm_spawn(struct vm *vm)
 	spec.has_initrd = vm->store_fds[STORE_FD_INITRD] != -1;
 	spec.mac = vm_net_has_nic(vm) ? vm->mac : NULL;
 	spec.hold = vm->tpl;
+	spec.display = vm->row.display != 0;
 	spec.restore = vm->boot.restore;
 	if ((qa = calloc(1, sizeof(*qa))) == NULL)
 		fatal("%s", __func__);

@@ -370,12 +370,13 @@ state_vm_row(sqlite3_stmt *st, struct vm_row *v)
 	v->disk_bytes = (uint64_t)sqlite3_column_int64(st, 15);
 	(void)snprintf(v->ws, sizeof(v->ws), "%s",
 	    (const char *)sqlite3_column_text(st, 16));
+	v->display = (uint32_t)sqlite3_column_int64(st, 17);
 }
 
 #define VM_COLUMNS	"v.id, v.workspace_id, v.name, v.state, v.intent, "  \
 	"v.slot, v.uid, v.memory_mib, v.vcpus, v.network, v.image, "	      \
 	"v.created, v.reason, v.idle_seconds, v.idle_mode, v.disk_bytes, "    \
-	"w.name FROM vms v JOIN workspaces w ON w.id = v.workspace_id"
+	"w.name, v.display FROM vms v JOIN workspaces w ON w.id = v.workspace_id"
 
 int
 state_vm_insert(const struct vm_row *v)
@@ -386,9 +387,9 @@ state_vm_insert(const struct vm_row *v)
 
 	if ((st = state_prepare("INSERT INTO vms (id, workspace_id, name, "
 	    "state, intent, slot, uid, memory_mib, vcpus, network, image, "
-	    "created, updated, idle_seconds, idle_mode, disk_bytes) VALUES "
-	    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, "
-	    "?14, ?15)")) == NULL)
+	    "created, updated, idle_seconds, idle_mode, disk_bytes, display) "
+	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, "
+	    "?13, ?14, ?15, ?16)")) == NULL)
 		return -1;
 	(void)sqlite3_bind_text(st, 1, v->id, -1, SQLITE_STATIC);
 	(void)sqlite3_bind_int64(st, 2, v->ws_id);
@@ -405,6 +406,7 @@ state_vm_insert(const struct vm_row *v)
 	(void)sqlite3_bind_int64(st, 13, v->idle_seconds);
 	(void)sqlite3_bind_int64(st, 14, v->idle_mode);
 	(void)sqlite3_bind_int64(st, 15, (int64_t)v->disk_bytes);
+	(void)sqlite3_bind_int64(st, 16, v->display);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {

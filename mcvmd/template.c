@@ -103,6 +103,7 @@ vm_template_build(void)
 	row.uid = env->conf.vm_uid_first + row.slot;
 	row.memory_mib = (uint32_t)(env->conf.vm_memory >> 20);
 	row.vcpus = env->conf.vm_vcpus;
+	row.display = 1;
 	(void)snprintf(row.name, sizeof(row.name), "template");
 	(void)snprintf(row.image, sizeof(row.image), "%s",
 	    env->conf.images[0].name);
@@ -159,7 +160,8 @@ vm_checkpointed(struct vm *vm, int ok)
 int
 vm_template_fits(const struct vm_row *row)
 {
-	return tpl.ready && row->network == 0 &&
+	/* The device profile is part of what a restored VM must match. */
+	return tpl.ready && row->network == 0 && row->display == 1 &&
 	    strcmp(row->image, tpl.image) == 0 &&
 	    row->memory_mib == tpl.memory_mib && row->vcpus == tpl.vcpus;
 }
@@ -185,7 +187,8 @@ vm_template_note(char *text, size_t len)
 {
 	if (tpl.ready)
 		(void)snprintf(text, len, "ready (%s): new VMs of image %.64s "
-		    "with %u MiB, %u vCPU and no network start from its "
+		    "with %u MiB, %u vCPU, a display and no network start "
+		    "from its "
 		    "checkpoint", tpl.id, tpl.image, tpl.memory_mib,
 		    tpl.vcpus);
 	else

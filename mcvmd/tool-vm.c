@@ -175,6 +175,7 @@ create_row(const struct tool_call *c, struct vm_row *row, const char **name,
 	row->idle_mode = (uint32_t)TOOL_INT(a, VM_CREATE, IDLE_MODE,
 	    env->conf.vm_idle_mode);
 	row->network = (uint32_t)TOOL_INT(a, VM_CREATE, NETWORK, 0);
+	row->display = (uint32_t)TOOL_INT(a, VM_CREATE, DISPLAY, 1);
 	*name = TOOL_STR(a, VM_CREATE, NAME);
 	*image = TOOL_STR(a, VM_CREATE, IMAGE);
 	if (*image == NULL && env->conf.nimages > 0)

@@ -73,7 +73,8 @@ vm_json(const struct vm *vm)
 	json_t	*j, *fwd;
 	size_t	 i;
 
-	j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:I, s:i, s:s}",
+	j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:b, s:I, s:i, "
+	    "s:s}",
 	    "vm_id", vm->row.id,
 	    "name", vm->row.name,
 	    "state", vm_state_name(vm->state),
@@ -81,6 +82,7 @@ vm_json(const struct vm *vm)
 	    "memory_mib", (int)vm->row.memory_mib,
 	    "vcpus", (int)vm->row.vcpus,
 	    "network", vm->row.network ? "on" : "off",
+	    "display", vm->row.display ? 1 : 0,
 	    "created", (json_int_t)vm->row.created,
 	    "idle_seconds", (int)vm->row.idle_seconds,
 	    "idle_mode", vm->row.idle_mode ? "pause" : "hibernate");

@@ -94,6 +94,8 @@ struct vm_boot {
 	int		 restore;	/* from the template's checkpoint */
 	int		 agent;		/* the guest agent answers */
 	int		 poweroff;	/* the guest powered off: no crash */
+	uint32_t	 shot_w;	/* the last screenshot's size, 0: */
+	uint32_t	 shot_h;	/* none yet */
 };
 
 struct vm {

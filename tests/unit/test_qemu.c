@@ -155,6 +155,25 @@ Test(qemu, argv_with_a_nic)
 	    "virtio-net-pci,netdev=net0,mac=52:54:00:6d:00:07"));
 }
 
+Test(qemu, argv_display_profile)
+{
+	static struct qemu_argv	 qa;
+	struct qemu_spec	 s = spec_ok;
+
+	/* The serial console is QEMU's ring, with or without a display. */
+	cr_assert_eq(qemu_build_argv(&s, &qa), 0);
+	cr_assert(has_pair(&qa, "-chardev", "ringbuf,id=serial0,size=256K"));
+	cr_assert(has_pair(&qa, "-serial", "chardev:serial0"));
+	cr_assert_not(has_pair(&qa, "-device", "VGA"));
+	cr_assert_not(has_word(&qa, "virtio-tablet"));
+	s.display = 1;
+	cr_assert_eq(qemu_build_argv(&s, &qa), 0);
+	cr_assert(has_pair(&qa, "-device", "VGA"));
+	cr_assert(has_pair(&qa, "-device", "virtio-tablet-pci"));
+	cr_assert(has_pair(&qa, "-device", "virtio-mouse-pci"));
+	cr_assert(has_pair(&qa, "-serial", "chardev:serial0"));
+}
+
 Test(qemu, mac_validation)
 {
 	cr_assert(qemu_valid_mac("52:54:00:6d:00:07"));

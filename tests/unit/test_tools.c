@@ -355,7 +355,7 @@ Test(tools, parameter_indices_match_the_arrays)
 #undef PARAM
 	cr_assert_eq(param_tool, TOOL_COUNT);
 	cr_assert_eq(P_VM_EXEC_COMMAND, 2);
-	cr_assert_eq(P_VM_CREATE_COUNT, 9);
+	cr_assert_eq(P_VM_CREATE_COUNT, 10);
 	cr_assert_eq(P_VM_LIST_COUNT, 0);
 }
 
@@ -535,13 +535,13 @@ Test(tools, render_refuses_what_it_cannot_fill)
 /*
  * The descriptions promise nothing this build lacks: the tools without an
  * implementation in mcvmd (test_dispatch.c lists them) say so first, and
- * no description claims idle suspension, hibernation, an ACPI shutdown, a
- * tablet or a "hibernated" state.
+ * no description claims idle suspension, hibernation, an ACPI shutdown or
+ * a "hibernated" state.
  */
 Test(tools, descriptions_tell_what_is_built)
 {
 	static const char *const untrue[] = {
-		"ACPI", "tablet", "hibernated", "hibernates", "wakes",
+		"ACPI", "hibernated", "hibernates", "wakes",
 		"(512)", "(1)", NULL
 	};
 	const char	*d;
