@@ -844,7 +844,7 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "agent's log on mcvm's guest): the last ${VMM_SERIAL_RING_KIB} "
 	    "KiB are kept, the oldest dropped, so a chatty guest never "
 	    "waits. truncated: older lines exist; replaced: bytes that were "
-	    "not UTF-8 became the replacement character.",
+	    "not valid text became the replacement character.",
 	    "{'type':'object','properties':{'lines':{'type':'array',"
 	    "'items':{'type':'string'}},'truncated':{'type':'boolean'},"
 	    "'replaced':{'type':'boolean'},'total_bytes':{'type':'integer',"
