@@ -71,9 +71,41 @@ serial_resync(const uint8_t *raw, size_t len, size_t start)
 }
 
 /*
+ * raw[start..len) decoded into out (room for UTF8_DECODED_MAX of it),
+ * NUL bytes replaced too, as job output has them: mcvmd's text has none.
+ * Returns the bytes consumed; *n is the text's length.
+ */
+static size_t
+serial_decode(const uint8_t *raw, size_t len, size_t start, char *out,
+    size_t *n, int *errs)
+{
+	size_t	 used, i, o, nul = 0;
+
+	*errs = 0;
+	used = utf8_decode(raw + start, len - start, 0, out, n, errs);
+	for (i = 0; i < *n; i++)
+		nul += out[i] == '\0';
+	if (nul == 0)
+		return used;
+	/* Each NUL is a byte of input, so its 3 bytes fit: from the end. */
+	o = *n + 2 * nul;
+	for (i = *n; i-- > 0;) {
+		if (out[i] != '\0') {
+			out[--o] = out[i];
+			continue;
+		}
+		o -= 3;
+		memcpy(out + o, "\xef\xbf\xbd", 3);
+	}
+	*n += 2 * nul;
+	*errs = 1;
+	return used;
+}
+
+/*
  * The end of a stream's raw[0..len) as text of at most max bytes into out
- * (room for UTF8_DECODED_MAX(len)): invalid UTF-8 replaced (*replaced
- * set), a character cut at the end held back (it may be completed
+ * (room for UTF8_DECODED_MAX(len)): invalid UTF-8 and NUL replaced
+ * (*replaced set), a character cut at the end held back (it may be completed
  * later), one cut at the start dropped.  line_start says raw[0] begins
  * a line; if it does not, the text starts after the first newline, when
  * one is there with text after it.  *whole says the text begins a line.
@@ -90,9 +122,7 @@ vmm_serial_tail(const uint8_t *raw, size_t len, int line_start, char *out,
 	if (!line_start)
 		start = serial_resync(raw, len, 0);
 	for (;;) {
-		errs = 0;
-		used = utf8_decode(raw + start, len - start, 0, out, &n,
-		    &errs);
+		used = serial_decode(raw, len, start, out, &n, &errs);
 		if (n <= max)
 			break;
 		/* A byte dropped takes at most 3 from the text: never drop
@@ -105,9 +135,7 @@ vmm_serial_tail(const uint8_t *raw, size_t len, int line_start, char *out,
 	if (!*whole && (nl = memchr(raw + start, '\n', used)) != NULL &&
 	    (size_t)(nl - raw) + 1 < start + used) {
 		start = (size_t)(nl - raw) + 1;
-		errs = 0;
-		(void)utf8_decode(raw + start, len - start, 0, out, &n,
-		    &errs);
+		(void)serial_decode(raw, len, start, out, &n, &errs);
 		*whole = 1;
 	}
 	*replaced = errs != 0;
