@@ -888,7 +888,9 @@ msg_vmm_serial_data_get(struct imsg *imsg, struct msg_vmm_serial_data *m)
 	    m_get_flag(&r, &m->replaced) == -1 ||
 	    m_get_bytes(&r, &m->data, &m->len, VMM_SERIAL_OUT_MAX) == -1)
 		return -1;
-	if (!valid_utf8(m->data, m->len) || m->len > m->total)
+	/* Each byte seen is at most 3 of text (U+FFFD for invalid). */
+	if (!valid_utf8(m->data, m->len) ||
+	    (m->total <= UINT64_MAX / 3 && m->len > m->total * 3))
 		return m_fail();
 	return done(&r);
 }

@@ -378,7 +378,8 @@ struct msg_vmm_serial_data {
 	uint64_t	 total;		/* bytes the console wrote, seen */
 	uint32_t	 whole;		/* 1: data begins where a line does */
 	uint32_t	 replaced;	/* 1: invalid UTF-8 was replaced */
-	const void	*data;		/* VMM_SERIAL_OUT_MAX, UTF-8 */
+	const void	*data;		/* VMM_SERIAL_OUT_MAX, UTF-8; up
+					   to 3 bytes per byte seen */
 	size_t		 len;
 };
 

@@ -95,4 +95,4 @@ ckpt_polled(struct vmm_req *r, const struct qmp_msg *m)
 VMM_GET_NONE(checkpoint)
 VMM_OP(checkpoint, IMSG_VMM_CHECKPOINT, "checkpoint", VMM_CHAN_QMP,
     VMM_OP_QMP_UP | VMM_OP_FD | VMM_OP_ONE, VMM_REQ_TIMEOUT_MS,
-    get_checkpoint, ckpt_start);
+    get_checkpoint, ckpt_start, NULL);

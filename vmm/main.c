@@ -135,6 +135,8 @@ main(int argc, char *argv[])
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
 		fatal("getrandom");
 	json_object_seed(seed | 1);
+	/* Its write-only open needs /proc, outside the empty directory. */
+	vmm_screenshot_init();
 
 	privdrop(&(struct privdrop){
 		.uid = (uid_t)start.uid,

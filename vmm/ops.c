@@ -194,10 +194,10 @@ vmm_op_find(uint32_t type)
 
 #define QMP_OP(t, n, f, fn)						\
 	VMM_OP(fn, IMSG_VMM_##t, n, VMM_CHAN_QMP, f, VMM_REQ_TIMEOUT_MS,	\
-	    get_##fn, op_##fn)
+	    get_##fn, op_##fn, NULL)
 #define GUEST_OP(t, n, fn)						\
 	VMM_OP(fn, IMSG_VMM_##t, n, VMM_CHAN_GUEST, VMM_OP_GUEST_UP,	\
-	    VMM_REQ_TIMEOUT_MS, get_##fn, op_##fn)
+	    VMM_REQ_TIMEOUT_MS, get_##fn, op_##fn, NULL)
 
 QMP_OP(QMP_STATUS, "status", 0, qmp_status);
 QMP_OP(PAUSE, "pause", 0, pause);

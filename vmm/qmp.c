@@ -7,9 +7,15 @@
 
 #include <jansson.h>
 
+#include "b64.h"
 #include "qmp.h"
 
 #define QMP_VERSION_PART_MAX	65535
+
+/* A string return's base64, on one line with the rest of its message. */
+_Static_assert(QMP_DATA_MAX % 3 == 0, "base64 of QMP_DATA_MAX is padded");
+_Static_assert(B64_ENCODED_LEN(QMP_DATA_MAX) + 64 <= QMP_MSG_MAX,
+    "a string return of QMP_DATA_MAX bytes does not fit a line");
 
 void
 qmp_parser_init(struct qmp_parser *p)
@@ -101,13 +107,41 @@ qmp_decode_id(json_t *root, struct qmp_msg *m)
 	return 0;
 }
 
+/* A string return: base64, of at most QMP_DATA_MAX bytes decoded. */
+static int
+qmp_decode_data(json_t *ret, struct qmp_msg *m)
+{
+	size_t	 len = json_string_length(ret);
+	long	 n;
+
+	if (len > B64_ENCODED_LEN(QMP_DATA_MAX))
+		return -1;
+	if ((n = b64_decode(json_string_value(ret), len, m->data)) == -1)
+		return -1;
+	m->data_len = (size_t)n;
+	m->has_data = 1;
+	return 0;
+}
+
 static int
 qmp_decode_return(json_t *ret, struct qmp_msg *m)
 {
-	json_t	*status, *running;
+	json_t		*status, *running, *fdset;
+	json_int_t	 n;
 
+	if (json_is_string(ret))
+		return qmp_decode_data(ret, m);
 	if (!json_is_object(ret))
 		return 0;
+	if ((fdset = json_object_get(ret, "fdset-id")) != NULL) {
+		if (!json_is_integer(fdset))
+			return -1;
+		n = json_integer_value(fdset);
+		if (n < 0 || n > QMP_FDSET_MAX)
+			return -1;
+		m->fdset = (uint32_t)n;
+		m->has_fdset = 1;
+	}
 	if ((status = json_object_get(ret, "status")) != NULL) {
 		if (!json_is_string(status) || qmp_copy_name(m->status,
 		    json_string_value(status), "abcdefghijklmnopqrstuvwxyz-") ==

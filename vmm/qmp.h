@@ -20,7 +20,10 @@
 #define QMP_MSG_MAX		(64 * 1024)	/* a line and newline */
 #define QMP_NAME_MAX		64	/* events, errors, status */
 #define QMP_TEXT_MAX		256	/* error texts, event details */
-#define QMP_CMD_MAX		256	/* an encoded command */
+#define QMP_CMD_MAX		4096	/* an encoded command: an input
+					   batch (input.c) is the longest */
+#define QMP_DATA_MAX		(45 * 1024)	/* a string return, decoded */
+#define QMP_FDSET_MAX		INT32_MAX
 
 enum qmp_kind {
 	QMP_GREETING = 1,
@@ -52,6 +55,19 @@ struct qmp_msg {
 	char		 status[QMP_NAME_MAX];
 	int		 has_running;
 	int		 running;
+
+	/* return of add-fd: the fd set it made, 0..QMP_FDSET_MAX */
+	int		 has_fdset;
+	uint32_t	 fdset;
+
+	/*
+	 * A return that is a JSON string (ringbuf-read, format base64): its
+	 * bytes, decoded.  Not canonical base64, or longer than
+	 * QMP_DATA_MAX once decoded, is a protocol error.
+	 */
+	int		 has_data;
+	size_t		 data_len;
+	uint8_t		 data[QMP_DATA_MAX];
 };
 
 struct qmp_parser {

@@ -278,6 +278,9 @@ req_new(const struct vmm_op *op, uint32_t peerid)
 void
 vmm_req_free(struct vmm_req *r)
 {
+	if (r->op->end != NULL)
+		r->op->end(r);
+	r->state = NULL;
 	evtimer_del(&r->timer);
 	evtimer_del(&r->after);
 	if (r->fd != -1)

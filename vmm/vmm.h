@@ -11,6 +11,9 @@
  *	ops.c		the op table, and the ops of one step
  *	qmp_chan.c	the QMP session: greeting, commands, replies, events
  *	checkpoint.c	the checkpoint: an op of several QMP steps
+ *	screenshot.c	the display as PNG, through a buffer of the monitor's
+ *	input.c		keyboard and mouse events, in batches and waits
+ *	serial.c	the serial console, kept in the monitor's own ring
  *	guest.h		the guest side, an interface ...
  *	guest_agent.c	... and its implementation for mcvm-guestd's agent
  *	agent_relay.c	that implementation's conversions
@@ -21,7 +24,8 @@
  * continuation its reply calls; each continuation sends the next, waits
  * with vmm_req_after, or answers with vmm_ok, vmm_fail or
  * vmm_answer_begin/end.  A QMP error, the deadline and the loss of QEMU
- * answer for it.  Its state is the request's (an fd in r->fd).
+ * answer for it.  Its state is the request's (an fd in r->fd, anything
+ * else in r->state, released by the entry's end).
  */
 #ifndef MCVM_VMM_H
 #define MCVM_VMM_H
@@ -84,6 +88,7 @@ union vmm_args {
 	struct msg_vmm_file_list	 file_list;
 	struct msg_vmm_set_time		 set_time;
 	struct msg_vmm_net_config	 net_config;
+	struct msg_vmm_input		 input;
 };
 
 /*
@@ -95,7 +100,9 @@ union vmm_args {
  * then checks what the entry asks for, answering an error itself when the
  * channel is not there, the guest not up or every slot taken; it takes
  * the fd (VMM_OP_FD), arms the timeout, and calls start.  start, or the
- * continuations it names, answer the request exactly once.
+ * continuations it names, answer the request exactly once.  end, if the
+ * op has one, releases the op's own state (r->state) when the request
+ * ends, however it ends: answered, timed out, or its channel lost.
  */
 struct vmm_op {
 	uint32_t	 type;		/* the IMSG_VMM_* request */
@@ -110,6 +117,7 @@ struct vmm_op {
 	uint32_t	 timeout_ms;	/* for its answer */
 	int		(*get)(struct imsg *, union vmm_args *);
 	void		(*start)(struct vmm_req *, const union vmm_args *);
+	void		(*end)(struct vmm_req *);	/* or NULL */
 };
 
 #define VMM_OP(sym, ...)						\
@@ -147,6 +155,7 @@ struct vmm_req {
 	uint32_t		 peerid;	/* mcvmd's request id */
 	uint32_t		 wire_id;	/* QMP or guest id awaited */
 	int			 fd;		/* VMM_OP_FD: ours till given */
+	void			*state;		/* the op's own, freed by end */
 	struct event		 timer;		/* the op's deadline */
 
 	/* QMP: the reply awaited, and a command held until negotiation */
@@ -242,6 +251,13 @@ void	 vmm_qmp_send(struct vmm_req *, const char *, json_t *, vmm_qmp_cont);
 int	 vmm_qmp_send_fd(struct vmm_req *, const char *, json_t *, int,
 	    vmm_qmp_cont);
 void	 vmm_qmp_forget(struct vmm_req *);
+
+/* The ops' pure parts, and the screenshot buffer made at start. */
+void	 vmm_screenshot_init(void);
+int	 vmm_png_size(const uint8_t *, size_t, uint32_t *, uint32_t *);
+json_t	*vmm_input_batch(const struct vmm_input *, size_t);
+size_t	 vmm_serial_tail(const uint8_t *, size_t, int, char *, size_t,
+	    uint32_t *, uint32_t *);
 
 /* The seccomp policy (vmm_sandbox.c). */
 void	 vmm_sandbox(int);

@@ -2,14 +2,17 @@
  * mcvm-vmm's seccomp policy: kill by default.  Beyond the common set
  * (read, write, sendmsg/recvmsg, epoll, time, memory, exit) the monitor
  * may only poll, when it flushes its last messages to mcvmd before it
- * exits.  It opens nothing, creates no socket, and starts no process:
- * every fd it uses was open before the filter was loaded.
+ * exits, and, for screenshots (screenshot.c), read its buffer at an
+ * offset, empty it, and write the frame into mcvmd's memfd at an offset.
+ * It opens nothing, creates no socket, and starts no process: every fd
+ * it uses was open before the filter was loaded or came from mcvmd.
  */
 #include "sandbox.h"
 #include "vmm.h"
 
 static const char *const vmm_allow[] = {
 	"poll", "ppoll",
+	"pread64", "pwrite64", "ftruncate",
 };
 
 void

@@ -3,7 +3,7 @@
  * (possibly hostile) QEMU writes on its monitor socket.  The first input
  * byte chooses how the rest is split into reads, so that lines cut at
  * every place are exercised.  Every message the decoder hands out must
- * hold only bounded, printable text.
+ * hold only bounded, printable text, and bytes within their bound.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +44,12 @@ check(const struct qmp_msg *m, void *arg)
 	if (m->kind == QMP_EVENT && m->event[0] == '\0')
 		abort();
 	if (m->has_status && m->status[0] == '\0')
+		abort();
+	if (m->data_len > sizeof(m->data) || (!m->has_data && m->data_len))
+		abort();
+	if (m->has_fdset && m->fdset > QMP_FDSET_MAX)
+		abort();
+	if (m->kind != QMP_RETURN && (m->has_data || m->has_fdset))
 		abort();
 }
 

@@ -20,7 +20,7 @@ fuzz-guestd-corpus_KIND := corpus
 
 # The VM monitor's QMP decoder, seeded with the lines QEMU 7.2 writes.
 FUZZ_TARGETS += fuzz-qmp
-fuzz-qmp_SRCS := tests/fuzz/fuzz_qmp.c vmm/qmp.c
+fuzz-qmp_SRCS := tests/fuzz/fuzz_qmp.c vmm/qmp.c common/b64.c
 fuzz-qmp_PKGS := jansson
 fuzz-qmp_CFLAGS := -Ivmm
 

@@ -678,7 +678,7 @@ over_serial_data(void *p, int i)
 		m->data = codec_str(m->len);
 		break;
 	case 3: m->data = codec_bytes(VMM_SERIAL_OUT_MAX); break;
-	case 4: m->total = m->len - 1; break;
+	case 4: m->total = (m->len - 1) / 3; break;	/* > 3x */
 	default: return -1;
 	}
 	return 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "b64.h"
 #include "qmp.h"
 
 #define MSGS_MAX	16
@@ -39,6 +40,8 @@ feed(const char *s)
 static const char greeting[] = "{\"QMP\": {\"version\": {\"qemu\": "
 	"{\"micro\": 22, \"minor\": 2, \"major\": 7}, \"package\": "
 	"\"Debian 1:7.2+dfsg-7\"}, \"capabilities\": [\"oob\"]}}\r\n";
+
+static void	 assert_rejected(const char *);
 
 TestSuite(qmp, .init = setup);
 
@@ -90,6 +93,85 @@ Test(qmp, query_migrate_and_port_event)
 	cr_assert_str_eq(got[1].event, "VSERPORT_CHANGE");
 	cr_assert(got[1].has_open);
 	cr_assert(got[1].open);
+}
+
+Test(qmp, add_fd_return)
+{
+	cr_assert_eq(feed("{\"return\": {\"fd\": 11, \"fdset-id\": 0}, "
+	    "\"id\": 5}\r\n"), 0);
+	cr_assert_eq(ngot, 1);
+	cr_assert(got[0].has_fdset);
+	cr_assert_eq(got[0].fdset, 0);
+	cr_assert_eq(feed("{\"return\": {\"fdset-id\": 2147483647}, "
+	    "\"id\": 6}\n"), 0);
+	cr_assert_eq(got[1].fdset, 2147483647U);
+	cr_assert_eq(feed("{\"return\": {}, \"id\": 7}\n"), 0);
+	cr_assert_not(got[2].has_fdset);
+	assert_rejected("{\"return\": {\"fdset-id\": -1}, \"id\": 1}\n");
+	assert_rejected("{\"return\": {\"fdset-id\": 2147483648}, "
+	    "\"id\": 1}\n");
+	assert_rejected("{\"return\": {\"fdset-id\": \"0\"}, \"id\": 1}\n");
+}
+
+/* ringbuf-read's return: a string, base64, decoded into the message. */
+Test(qmp, string_return_decoded)
+{
+	cr_assert_eq(feed("{\"return\": \"aGVsbG8ACv8=\", \"id\": 9}\r\n"),
+	    0);
+	cr_assert_eq(ngot, 1);
+	cr_assert_eq(got[0].kind, QMP_RETURN);
+	cr_assert(got[0].has_data);
+	cr_assert_eq(got[0].data_len, 8);
+	cr_assert_eq(memcmp(got[0].data, "hello\0\n\xff", 8), 0);
+	cr_assert_eq(feed("{\"return\": \"\", \"id\": 10}\n"), 0);
+	cr_assert(got[1].has_data);
+	cr_assert_eq(got[1].data_len, 0);
+	cr_assert_eq(feed("{\"return\": {}, \"id\": 11}\n"), 0);
+	cr_assert_not(got[2].has_data);
+}
+
+Test(qmp, string_return_invalid_rejected)
+{
+	assert_rejected("{\"return\": \"aGVsbG8\", \"id\": 1}\n");
+	assert_rejected("{\"return\": \"aGVs bG8=\", \"id\": 1}\n");
+	assert_rejected("{\"return\": \"aGVsbG8=\\n\", \"id\": 1}\n");
+	assert_rejected("{\"return\": \"=aGVsbG8\", \"id\": 1}\n");
+	assert_rejected("{\"return\": \"aGVsbG9=\", \"id\": 1}\n");
+	assert_rejected("{\"return\": \"hello, world\", \"id\": 1}\n");
+	cr_assert_str_eq(p.error, "bad return");
+}
+
+/* A string return of exactly QMP_DATA_MAX bytes fits; a byte more not. */
+static void
+feed_data(size_t n, int want)
+{
+	static uint8_t	 data[QMP_DATA_MAX + 3];
+	static char	 line[QMP_MSG_MAX + 64];
+	size_t		 i, len;
+
+	for (i = 0; i < n; i++)
+		data[i] = (uint8_t)(i * 31 + 7);
+	setup();
+	len = (size_t)snprintf(line, sizeof(line), "{\"return\": \"");
+	len += b64_encode(data, n, line + len);
+	len += (size_t)snprintf(line + len, sizeof(line) - len,
+	    "\", \"id\": 4294967295}\r\n");
+	cr_assert_eq(qmp_input(&p, line, len, collect, NULL), want,
+	    "%zu bytes", n);
+	if (want == 0) {
+		cr_assert_eq(ngot, 1);
+		cr_assert_eq(got[0].data_len, n);
+		cr_assert_eq(memcmp(got[0].data, data, n), 0);
+	} else
+		cr_assert_eq(ngot, 0);
+}
+
+Test(qmp, string_return_bounded)
+{
+	feed_data(QMP_DATA_MAX, 0);
+	feed_data(QMP_DATA_MAX - 1, 0);
+	feed_data(QMP_DATA_MAX + 1, -1);
+	feed_data(QMP_DATA_MAX + 3, -1);
 }
 
 Test(qmp, error)

@@ -3,6 +3,7 @@
  * child: what the monitor must never do kills it with SIGSYS, and what
  * its loop does survives.
  */
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -142,4 +143,41 @@ Test(vmm_sandbox, allows_its_loop)
 
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "the loop died (status %#x)", status);
+}
+
+static int	 vmm_memfd = -1;
+
+/* A screenshot: read the buffer at an offset, empty it, write mcvmd's. */
+static void
+vmm_do_screenshot(void)
+{
+	char	 c = 'x';
+
+	if (pwrite(vmm_memfd, &c, 1, 0) != 1 ||
+	    pread(vmm_memfd, &c, 1, 0) != 1 || ftruncate(vmm_memfd, 0) != 0 ||
+	    lseek(vmm_memfd, 0, SEEK_SET) != 0)
+		_exit(2);
+}
+
+/* A new memfd is refused: the screenshot buffer is made before. */
+static void
+vmm_do_memfd(void)
+{
+	(void)memfd_create("x", 0);
+}
+
+Test(vmm_sandbox, allows_screenshots)
+{
+	int	 status;
+
+	cr_assert_neq(vmm_memfd = memfd_create("shot", MFD_CLOEXEC), -1);
+	status = vmm_sandboxed(vmm_do_screenshot);
+	close(vmm_memfd);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "a screenshot's calls died (status %#x)", status);
+}
+
+Test(vmm_sandbox, kills_memfd_create)
+{
+	vmm_assert_killed(vmm_sandboxed(vmm_do_memfd));
 }

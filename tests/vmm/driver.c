@@ -9,6 +9,7 @@
  * and the monitors are killed by the pids this program started; the work
  * directory is removed unless a test failed.
  */
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -27,6 +28,7 @@
 
 #include "agent_proto.h"
 #include "imsg.h"
+#include "keys.h"
 #include "msg.h"
 #include "msg_proc.h"
 #include "msg_vmm.h"
@@ -38,7 +40,8 @@
 #define QEMU_BIN		"qemu-system-x86_64"
 #define GUEST_MEM_MIB		"1024"
 #define GUEST_CPUS		"2"
-#define GUEST_APPEND	AGENT_KERNEL_APPEND_TCG
+/* The kernel's notices too, so that its banner is on the console. */
+#define GUEST_APPEND	AGENT_KERNEL_APPEND_TCG " loglevel=6"
 #define VM_ID			"vm-0123456789abcdef"
 #define VM_UID			"2000100"
 #define VM_UID_N		2000100
@@ -81,6 +84,8 @@ union reply {
 	struct msg_vmm_qmp_state	 qmp;
 	struct msg_vmm_ok		 ok;
 	struct msg_vmm_error		 error;
+	struct msg_vmm_screenshot_done	 shot;
+	struct msg_vmm_serial_data	 serial;
 };
 
 static struct vmm_run	 run;
@@ -133,7 +138,7 @@ static pid_t
 qemu_start(int qmp, int agent, int guest)
 {
 	char	 kernel[PATH_MAX], initrd[PATH_MAX], drive[PATH_MAX + 64];
-	char	 serial[PATH_MAX + 8], log[PATH_MAX];
+	char	 log[PATH_MAX];
 	pid_t	 pid;
 	int	 fds[2] = { qmp, agent };
 
@@ -141,7 +146,6 @@ qemu_start(int qmp, int agent, int guest)
 	snprintf(initrd, sizeof(initrd), "%s/initrd.img", imagedir);
 	snprintf(drive, sizeof(drive), "file=%s/rootfs.ext4,format=raw,"
 	    "if=none,id=root,snapshot=on,cache=unsafe", imagedir);
-	snprintf(serial, sizeof(serial), "file:%s/serial.log", workdir);
 	snprintf(log, sizeof(log), "%s/qemu.log", workdir);
 	if ((pid = fork()) == -1) {
 		perror("fork");
@@ -165,7 +169,10 @@ qemu_start(int qmp, int agent, int guest)
 		    "-device", "virtserialport,chardev=agent,"
 		    "name=" AGENT_PORT_NAME,
 		    "-device", "virtio-rng-pci",
-		    "-serial", serial, (char *)NULL);
+		    "-device", "VGA", "-device", "virtio-tablet-pci",
+		    "-device", "virtio-mouse-pci",
+		    "-chardev", "ringbuf,id=serial0,size=256K",
+		    "-serial", "chardev:serial0", (char *)NULL);
 	else
 		execlp(QEMU_BIN, QEMU_BIN, "-nodefaults", "-no-user-config",
 		    "-accel", "tcg", "-display", "none", "-nic", "none", "-S",
@@ -419,6 +426,9 @@ send_req(uint32_t type, const union vmm_args *a, struct peer_call *c)
 	case IMSG_VMM_NET_CONFIG:
 		msg_vmm_net_config_put(b, &a->net_config);
 		break;
+	case IMSG_VMM_INPUT:
+		msg_vmm_input_put(b, &a->input);
+		break;
 	}
 	return peer_send(&run.p, b, c);
 }
@@ -468,6 +478,10 @@ cur_get(union reply *rep)
 		return msg_vmm_ok_get(im, &rep->ok);
 	case IMSG_VMM_ERROR:
 		return msg_vmm_error_get(im, &rep->error);
+	case IMSG_VMM_SCREENSHOT_DONE:
+		return msg_vmm_screenshot_done_get(im, &rep->shot);
+	case IMSG_VMM_SERIAL_DATA:
+		return msg_vmm_serial_data_get(im, &rep->serial);
 	}
 	return -1;
 }
@@ -898,6 +912,223 @@ t_busy_timeout(void)
 	if (call_qmp(IMSG_VMM_CONT, status, sizeof(status), &running) == -1)
 		return -1;
 	return call(IMSG_VMM_GUEST_INFO, NULL, &rep);
+}
+
+/* --- the display, input and the serial console */
+
+static uint32_t
+be32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+/*
+ * A screenshot into a memfd of ours, as mcvmd makes it: the answer's
+ * size is the memfd's, its bytes a PNG of the size announced.
+ */
+static int
+screenshot(struct msg_vmm_screenshot_done *d)
+{
+	static const uint8_t	 sig[8] = {
+		0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'
+	};
+	union reply		 rep;
+	struct peer_call	 c;
+	struct ibuf		*b;
+	struct stat		 st;
+	uint8_t			 head[24];
+	int			 fd, give, r = -1;
+
+	if ((fd = memfd_create("shot", MFD_CLOEXEC | MFD_ALLOW_SEALING)) ==
+	    -1 || (give = dup(fd)) == -1)
+		return test_fail("memfd: %s", strerror(errno));
+	b = peer_request(&run.p, IMSG_VMM_SCREENSHOT, &c);
+	imsg_set_fd(b, give);
+	if (peer_send(&run.p, b, &c) == -1 ||
+	    wait_reply(&c, CALL_TIMEOUT_MS) == -1)
+		goto out;
+	if (cur_get(&rep) == -1) {
+		test_fail("malformed %s", imsg_type_name(run.cur.hdr.type));
+		goto out;
+	}
+	if (run.cur.hdr.type != IMSG_VMM_SCREENSHOT_DONE) {
+		test_fail("screenshot: %s %u: %s",
+		    imsg_type_name(run.cur.hdr.type), rep.error.code,
+		    rep.error.message);
+		goto out;
+	}
+	*d = rep.shot;
+	if (fstat(fd, &st) == -1 || (uint64_t)st.st_size != d->bytes) {
+		test_fail("the memfd holds %lld bytes, the answer says %llu",
+		    (long long)st.st_size, (unsigned long long)d->bytes);
+		goto out;
+	}
+	if (pread(fd, head, sizeof(head), 0) != (ssize_t)sizeof(head) ||
+	    memcmp(head, sig, sizeof(sig)) != 0 ||
+	    memcmp(head + 12, "IHDR", 4) != 0 ||
+	    be32_at(head + 16) != d->width || be32_at(head + 20) != d->height) {
+		test_fail("the memfd holds no PNG of %ux%u", d->width,
+		    d->height);
+		goto out;
+	}
+	r = 0;
+ out:
+	close(fd);
+	return r;
+}
+
+/* The VGA text console is 720x400. */
+static int
+t_screenshot(void)
+{
+	struct msg_vmm_screenshot_done	 d;
+	uint64_t			 t0 = test_now_ms();
+
+	if (screenshot(&d) == -1)
+		return -1;
+	printf("# screenshot %ux%u, %llu bytes, %llu ms\n", d.width, d.height,
+	    (unsigned long long)d.bytes,
+	    (unsigned long long)(test_now_ms() - t0));
+	if (d.width != 720 || d.height != 400)
+		return test_fail("%ux%u, expected 720x400", d.width, d.height);
+	return 0;
+}
+
+/* Events as the codec packs them. */
+static uint8_t	 in_wire[64 * VMM_INPUT_LEN];
+
+static void
+in_put(size_t i, uint8_t kind, uint8_t down, uint16_t code, int32_t v)
+{
+	struct vmm_input	 e = { kind, down, code, v };
+
+	msg_vmm_input_pack(&e, in_wire + i * VMM_INPUT_LEN);
+}
+
+static int
+input(size_t n, uint32_t *sent)
+{
+	union vmm_args		 req;
+	union reply		 rep;
+
+	memset(&req, 0, sizeof(req));
+	req.input.wire = in_wire;
+	req.input.n = n;
+	if (call(IMSG_VMM_INPUT, &req, &rep) == -1)
+		return -1;
+	*sent = rep.ok.value;
+	return 0;
+}
+
+/*
+ * Keys (shift, a), the tablet, the mouse and its buttons, with waits
+ * between: OK with the number of events sent.  Events the codec refuses
+ * never reach the monitor (tests/unit/codec_vmm.c).
+ */
+static int
+t_input(void)
+{
+	uint32_t	 sent;
+	size_t		 n = 0;
+	int		 shift = key_lookup("shift"), a = key_lookup("a");
+
+	if (shift < 0 || a < 0)
+		return test_fail("no key shift or a");
+	in_put(n++, VMM_IN_KEY, 1, (uint16_t)shift, 0);
+	in_put(n++, VMM_IN_KEY, 1, (uint16_t)a, 0);
+	in_put(n++, VMM_IN_WAIT, 0, 0, 50);
+	in_put(n++, VMM_IN_KEY, 0, (uint16_t)a, 0);
+	in_put(n++, VMM_IN_KEY, 0, (uint16_t)shift, 0);
+	in_put(n++, VMM_IN_WAIT, 0, 0, 0);
+	in_put(n++, VMM_IN_ABS, 0, VMM_AXIS_X, VMM_ABS_MAX / 2);
+	in_put(n++, VMM_IN_ABS, 0, VMM_AXIS_Y, VMM_ABS_MAX);
+	in_put(n++, VMM_IN_BTN, 1, VMM_BTN_LEFT, 0);
+	in_put(n++, VMM_IN_WAIT, 0, 0, 20);
+	in_put(n++, VMM_IN_BTN, 0, VMM_BTN_LEFT, 0);
+	in_put(n++, VMM_IN_REL, 0, VMM_AXIS_X, -VMM_REL_MAX);
+	in_put(n++, VMM_IN_REL, 0, VMM_AXIS_Y, VMM_REL_MAX);
+	in_put(n++, VMM_IN_BTN, 1, VMM_BTN_MIDDLE, 0);
+	in_put(n++, VMM_IN_BTN, 0, VMM_BTN_MIDDLE, 0);
+	in_put(n++, VMM_IN_BTN, 1, VMM_BTN_RIGHT, 0);
+	in_put(n++, VMM_IN_BTN, 0, VMM_BTN_RIGHT, 0);
+	in_put(n++, VMM_IN_WAIT, 0, 0, 10);
+	if (input(n, &sent) == -1)
+		return -1;
+	if (sent != n - 4)
+		return test_fail("%u events sent of %zu", sent, n - 4);
+	return 0;
+}
+
+/*
+ * Paused: two screenshots in a row, each its own PNG; input is QEMU's
+ * error ("VM not running"), and the monitor serves on.
+ */
+static int
+t_paused_display(void)
+{
+	struct msg_vmm_screenshot_done	 d1, d2;
+	char				 status[64];
+	uint32_t			 running, sent;
+	int				 r = 0;
+
+	if (call_qmp(IMSG_VMM_PAUSE, status, sizeof(status), &running) == -1)
+		return -1;
+	if (screenshot(&d1) == -1 || screenshot(&d2) == -1)
+		r = -1;
+	else if (d1.width != 720 || d2.height != 400 || d1.bytes != d2.bytes)
+		r = test_fail("paused: %ux%u %llu bytes, then %ux%u %llu",
+		    d1.width, d1.height, (unsigned long long)d1.bytes,
+		    d2.width, d2.height, (unsigned long long)d2.bytes);
+	in_put(0, VMM_IN_KEY, 1, 0, 0);
+	if (r == 0 && input(1, &sent) == 0)
+		r = test_fail("input accepted while paused");
+	else if (r == 0 && cur_error() != VMM_ERR_QMP)
+		r = test_fail("input while paused: error %u", cur_error());
+	if (call_qmp(IMSG_VMM_CONT, status, sizeof(status), &running) == -1)
+		return -1;
+	return r;
+}
+
+static int
+serial_read(struct msg_vmm_serial_data *d)
+{
+	union reply	 rep;
+
+	if (call(IMSG_VMM_SERIAL_READ, NULL, &rep) == -1)
+		return -1;
+	*d = rep.serial;
+	return 0;
+}
+
+/* The kernel's console, as the monitor keeps it; it survives a pause. */
+static int
+t_serial(void)
+{
+	struct msg_vmm_serial_data	 d;
+	char				 status[64];
+	uint32_t			 running;
+	uint64_t			 total;
+
+	if (serial_read(&d) == -1)
+		return -1;
+	printf("# serial: %llu bytes seen, %zu given, whole %u: %.60s\n",
+	    (unsigned long long)d.total, d.len, d.whole,
+	    (const char *)d.data);
+	if (d.len > VMM_SERIAL_OUT_MAX)
+		return test_fail("%zu bytes", d.len);
+	if (memmem(d.data, d.len, "Linux version", 13) == NULL)
+		return test_fail("no kernel banner in the console");
+	total = d.total;
+	if (call_qmp(IMSG_VMM_PAUSE, status, sizeof(status), &running) == -1)
+		return -1;
+	if (serial_read(&d) == -1)
+		return -1;
+	if (d.total < total ||
+	    memmem(d.data, d.len, "Linux version", 13) == NULL)
+		return test_fail("paused: %llu bytes seen, before %llu",
+		    (unsigned long long)d.total, (unsigned long long)total);
+	return call_qmp(IMSG_VMM_CONT, status, sizeof(status), &running);
 }
 
 static int
@@ -1370,6 +1601,101 @@ t_fake_qmp(void)
 	return shutdown_exit();
 }
 
+/* The greeting and qmp_capabilities, as QEMU 7.2 says them. */
+static int
+fake_qmp_negotiate(void)
+{
+	char		 line[256], reply[128];
+	unsigned int	 id;
+
+	if (fake_qmp_say("{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 0, "
+	    "\"minor\": 2, \"major\": 7}, \"package\": \"\"}, "
+	    "\"capabilities\": []}}\r\n") == -1 ||
+	    fake_qmp_line(line, sizeof(line), SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (sscanf(line, "{\"execute\": \"qmp_capabilities\", \"id\": %u}",
+	    &id) != 1)
+		return test_fail("expected qmp_capabilities, got %s", line);
+	snprintf(reply, sizeof(reply), "{\"return\": {}, \"id\": %u}\r\n", id);
+	return fake_qmp_say(reply);
+}
+
+/* The next command must be ringbuf-read of serial0, base64; its id. */
+static int
+fake_qmp_ringbuf_read(unsigned int *id)
+{
+	char	 line[256];
+	int	 size;
+
+	if (fake_qmp_line(line, sizeof(line), SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (sscanf(line, "{\"execute\": \"ringbuf-read\", \"arguments\": "
+	    "{\"device\": \"serial0\", \"size\": %d, \"format\": \"base64\"}, "
+	    "\"id\": %u}", &size, id) != 2 || size <= 0)
+		return test_fail("expected ringbuf-read, got %s", line);
+	return 0;
+}
+
+/*
+ * QEMU's console bytes, NUL (replaced) and a cut character (held back)
+ * among them, make the answer; then junk for ringbuf-read's return breaks QMP (reported),
+ * fails that read, and the monitor serves on until QEMU goes.
+ */
+static int
+t_fake_serial(void)
+{
+	union reply	 rep;
+	struct peer_call c;
+	char		 reply[128];
+	unsigned int	 id;
+	uint32_t	 running;
+	char		 status[64];
+
+	if (t_hello() == -1 || fake_qmp_negotiate() == -1)
+		return -1;
+	/* "one\0\ntwo\n" and the first byte of a euro sign */
+	if (send_req(IMSG_VMM_SERIAL_READ, NULL, &c) == -1 ||
+	    fake_qmp_ringbuf_read(&id) == -1)
+		return -1;
+	snprintf(reply, sizeof(reply), "{\"return\": \"b25lAAp0d28K4g==\", "
+	    "\"id\": %u}\r\n", id);
+	if (fake_qmp_say(reply) == -1 || wait_reply(&c, SHORT_TIMEOUT_MS) ==
+	    -1)
+		return -1;
+	if (cur_get(&rep) == -1 || run.cur.hdr.type != IMSG_VMM_SERIAL_DATA)
+		return test_fail("SERIAL_READ answered with %s",
+		    imsg_type_name(run.cur.hdr.type));
+	if (rep.serial.total != 10 || rep.serial.len != 11 ||
+	    !rep.serial.whole || !rep.serial.replaced ||
+	    memcmp(rep.serial.data, "one\xef\xbf\xbd\ntwo\n", 11) != 0)
+		return test_fail("total %llu, %zu bytes, whole %u, replaced %u",
+		    (unsigned long long)rep.serial.total, rep.serial.len,
+		    rep.serial.whole, rep.serial.replaced);
+	/* Junk: not base64. */
+	if (send_req(IMSG_VMM_SERIAL_READ, NULL, &c) == -1 ||
+	    fake_qmp_ringbuf_read(&id) == -1)
+		return -1;
+	snprintf(reply, sizeof(reply), "{\"return\": \"<junk>\", \"id\": %u}"
+	    "\r\n", id);
+	if (fake_qmp_say(reply) == -1 || wait_reply(&c, SHORT_TIMEOUT_MS) ==
+	    -1)
+		return -1;
+	if (cur_error() != VMM_ERR_QMP)
+		return test_fail("junk: error %u, expected QMP", cur_error());
+	while (run.unasked_errors == 0)
+		if (peer_pump(&run.p, SHORT_TIMEOUT_MS) == -1)
+			return test_fail("junk not reported");
+	/* Still alive: the next request is refused, not ignored. */
+	if (call_qmp(IMSG_VMM_QMP_STATUS, status, sizeof(status),
+	    &running) == 0)
+		return test_fail("QMP served after junk");
+	if (cur_error() != VMM_ERR_QMP)
+		return test_fail("after junk: error %u", cur_error());
+	close(run.fake_qmp);
+	run.fake_qmp = -1;
+	return shutdown_exit();
+}
+
 /* --- setup */
 
 static void
@@ -1454,6 +1780,10 @@ main(int argc, char *argv[])
 	test_report("fake QEMU: negotiation, split reply, garbage reported, "
 	    "EOF ends the monitor", t_fake_qmp());
 	run_stop();
+	run_start(2);
+	test_report("fake QEMU: the serial console's bytes; junk for "
+	    "ringbuf-read breaks QMP, not the monitor", t_fake_serial());
+	run_stop();
 
 	/* Real QEMU with no guest; this program as the agent. */
 	run_start(1);
@@ -1486,6 +1816,14 @@ main(int argc, char *argv[])
 		test_report("guest info", t_info());
 		test_report("agent error relayed", t_agent_error());
 		test_report("pause, paused, cont", t_pause());
+		test_report("screenshot: a 720x400 PNG in the memfd",
+		    t_screenshot());
+		test_report("input: keys, tablet, mouse, waits; OK with the "
+		    "count", t_input());
+		test_report("paused: two screenshots, input refused by QEMU",
+		    t_paused_display());
+		test_report("serial console: the kernel's, bounded, kept "
+		    "through a pause", t_serial());
 		test_report("busy beyond 32 in flight, timeouts, late answers "
 		    "dropped", t_busy_timeout());
 		test_report("quit: SHUTDOWN, monitor exits 0", t_quit());
