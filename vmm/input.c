@@ -147,6 +147,6 @@ in_end(struct vmm_req *r)
 }
 
 VMM_GET_ARGS(input)
-VMM_OP(input, IMSG_VMM_INPUT, "input", VMM_CHAN_QMP,
+VMM_OP(input, IMSG_VMM_INPUT, "batch of input", VMM_CHAN_QMP,
     VMM_OP_QMP_UP | VMM_OP_ONE, VMM_REQ_TIMEOUT_MS, get_input, in_start,
     in_end);

@@ -253,5 +253,5 @@ shot_end(struct vmm_req *r)
 
 VMM_GET_NONE(screenshot)
 VMM_OP(screenshot, IMSG_VMM_SCREENSHOT, "screenshot", VMM_CHAN_QMP,
-    VMM_OP_QMP_UP | VMM_OP_FD | VMM_OP_ONE, VMM_REQ_TIMEOUT_MS,
+    VMM_OP_QMP_UP | VMM_OP_FD | VMM_OP_QUEUE, VMM_REQ_TIMEOUT_MS,
     get_screenshot, shot_start, shot_end);

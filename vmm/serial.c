@@ -217,5 +217,5 @@ serial_got(struct vmm_req *r, const struct qmp_msg *m)
 
 VMM_GET_NONE(serial_read)
 VMM_OP(serial_read, IMSG_VMM_SERIAL_READ, "serial read", VMM_CHAN_QMP,
-    VMM_OP_QMP_UP | VMM_OP_ONE, VMM_REQ_TIMEOUT_MS, get_serial_read,
+    VMM_OP_QMP_UP | VMM_OP_QUEUE, VMM_REQ_TIMEOUT_MS, get_serial_read,
     serial_start, NULL);

@@ -41,6 +41,7 @@ static struct {
 	char		 g_os[AGENT_INFO_STR_MAX];
 	char		 g_kernel[AGENT_INFO_STR_MAX];
 	struct vmm_req	 reqs[VMM_REQ_MAX];
+	uint64_t	 req_seq;	/* requests made, for their turns */
 } vmm;
 
 /* --- answers and events to mcvmd */
@@ -267,6 +268,7 @@ req_new(const struct vmm_op *op, uint32_t peerid)
 		r->peerid = peerid;
 		r->fd = -1;
 		r->wire_id = vmm_wire_id();
+		r->seq = ++vmm.req_seq;
 		evtimer_set(&r->timer, req_timeout, r);
 		evtimer_set(&r->after, req_after_fire, r);
 		vmm_req_arm(r, op->timeout_ms);
@@ -275,11 +277,32 @@ req_new(const struct vmm_op *op, uint32_t peerid)
 	return NULL;
 }
 
+/* The request of op that has waited longest for its turn, or NULL. */
+static struct vmm_req *
+req_next_turn(const struct vmm_op *op)
+{
+	struct vmm_req	*r, *first = NULL;
+	size_t		 i;
+
+	for (i = 0; i < VMM_REQ_MAX; i++) {
+		r = &vmm.reqs[i];
+		if (r->used && r->op == op && r->queued &&
+		    (first == NULL || r->seq < first->seq))
+			first = r;
+	}
+	return first;
+}
+
 void
 vmm_req_free(struct vmm_req *r)
 {
-	if (r->op->end != NULL)
-		r->op->end(r);
+	const struct vmm_op	*op = r->op;
+	static const union vmm_args none;
+	int			 turn = r->queued == 0 && op->flags & VMM_OP_QUEUE;
+
+	/* One that never started has nothing of the op's to release. */
+	if (op->end != NULL && !r->queued)
+		op->end(r);
 	r->state = NULL;
 	evtimer_del(&r->timer);
 	evtimer_del(&r->after);
@@ -291,6 +314,11 @@ vmm_req_free(struct vmm_req *r)
 	else
 		vmm_guest->forget(r);
 	r->used = 0;
+	/* The next in line starts (its deadline has run since it came). */
+	if (turn && (r = req_next_turn(op)) != NULL) {
+		r->queued = 0;
+		op->start(r, &none);
+	}
 }
 
 struct vmm_req *
@@ -335,7 +363,8 @@ req_running(const struct vmm_op *op)
 	size_t	 i;
 
 	for (i = 0; i < VMM_REQ_MAX; i++)
-		if (vmm.reqs[i].used && vmm.reqs[i].op == op)
+		if (vmm.reqs[i].used && vmm.reqs[i].op == op &&
+		    !vmm.reqs[i].queued)
 			return 1;
 	return 0;
 }
@@ -574,6 +603,10 @@ vmm_dispatch(struct imsg *imsg)
 		return;
 	}
 	r->fd = fd;
+	if (op->flags & VMM_OP_QUEUE && req_running(op)) {
+		r->queued = 1;
+		return;
+	}
 	op->start(r, &args);
 }
 

@@ -114,6 +114,8 @@ struct vmm_op {
 #define VMM_OP_FD	0x04	/* an fd travels with the request */
 #define VMM_OP_ONE	0x08	/* one at a time */
 #define VMM_OP_EXITS	0x10	/* QEMU's exit is its success */
+#define VMM_OP_QUEUE	0x20	/* one at a time, the others waiting their
+				   turn in order (an op without arguments) */
 	uint32_t	 timeout_ms;	/* for its answer */
 	int		(*get)(struct imsg *, union vmm_args *);
 	void		(*start)(struct vmm_req *, const union vmm_args *);
@@ -156,6 +158,8 @@ struct vmm_req {
 	uint32_t		 wire_id;	/* QMP or guest id awaited */
 	int			 fd;		/* VMM_OP_FD: ours till given */
 	void			*state;		/* the op's own, freed by end */
+	int			 queued;	/* VMM_OP_QUEUE: waits its turn */
+	uint64_t		 seq;		/* its arrival, for the turns */
 	struct event		 timer;		/* the op's deadline */
 
 	/* QMP: the reply awaited, and a command held until negotiation */
