@@ -567,7 +567,7 @@ vmm_dispatch(struct imsg *imsg)
 	struct msg_verbose	 verbose;
 	uint32_t		 type = imsg->hdr.type, code, err;
 	const char		*why;
-	int			 fd = -1;
+	int			 fd = -1, wait;
 
 	if (type == IMSG_VERBOSE) {
 		if (msg_verbose_get(imsg, &verbose) == -1)
@@ -594,6 +594,7 @@ vmm_dispatch(struct imsg *imsg)
 		send_error(imsg->hdr.peerid, code, err, why);
 		return;
 	}
+	wait = op->flags & VMM_OP_QUEUE && req_running(op);
 	if ((r = req_new(op, imsg->hdr.peerid)) == NULL) {
 		log_debug("%s %u refused: busy", op->name, imsg->hdr.peerid);
 		if (fd != -1)
@@ -603,7 +604,7 @@ vmm_dispatch(struct imsg *imsg)
 		return;
 	}
 	r->fd = fd;
-	if (op->flags & VMM_OP_QUEUE && req_running(op)) {
+	if (wait) {
 		r->queued = 1;
 		return;
 	}
