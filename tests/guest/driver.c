@@ -1942,7 +1942,8 @@ t_console_devices(void)
 
 /*
  * The agent's log is on the serial console, and a job can write a line
- * to it.  The job makes ttyS0 its terminal and hangs it up as it ends.
+ * to it.  Opened for reading too, ttyS0 becomes the terminal of the job's
+ * session, which hangs it up as it ends.
  */
 static int
 t_serial(void)
@@ -1953,7 +1954,7 @@ t_serial(void)
 		return -1;
 	snprintf(line, sizeof(line), "serial line %ld.%.0f", (long)getpid(),
 	    now_us());
-	snprintf(cmd, sizeof(cmd), "echo '%s' > /dev/ttyS0", line);
+	snprintf(cmd, sizeof(cmd), "echo '%s' 1<> /dev/ttyS0", line);
 	if (run(cmd, 1, NULL) == -1 || expect_output("", "", 0) == -1)
 		return -1;
 	return serial_wait(line, test_now_ms() + CONSOLE_WAIT_MS);
