@@ -17,6 +17,7 @@
 #define GUESTD_VERSION		"0.1.0"
 #define GUESTD_CGROUP_ROOT	"/sys/fs/cgroup"
 #define GUESTD_JOBS_CGROUP	GUESTD_CGROUP_ROOT "/mcvm-jobs"
+#define GUESTD_CONSOLE_CGROUP	GUESTD_JOBS_CGROUP "/console"	/* tty1's */
 #define GUESTD_HOSTNAME		"mcvm"
 #define GUESTD_LOG_MAX		512	/* one kmsg line */
 #define GUESTD_FREEZE_WAIT_MS	2000	/* for cgroup.events "frozen 1" */
@@ -75,6 +76,8 @@ int	 port_hold(void);
 struct child_args {
 	char		 procs[GUESTD_CGROUP_LEN + 32];	/* its cgroup.procs */
 	int		 pin, pout, perr, cwdfd;
+	int		 ctty;	/* pin is a terminal to make its own */
+	const char	*file;	/* what to execute; NULL: argv[0] */
 	char		**argv;
 	int		 err;	/* errno if it could not exec */
 };
@@ -86,6 +89,12 @@ void	 jobproc_kill(pid_t, const char *, int);
 pid_t	 jobproc_spawn(struct child_args *, char **);
 int	 jobproc_freeze(int);
 void	 jobs_reap(void);
+
+/* console.c: tty1's shell, and the devices the workspace user gets */
+void	 console_devices(void);
+void	 console_init(void);
+int	 console_timeout(uint64_t);
+int	 console_reaped(pid_t, int);
 
 /* jobs.c: the job table */
 struct job;

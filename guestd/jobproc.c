@@ -12,6 +12,7 @@
  * Defaults are built in; the kernel command line may set them
  * (mcvm.job_pids_max=N, mcvm.job_memory_max_mib=N).
  */
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -271,9 +272,10 @@ jobproc_kill(pid_t pid, const char *cgroup, int live)
  * The child, on job_stack_top and in our memory until it execs: only
  * system calls, nothing that allocates or takes a lock.  Signal handlers
  * are its own (no CLONE_SIGHAND), so it resets them before unblocking.
- * It joins the job's cgroup, takes the pipes as 0-2, becomes the
- * workspace user and runs the command from the environ that job_start
- * set for it.  If it cannot, it leaves the errno in s->err.
+ * It joins the job's cgroup, takes the pipes (or the console's terminal,
+ * as its controlling terminal) as 0-2, becomes the workspace user and
+ * runs the command with the environ its caller set for it.  If it
+ * cannot, it leaves the errno in s->err.
  */
 static int
 job_child(void *arg)
@@ -292,6 +294,9 @@ job_child(void *arg)
 	if (dup2(s->pin, 0) == -1 || dup2(s->pout, 1) == -1 ||
 	    dup2(s->perr, 2) == -1)
 		goto fail;
+	/* Taken from any session that still has it, while we are root. */
+	if (s->ctty && ioctl(0, TIOCSCTTY, 1) == -1)
+		goto fail;
 	if (fchdir(s->cwdfd) == -1)
 		goto fail;
 	/* The fd table is the child's own: the rest closes on exec. */
@@ -307,7 +312,7 @@ job_child(void *arg)
 	    setresgid(AGENT_JOB_GID, AGENT_JOB_GID, AGENT_JOB_GID) == -1 ||
 	    setresuid(AGENT_JOB_UID, AGENT_JOB_UID, AGENT_JOB_UID) == -1)
 		goto fail;
-	execvp(s->argv[0], s->argv);
+	execvp(s->file != NULL ? s->file : s->argv[0], s->argv);
 fail:
 	s->err = errno;
 	_exit(127);
@@ -346,7 +351,10 @@ jobproc_spawn(struct child_args *s, char **envp)
 	return pid;
 }
 
-/* Reaps every child: our jobs and any orphan reparented to PID 1. */
+/*
+ * Reaps every child: our jobs, tty1's shell and any orphan reparented to
+ * PID 1.
+ */
 void
 jobs_reap(void)
 {
@@ -354,7 +362,8 @@ jobs_reap(void)
 	int	 status;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-		job_reaped(pid, status);
+		if (!console_reaped(pid, status))
+			job_reaped(pid, status);
 }
 
 static int

@@ -491,6 +491,8 @@ job_start(const struct agent_msg *m, uint32_t *idp, char *err, size_t errlen)
 	sp.pout = pout[1];
 	sp.perr = perr[1];
 	sp.cwdfd = cwdfd;
+	sp.ctty = 0;
+	sp.file = NULL;
 	sp.argv = argv;
 	if ((pid = jobproc_spawn(&sp, envp)) == -1) {
 		job_failed(j, "clone", errno);

@@ -33,6 +33,7 @@
 
 int		 ws_root = -1;
 static int	 log_fd = -1;
+static int	 console_fd = -1;	/* /dev/console, non-blocking */
 static char	 os_name[AGENT_INFO_STR_MAX];
 static char	 kernel_name[AGENT_INFO_STR_MAX];
 
@@ -41,6 +42,7 @@ glog(const char *fmt, ...)
 {
 	char	 buf[GUESTD_LOG_MAX];
 	va_list	 ap;
+	ssize_t	 w;
 	int	 n, m;
 
 	n = snprintf(buf, sizeof(buf), "mcvm-guestd: ");
@@ -53,8 +55,12 @@ glog(const char *fmt, ...)
 	if ((size_t)n > sizeof(buf) - 2)
 		n = sizeof(buf) - 2;
 	buf[n++] = '\n';
-	if (write(log_fd != -1 ? log_fd : STDERR_FILENO, buf, (size_t)n) == -1)
-		return;		/* nowhere left to say it */
+	/* A line that fails is lost: there is nowhere left to say it. */
+	w = write(log_fd != -1 ? log_fd : STDERR_FILENO, buf, (size_t)n);
+	/* And so is one the console has no room for now. */
+	if (console_fd != -1)
+		w = write(console_fd, buf, (size_t)n);
+	(void)w;
 }
 
 uint64_t
@@ -299,6 +305,14 @@ stdio_init(void)
 	int	 fd;
 
 	log_fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	/*
+	 * The log goes to the serial console too, which the kernel's rate
+	 * limit on /dev/kmsg and its quiet log level do not reach.  Opened
+	 * as /dev/console, it survives a hangup of ttyS0 (a session that
+	 * made ttyS0 its terminal ending), which only opens of ttyS0 see.
+	 */
+	console_fd = open("/dev/console", O_WRONLY | O_NOCTTY | O_NONBLOCK |
+	    O_CLOEXEC);
 	if ((fd = open("/dev/null", O_RDWR)) == -1)
 		return;
 	dup2(fd, STDIN_FILENO);
@@ -459,6 +473,9 @@ serve(int sfd)
 		if (chan_poweroff_pending())
 			guest_poweroff();
 		wait = jobs_timeout(now);
+		if ((tmo = console_timeout(now)) != -1 &&
+		    (wait == -1 || tmo < wait))
+			wait = tmo;
 		tmo = chan_waits(now, &answered);
 		/* Sent now, before the ended jobs' cgroups are removed. */
 		if (answered)
@@ -514,6 +531,7 @@ main(int argc, char *argv[])
 	stdio_init();
 	glog("version %s starting", GUESTD_VERSION);
 	sysctls();
+	console_devices();
 	set_hostname();
 	network_up();
 	read_os_release();
@@ -532,6 +550,8 @@ main(int argc, char *argv[])
 	wait_for_port();
 	if (cmdline_has("mcvm.hold"))
 		hold();
+	/* Not before: a template's checkpoint holds no half-started shell. */
+	console_init();
 	glog("ready");
 	serve(sfd);
 	return 0;

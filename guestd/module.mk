@@ -5,8 +5,8 @@
 # the host's unit tests.
 
 GUESTD_SRCS := guestd/main.c guestd/port.c guestd/channel.c guestd/jobs.c \
-	guestd/jobproc.c guestd/gtext.c guestd/outbuf.c guestd/wsfile.c guestd/netcfg.c common/agent.c \
-	common/rdfile.c
+	guestd/jobproc.c guestd/console.c guestd/gtext.c guestd/outbuf.c \
+	guestd/wsfile.c guestd/netcfg.c common/agent.c common/rdfile.c
 GUESTD_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror \
 	-Wformat=2 -Wmissing-prototypes -Wstrict-prototypes -Wpointer-arith \
 	-Wno-unused-parameter -fstack-protector-strong -D_FORTIFY_SOURCE=2 \

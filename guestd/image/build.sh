@@ -2,7 +2,7 @@
 # Builds the mcvm guest image from Debian packages only, without Docker:
 #
 #	vmlinuz		the Debian cloud kernel
-#	initrd.img	busybox-static and the kernel's virtio modules
+#	initrd.img	busybox-static, the kernel's virtio modules and evdev
 #	rootfs.ext4	a Debian root filesystem (mmdebstrap) with mcvm-guestd
 #	manifest	SHA-256 of each of the above (sha256sum format)
 #
@@ -23,8 +23,11 @@ PACKAGES="bash,python3,git,gcc,make,libc6-dev,musl-tools,nodejs,ca-certificates,
 coreutils,python3-pip,python3-venv,python3-setuptools,python3-wheel,npm,g++,\
 curl,wget,procps,iproute2,less,file,xxd,zip,unzip,xz-utils,jq,sqlite3,\
 openssh-client,strace,vim-tiny"
-# The modules the guest needs; their dependencies are added in order.
-MODULES="virtio_pci virtio_mmio virtio_console virtio_blk virtio_net virtio-rng"
+# The modules the guest needs; their dependencies are added in order, and
+# those built into the kernel (modules.builtin) are skipped.  virtio_input
+# and evdev give the tablet and mouse as /dev/input/event*.
+MODULES="virtio_pci virtio_mmio virtio_console virtio_blk virtio_net virtio-rng \
+virtio_input evdev"
 # Free space left in the root filesystem beyond its contents.
 ROOTFS_SLACK_MIB=512
 GUEST_UID=1000

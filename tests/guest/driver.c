@@ -39,6 +39,7 @@
 #define SLOW_TIMEOUT_MS		300000	/* npm, pip: slow under TCG */
 #define JOB_POLL_MS		20
 #define SHUTDOWN_WAIT_MS	20000
+#define CONSOLE_WAIT_MS		60000	/* past the shell's restart backoff */
 #define BENCH_RUNS		50
 #define TEXT_MAX		(2 * 1024 * 1024)
 
@@ -46,6 +47,7 @@ static struct agentc	 ac;
 static pid_t		 qemu_pid = -1;
 static char		 workdir[256];
 static char		 sockpath[512];
+static int		 display = 1;	/* GUEST_DISPLAY=off: 0 */
 
 static double
 now_us(void)
@@ -70,7 +72,8 @@ qemu_start(const char *image)
 {
 	char	 kernel[512], initrd[512], drive[600], chardev[600];
 	char	 serial[600], append[1024];
-	const char *machine, *extra;
+	const char *machine, *extra, *av[64];
+	size_t	 n;
 
 	snprintf(kernel, sizeof(kernel), "%s/vmlinuz", image);
 	snprintf(initrd, sizeof(initrd), "%s/initrd.img", image);
@@ -79,12 +82,68 @@ qemu_start(const char *image)
 	snprintf(chardev, sizeof(chardev), "socket,id=agent,path=%s,"
 	    "server=on,wait=off", sockpath);
 	snprintf(serial, sizeof(serial), "file:%s/serial.log", workdir);
-	/* For experiments: GUEST_MACHINE, GUEST_APPEND (kernel args). */
+	/*
+	 * For experiments: GUEST_MACHINE, GUEST_APPEND (kernel args),
+	 * GUEST_DISPLAY=off (no VGA, no virtio input devices).
+	 */
 	if ((machine = getenv("GUEST_MACHINE")) == NULL)
 		machine = GUEST_MACHINE;
 	if ((extra = getenv("GUEST_APPEND")) == NULL)
 		extra = "";
 	snprintf(append, sizeof(append), "%s %s", GUEST_APPEND, extra);
+
+	/* As mcvmd's VMs with a display: VGA, a tablet and a mouse. */
+	if ((extra = getenv("GUEST_DISPLAY")) != NULL &&
+	    strcmp(extra, "off") == 0)
+		display = 0;
+	n = 0;
+	av[n++] = QEMU_BIN;
+	av[n++] = "-nodefaults";
+	av[n++] = "-no-user-config";
+	av[n++] = "-accel";
+	av[n++] = "tcg";
+	av[n++] = "-machine";
+	av[n++] = machine;
+	av[n++] = "-cpu";
+	av[n++] = "qemu64";
+	av[n++] = "-m";
+	av[n++] = GUEST_MEM_MIB;
+	av[n++] = "-smp";
+	av[n++] = GUEST_CPUS;
+	av[n++] = "-display";
+	av[n++] = "none";
+	av[n++] = "-no-reboot";
+	av[n++] = "-nic";
+	av[n++] = "none";
+	av[n++] = "-kernel";
+	av[n++] = kernel;
+	av[n++] = "-initrd";
+	av[n++] = initrd;
+	av[n++] = "-append";
+	av[n++] = append;
+	av[n++] = "-drive";
+	av[n++] = drive;
+	av[n++] = "-device";
+	av[n++] = "virtio-blk-pci,drive=root";
+	av[n++] = "-device";
+	av[n++] = "virtio-serial-pci";
+	av[n++] = "-chardev";
+	av[n++] = chardev;
+	av[n++] = "-device";
+	av[n++] = "virtserialport,chardev=agent,name=" AGENT_PORT_NAME;
+	av[n++] = "-device";
+	av[n++] = "virtio-rng-pci";
+	if (display) {
+		av[n++] = "-device";
+		av[n++] = "VGA";
+		av[n++] = "-device";
+		av[n++] = "virtio-tablet-pci";
+		av[n++] = "-device";
+		av[n++] = "virtio-mouse-pci";
+	}
+	av[n++] = "-serial";
+	av[n++] = serial;
+	av[n] = NULL;
 
 	if ((qemu_pid = fork()) == -1) {
 		perror("fork");
@@ -97,19 +156,7 @@ qemu_start(const char *image)
 			dup2(null, 0);
 			dup2(null, 1);
 		}
-		execlp(QEMU_BIN, QEMU_BIN, "-nodefaults", "-no-user-config",
-		    "-accel", "tcg", "-machine", machine, "-cpu", "qemu64",
-		    "-m", GUEST_MEM_MIB, "-smp", GUEST_CPUS,
-		    "-display", "none", "-no-reboot", "-nic", "none",
-		    "-kernel", kernel, "-initrd", initrd,
-		    "-append", append,
-		    "-drive", drive, "-device", "virtio-blk-pci,drive=root",
-		    "-device", "virtio-serial-pci",
-		    "-chardev", chardev,
-		    "-device", "virtserialport,chardev=agent,"
-		    "name=" AGENT_PORT_NAME,
-		    "-device", "virtio-rng-pci",
-		    "-serial", serial, (char *)NULL);
+		execvp(QEMU_BIN, (char **)av);
 		perror("exec " QEMU_BIN);
 		_exit(127);
 	}
@@ -1743,6 +1790,205 @@ t_dev_stdout(void)
 	return expect_output("hi\nin\n", "err\n", 0);
 }
 
+/*
+ * The pid of the login shell on tty1, polled for until deadline: 0 and
+ * the output of the last look if there is none.
+ */
+static long
+console_pid(uint64_t deadline, long not)
+{
+	long	 pid;
+	char	 cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "ps -o pid=,args= -t tty1 | "
+	    "awk '$2 == \"-bash\" && $1 != %ld { print $1 }'", not);
+	for (;;) {
+		if (run(cmd, 1, NULL) == -1 || expect_output(NULL, "", 0) == -1)
+			return -1;
+		if ((pid = strtol(col.text[0], NULL, 10)) > 0)
+			return pid;
+		if (test_now_ms() >= deadline)
+			return 0;
+		sleep_ms(200);
+	}
+}
+
+/* Whether the serial log holds s; -1 if it cannot be read. */
+static int
+serial_has(const char *s)
+{
+	char	 path[600], *buf;
+	size_t	 cap = 16 << 20, len = 0;
+	ssize_t	 n;
+	int	 fd, found;
+
+	snprintf(path, sizeof(path), "%s/serial.log", workdir);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if ((buf = malloc(cap)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	while (len < cap && (n = read(fd, buf + len, cap - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	found = memmem(buf, len, s, strlen(s)) != NULL;
+	free(buf);
+	return found;
+}
+
+/* The serial log holds s by deadline. */
+static int
+serial_wait(const char *s, uint64_t deadline)
+{
+	int	 r;
+
+	while ((r = serial_has(s)) == 0 && test_now_ms() < deadline)
+		sleep_ms(100);
+	if (r == -1)
+		return test_fail("serial log: %s", strerror(errno));
+	if (r == 0)
+		return test_fail("\"%s\" not in the serial log", s);
+	return 0;
+}
+
+/* Without a display the agent says so and starts no shell on tty1. */
+static int
+t_console_none(void)
+{
+	if (serial_wait("mcvm-guestd: console: no display",
+	    test_now_ms()) == -1)
+		return -1;
+	if (run("ps -o pid=,args= -t tty1", 1, NULL) == -1)
+		return -1;
+	return expect_output("", "", 1);
+}
+
+/*
+ * With a display the agent starts a login shell on tty1: the workspace
+ * user's, in /workspace, in the console's cgroup beneath the jobs', a
+ * session leader with tty1 its terminal.  It is no job.
+ */
+static int
+t_console_shell(void)
+{
+	struct agent_msg	 req, rep;
+	char			 cmd[512], want[256];
+	long			 pid;
+
+	if (!display)
+		return t_console_none();
+	pid = console_pid(test_now_ms() + CONSOLE_WAIT_MS, 0);
+	if (pid <= 0)
+		return pid == 0 ? test_fail("no -bash on tty1: %s",
+		    col.text[0]) : -1;
+	snprintf(cmd, sizeof(cmd), "p=%ld; ps -o uid=,tty=,args= -p $p | "
+	    "awk '{ print $1, $2, $3 }'; readlink /proc/$p/cwd; "
+	    "cat /proc/$p/cgroup; awk '{ print ($1 == $6) }' /proc/$p/stat; "
+	    "awk '$1 == \"Groups:\" { print NF - 1 }' /proc/$p/status; "
+	    "tr '\\0' '\\n' < /proc/$p/environ | grep -E "
+	    "'^(TERM|HOME|USER|LOGNAME|SHELL)=' | sort", pid);
+	if (run(cmd, 1, NULL) == -1 || expect_output(NULL, "", 0) == -1)
+		return -1;
+	snprintf(want, sizeof(want), "1000 tty1 -bash\n/workspace\n"
+	    "0::/mcvm-jobs/console\n1\n0\nHOME=/workspace\nLOGNAME=user\n"
+	    "SHELL=/bin/bash\nTERM=linux\nUSER=user\n");
+	if (strcmp(col.text[0], want) != 0)
+		return test_fail("the shell, pid %ld: \"%s\"", pid,
+		    col.text[0]);
+	memset(&req, 0, sizeof(req));
+	req.type = AGENT_INFO;
+	if (call(&req, &rep) == -1)
+		return -1;
+	if (rep.u.info.jobs_active != 0)
+		return test_fail("%u jobs active", rep.u.info.jobs_active);
+	return 0;
+}
+
+/*
+ * tty1, ttyS0 and the input event devices (the tablet's, the mouse's,
+ * the PS/2 keyboard's) are the workspace user's, mode 0600.
+ */
+static int
+t_console_devices(void)
+{
+	const char	 want[] = "/dev/tty1 1000:1000 600 character special "
+	    "file\n/dev/ttyS0 1000:1000 600 character special file\n";
+	size_t		 n;
+	long		 events;
+	int		 mouse, tablet;
+
+	if (run("stat -c '%n %u:%g %a %F' /dev/tty1 /dev/ttyS0; n=0; "
+	    "for e in /dev/input/event*; do "
+	    "[ \"$(stat -c '%u:%g %a' $e)\" = '1000:1000 600' ] || "
+	    "stat -c '%n %u:%g %a' $e; "
+	    "exec 3< $e && exec 3<&- && n=$((n + 1)); done; echo $n; "
+	    "cat /sys/class/input/event*/device/name | sort", 1, NULL) == -1)
+		return -1;
+	if (expect_output(NULL, "", 0) == -1)
+		return -1;
+	n = strlen(want);
+	if (strncmp(col.text[0], want, n) != 0 ||
+	    (events = strtol(col.text[0] + n, NULL, 10)) < 0)
+		return test_fail("devices: %s", col.text[0]);
+	mouse = strstr(col.text[0], "\nQEMU Virtio Mouse\n") != NULL;
+	tablet = strstr(col.text[0], "\nQEMU Virtio Tablet\n") != NULL;
+	if (display && (events < 2 || !mouse || !tablet))
+		return test_fail("input devices: %s", col.text[0] + n);
+	if (!display && (mouse || tablet))
+		return test_fail("no display, yet: %s", col.text[0] + n);
+	return 0;
+}
+
+/*
+ * The agent's log is on the serial console, and a job can write a line
+ * to it.  Opened for reading too, ttyS0 becomes the terminal of the job's
+ * session, which hangs it up as it ends.
+ */
+static int
+t_serial(void)
+{
+	char	 line[128], cmd[256];
+
+	if (serial_wait("mcvm-guestd: ready", test_now_ms()) == -1)
+		return -1;
+	snprintf(line, sizeof(line), "serial line %ld.%.0f", (long)getpid(),
+	    now_us());
+	snprintf(cmd, sizeof(cmd), "echo '%s' 1<> /dev/ttyS0", line);
+	if (run(cmd, 1, NULL) == -1 || expect_output("", "", 0) == -1)
+		return -1;
+	return serial_wait(line, test_now_ms() + CONSOLE_WAIT_MS);
+}
+
+/*
+ * The shell on tty1, killed, starts again; the agent says so on the
+ * serial console, which it still reaches after t_serial's hangup.
+ */
+static int
+t_console_restart(void)
+{
+	char	 cmd[64], line[128];
+	long	 pid, again;
+
+	if (!display) {
+		printf("# no display: no shell to kill\n");
+		return 0;
+	}
+	if ((pid = console_pid(test_now_ms() + CONSOLE_WAIT_MS, 0)) <= 0)
+		return pid == 0 ? test_fail("no -bash on tty1: %s",
+		    col.text[0]) : -1;
+	snprintf(cmd, sizeof(cmd), "kill -9 %ld", pid);
+	if (run(cmd, 1, NULL) == -1 || expect_output("", "", 0) == -1)
+		return -1;
+	again = console_pid(test_now_ms() + CONSOLE_WAIT_MS, pid);
+	if (again <= 0)
+		return again == 0 ? test_fail("no new -bash on tty1: %s",
+		    col.text[0]) : -1;
+	snprintf(line, sizeof(line), "mcvm-guestd: console: the shell on "
+	    "/dev/tty1 was killed by signal 9");
+	return serial_wait(line, test_now_ms() + CONSOLE_WAIT_MS);
+}
+
 /* Threads and processes count: a job stops at pids.max, told why. */
 static int
 t_pids_limit(void)
@@ -1889,6 +2135,14 @@ static const struct {
 	{ "a killed job reports SIGKILL at once", t_killed_state },
 	{ "errors naming non-ASCII paths are UTF-8", t_error_utf8 },
 	{ "jobs open /dev/stdout, /dev/stderr, /dev/stdin", t_dev_stdout },
+	{ "console: a login shell on tty1, uid 1000, /workspace, own cgroup",
+	    t_console_shell },
+	{ "console: tty1, ttyS0 and the input devices are the user's",
+	    t_console_devices },
+	{ "console: the agent logs to ttyS0; a job writes a line to it",
+	    t_serial },
+	{ "console: the shell on tty1, killed, starts again",
+	    t_console_restart },
 	{ "a job stops at 4096 processes and threads", t_pids_limit },
 	{ "a memory hog is killed; the agent answers", t_memory_limit },
 	{ "a fork bomb is contained; the agent answers", t_fork_bomb },
@@ -2046,7 +2300,7 @@ usage(void)
 int
 main(int argc, char *argv[])
 {
-	const char	*image, *wd = NULL;
+	const char	*image, *wd = NULL, *only;
 	char		 name[128];
 	double		 t0, boot_ms;
 	int		 ch, benchmark = 0, runs = BENCH_RUNS;
@@ -2073,6 +2327,8 @@ main(int argc, char *argv[])
 		usage();
 	image = argv[optind];
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* For experiments: GUEST_ONLY runs the tests whose names hold it. */
+	only = getenv("GUEST_ONLY");
 
 	snprintf(workdir, sizeof(workdir), "%s/mcvm-guest.XXXXXX",
 	    wd != NULL ? wd : "/tmp");
@@ -2106,7 +2362,8 @@ main(int argc, char *argv[])
 		test_report("bench", bench(runs, boot_ms));
 	} else {
 		for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-			test_report(tests[i].name, tests[i].fn());
+			if (only == NULL || strstr(tests[i].name, only) != NULL)
+				test_report(tests[i].name, tests[i].fn());
 	}
 	test_report("poweroff, QEMU exits", t_poweroff());
 	if (test_failures()) {
