@@ -519,6 +519,7 @@ int
 main(int argc, char *argv[])
 {
 	struct utsname	 u;
+	char		 banner[512];
 	int		 sfd;
 
 	if (getpid() != 1) {
@@ -552,6 +553,14 @@ main(int argc, char *argv[])
 		hold();
 	/* Not before: a template's checkpoint holds no half-started shell. */
 	console_init();
+	/*
+	 * The kernel's banner, on the serial console of every VM: one
+	 * restored from a template never printed its own there.
+	 */
+	if (read_small_file("/proc/version", banner, sizeof(banner)) != -1) {
+		banner[strcspn(banner, "\n")] = '\0';
+		glog("kernel: %s", banner);
+	}
 	glog("ready");
 	serve(sfd);
 	return 0;
