@@ -12,6 +12,7 @@
 #include "dispatch.h"
 #include "log.h"
 #include "msg.h"
+#include "msg_vmm.h"
 #include "req.h"
 #include "vm.h"
 
@@ -178,6 +179,66 @@ vm_poweroff_done(struct req *r, struct imsg *imsg)
 {
 }
 
+static void
+vm_poweroff(struct vm *vm)
+{
+	struct req	*r;
+
+	if (vm->state != VS_STOPPING)
+		return;		/* forced, destroyed or timed out meanwhile */
+	r = req_new(RP_MONITOR, vm, IMSG_VMM_GUEST_POWEROFF,
+	    vm_poweroff_done, NULL);
+	(void)req_send(r);
+}
+
+void
+vm_console_keep(struct vm *vm, const void *data, size_t len, uint64_t total,
+    uint32_t whole, uint32_t replaced)
+{
+	vm_console_forget(vm);
+	if ((vm->console = malloc(sizeof(*vm->console) + len)) == NULL)
+		fatal("%s", __func__);
+	vm->console->total = total;
+	vm->console->whole = whole;
+	vm->console->replaced = replaced;
+	vm->console->len = len;
+	memcpy(vm->console->data, data, len);
+}
+
+void
+vm_console_forget(struct vm *vm)
+{
+	free(vm->console);
+	vm->console = NULL;
+}
+
+/*
+ * Before the guest powers off, the end of its serial console, which goes
+ * with the monitor, is kept for vm_serial_read until the VM starts again
+ * (what the shutdown itself prints is not).  Whatever the answer, the
+ * stop goes on.
+ */
+static void
+vm_stop_console_done(struct req *r, struct imsg *imsg)
+{
+	struct msg_vmm_serial_data	 m;
+
+	if (msg_vmm_serial_data_get(imsg, &m) == -1)
+		log_warnx("%s: malformed serial data from the monitor",
+		    r->vm->row.id);
+	else
+		vm_console_keep(r->vm, m.data, m.len, m.total, m.whole,
+		    m.replaced);
+	vm_poweroff(r->vm);
+}
+
+static void
+vm_stop_console_cancel(struct req *r, enum req_end end, const char *why)
+{
+	if (end != REQ_VM_GONE)
+		vm_poweroff(r->vm);
+}
+
 /* Asks the guest's agent to power off, or stops QEMU. */
 void
 vm_stop(uint64_t call, struct vm *vm, int force, uint32_t timeout)
@@ -199,10 +260,10 @@ vm_stop(uint64_t call, struct vm *vm, int force, uint32_t timeout)
 			vm_processes_gone(vm);
 		return;
 	}
-	r = req_new(RP_MONITOR, vm, IMSG_VMM_GUEST_POWEROFF,
-	    vm_poweroff_done, NULL);
-	(void)req_send(r);
 	vm_timer_start(vm, (int)timeout, vm_stop_timeout);
+	r = req_new(RP_MONITOR, vm, IMSG_VMM_SERIAL_READ,
+	    vm_stop_console_done, vm_stop_console_cancel);
+	(void)req_send(r);
 }
 
 void
@@ -210,6 +271,7 @@ vm_start(uint64_t call, struct vm *vm)
 {
 	vm_op_begin(vm, call, VO_START, NULL);
 	vm_fsm(vm, VE_START, NULL);
+	vm_console_forget(vm);
 	if (!vm_store_is_up()) {
 		vm_fail(vm, "the storage daemon is not up");
 		return;

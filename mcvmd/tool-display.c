@@ -467,29 +467,22 @@ tool_vm_mouse_move(struct tool_call *c)
 
 /* ---- vm_serial_read */
 
+/* The last tail lines of a console's end, as the call's answer. */
 static void
-serial_done(struct req *r, struct imsg *imsg)
+serial_reply(uint64_t call, const char *data, size_t len, int whole,
+    int replaced, uint64_t total, uint32_t tail)
 {
-	struct msg_vmm_serial_data	 m;
-	const char			*p, *end, *nl;
-	json_t				*lines;
-	size_t				 n = 0, skip, i, len;
-	int				 truncated;
+	const char	*p = data, *end = data + len, *nl;
+	json_t		*lines;
+	size_t		 n = 0, skip, i, l;
 
-	if (msg_vmm_serial_data_get(imsg, &m) == -1) {
-		call_req_fail(r, "malformed answer from the VM monitor");
-		return;
-	}
-	p = m.data;
-	end = p + m.len;
 	/* A first line that began before the data is not shown. */
-	if (!m.whole && (nl = memchr(p, '\n', m.len)) != NULL)
+	if (!whole && (nl = memchr(p, '\n', len)) != NULL)
 		p = nl + 1;
 	for (nl = p; nl < end; nl++)
 		if (*nl == '\n' || nl + 1 == end)
 			n++;
-	skip = n > r->tail_lines ? n - r->tail_lines : 0;
-	truncated = skip > 0 || !m.whole;
+	skip = n > tail ? n - tail : 0;
 	if ((lines = json_array()) == NULL)
 		fatalx("%s: json_array", __func__);
 	for (i = 0; p < end; i++, p = nl + 1) {
@@ -497,27 +490,49 @@ serial_done(struct req *r, struct imsg *imsg)
 			nl = end;
 		if (i < skip)
 			continue;
-		len = (size_t)(nl - p);
-		if (len > 0 && p[len - 1] == '\r')
-			len--;
-		if (json_array_append_new(lines, json_stringn(p, len)) == -1)
+		l = (size_t)(nl - p);
+		if (l > 0 && p[l - 1] == '\r')
+			l--;
+		if (json_array_append_new(lines, json_stringn(p, l)) == -1)
 			fatalx("%s: line", __func__);
 	}
-	call_reply_json(r->call, json_pack("{s:o, s:b, s:b, s:I}", "lines",
-	    lines, "truncated", truncated, "replaced", (int)m.replaced,
-	    "total_bytes", (json_int_t)m.total));
+	call_reply_json(call, json_pack("{s:o, s:b, s:b, s:I}", "lines",
+	    lines, "truncated", skip > 0 || !whole, "replaced", replaced,
+	    "total_bytes", (json_int_t)total));
+}
+
+static void
+serial_done(struct req *r, struct imsg *imsg)
+{
+	struct msg_vmm_serial_data	 m;
+
+	if (msg_vmm_serial_data_get(imsg, &m) == -1) {
+		call_req_fail(r, "malformed answer from the VM monitor");
+		return;
+	}
+	serial_reply(r->call, m.data, m.len, (int)m.whole, (int)m.replaced,
+	    m.total, r->tail_lines);
 }
 
 static void
 tool_vm_serial_read(struct tool_call *c)
 {
-	struct req	*r;
+	const struct vm_console	*k = c->vm->console;
+	uint32_t		 tail;
+	struct req		*r;
 
+	tail = (uint32_t)TOOL_INT(c->args, VM_SERIAL_READ, TAIL_LINES, 50);
+	/* Stopped: what was kept when it stopped, until it starts. */
+	if (k != NULL && (c->vm->state == VS_STOPPED ||
+	    c->vm->state == VS_STOPPING)) {
+		serial_reply(c->id, k->data, k->len, (int)k->whole,
+		    (int)k->replaced, k->total, tail);
+		return;
+	}
 	if (need_monitor(c) == -1)
 		return;
 	r = call_req(c, IMSG_VMM_SERIAL_READ, serial_done);
-	r->tail_lines = (uint32_t)TOOL_INT(c->args, VM_SERIAL_READ,
-	    TAIL_LINES, 50);
+	r->tail_lines = tail;
 	(void)req_send(r);
 }
 

@@ -133,6 +133,7 @@ vm_free(struct vm *vm)
 	vm_timer_clear(vm);
 	req_vm_gone(vm, 1, "the VM is gone");
 	vm_close_store_fds(vm);
+	vm_console_forget(vm);
 	TAILQ_REMOVE(&vms, vm, entry);
 	free(vm);
 }

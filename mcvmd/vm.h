@@ -98,6 +98,15 @@ struct vm_boot {
 	uint32_t	 shot_h;	/* none yet */
 };
 
+/* The end of a VM's serial console, kept from its stop to its next start. */
+struct vm_console {
+	uint64_t	 total;		/* as msg_vmm_serial_data */
+	uint32_t	 whole;
+	uint32_t	 replaced;
+	size_t		 len;
+	char		 data[];	/* len bytes of UTF-8 */
+};
+
 struct vm {
 	TAILQ_ENTRY(vm)	 entry;
 	struct vm_row	 row;		/* what state.db holds */
@@ -128,6 +137,7 @@ struct vm {
 	char		 os[VM_GUEST_STR_MAX];
 	char		 kernel[VM_GUEST_STR_MAX];
 	char		 agent[VM_GUEST_STR_MAX];
+	struct vm_console *console;	/* NULL: none kept */
 };
 TAILQ_HEAD(vm_list, vm);
 
@@ -216,6 +226,11 @@ void		 vm_checkpoint_write(struct vm *, int);
 void		 vm_front_lost(void);
 
 /* tool-vm.c */
+
+/* lifecycle.c: the console kept across a stop */
+void		 vm_console_keep(struct vm *, const void *, size_t, uint64_t,
+		    uint32_t, uint32_t);
+void		 vm_console_forget(struct vm *);
 
 /* template.c */
 void		 vm_template_build(void);

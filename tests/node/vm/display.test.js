@@ -289,3 +289,20 @@ test('another workspace cannot see or drive the VM', async () => {
 		await bob.close();
 	}
 });
+
+test('a stopped VM\'s console stays readable until it starts again',
+    async () => {
+	const mark = `mcvm-stop-${randomBytes(4).toString('hex')}`;
+	assert.equal((await sh(`echo ${mark} > /dev/ttyS0`)).exit_code, 0);
+	await call(agent, 'vm_stop', { vm_id: NAME });
+	const r = await call(agent, 'vm_serial_read', { vm_id: NAME,
+	    tail_lines: 2000 });
+	assert.ok(r.lines.includes(mark), r.lines.slice(-5).join('\n'));
+	// Input needs it running, and says so.
+	assert.match(await refused(agent, 'vm_send_keys',
+	    { vm_id: NAME, keys: ['a'] }), /is stopped: call vm_start/);
+	await call(agent, 'vm_start', { vm_id: NAME });
+	const s = await call(agent, 'vm_serial_read', { vm_id: NAME,
+	    tail_lines: 2000 });
+	assert.ok(!s.lines.includes(mark), 'the new boot has its own console');
+});
