@@ -3,8 +3,8 @@
  * writes in its ringbuf chardev, which overwrites its oldest bytes, so a
  * flood never blocks the guest; ringbuf-read takes bytes out of it.  The
  * monitor keeps its own ring of the last VMM_SERIAL_RING bytes, which
- * lives as long as the monitor (a paused or stopped VM's console stays
- * readable).  Each request drains QEMU's ring into it, then answers with
+ * lives as long as the monitor (a paused VM's console stays readable;
+ * mcvmd keeps a stopped one's end).  Each request drains QEMU's ring into it, then answers with
  * its end:
  *
  *	serial_start	ringbuf-read, base64		-> serial_got
