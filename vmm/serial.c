@@ -4,8 +4,8 @@
  * flood never blocks the guest; ringbuf-read takes bytes out of it.  The
  * monitor keeps its own ring of the last VMM_SERIAL_RING bytes, which
  * lives as long as the monitor (a paused VM's console stays readable;
- * mcvmd keeps a stopped one's end).  Each request drains QEMU's ring into it, then answers with
- * its end:
+ * mcvmd keeps a stopped one's end).  Each request drains QEMU's ring
+ * into it, then answers with its end:
  *
  *	serial_start	ringbuf-read, base64		-> serial_got
  *	serial_got	append; a full chunk: read again, at most
