@@ -44,12 +44,7 @@ static uint32_t	 backoff_ms = CONSOLE_RESTART_MS;
 
 /* A job's environment (jobs.c), on a terminal that is a VT. */
 static char *console_env[] = {
-	"PATH=/usr/local/bin:/usr/bin:/bin",
-	"HOME=" AGENT_WORKSPACE,
-	"USER=user",
-	"LOGNAME=user",
-	"SHELL=/bin/bash",
-	"LANG=C.UTF-8",
+	GUESTD_ENV_USER,
 	"TERM=linux",
 	NULL,
 };

@@ -38,6 +38,11 @@
 #define GUESTD_AGENT_RESERVE_DIV 8	/* or 1/8 of it, if more */
 
 /* main.c */
+/* The workspace user's environment, for jobs and the console (with TERM). */
+#define GUESTD_ENV_USER							\
+	"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" AGENT_WORKSPACE,	\
+	"USER=user", "LOGNAME=user", "SHELL=/bin/bash", "LANG=C.UTF-8"
+
 void	 glog(const char *, ...) __attribute__((format(printf, 1, 2)));
 uint64_t now_ms(void);
 void	 guest_info(struct agent_msg *);

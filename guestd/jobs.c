@@ -69,12 +69,7 @@ static char		 stale[JOB_STALE_MAX][GUESTD_CGROUP_LEN];
 static size_t		 nstale;
 
 static const char *const job_env_base[JOB_ENV_BASE] = {
-	"PATH=/usr/local/bin:/usr/bin:/bin",
-	"HOME=" AGENT_WORKSPACE,
-	"USER=user",
-	"LOGNAME=user",
-	"SHELL=/bin/bash",
-	"LANG=C.UTF-8",
+	GUESTD_ENV_USER,
 	"TERM=dumb",
 	NULL,
 };

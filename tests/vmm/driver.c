@@ -1551,6 +1551,8 @@ fake_qmp_say(const char *s)
 	return 0;
 }
 
+static int	 fake_qmp_negotiate(void);
+
 static int
 t_fake_qmp(void)
 {
@@ -1562,16 +1564,7 @@ t_fake_qmp(void)
 		return -1;
 	/* A request before the greeting waits for the negotiation. */
 	if (send_req(IMSG_VMM_QMP_STATUS, NULL, &c) == -1 ||
-	    fake_qmp_say("{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 0, "
-	    "\"minor\": 2, \"major\": 7}, \"package\": \"\"}, "
-	    "\"capabilities\": []}}\r\n") == -1 ||
-	    fake_qmp_line(line, sizeof(line), SHORT_TIMEOUT_MS) == -1)
-		return -1;
-	if (sscanf(line, "{\"execute\": \"qmp_capabilities\", \"id\": %u}",
-	    &id) != 1)
-		return test_fail("expected qmp_capabilities, got %s", line);
-	snprintf(reply, sizeof(reply), "{\"return\": {}, \"id\": %u}\r\n", id);
-	if (fake_qmp_say(reply) == -1 ||
+	    fake_qmp_negotiate() == -1 ||
 	    fake_qmp_line(line, sizeof(line), SHORT_TIMEOUT_MS) == -1)
 		return -1;
 	if (sscanf(line, "{\"execute\": \"query-status\", \"id\": %u}",
