@@ -151,7 +151,7 @@ test('SDK client calls a tool and gets structured content', async () => {
 test('a tool without a back end yet is a visible gap, not a fake result',
     async () => {
 	const { client } = await connect();
-	const r = await client.callTool({ name: 'vm_screenshot',
+	const r = await client.callTool({ name: 'vm_snapshot_list',
 	    arguments: { vm_id: 'vm-0123456789abcdef' } });
 	assert.equal(r.isError, true);
 	assert.match(r.content[0].text, /not available/);
@@ -297,7 +297,7 @@ test('GET /v1/tools lists the same schemas; POST /v1/tools/{name} calls',
 	    body: '{}' });
 	assert.equal(res.status, 200);
 	assert.ok(Array.isArray((await res.json()).vms));
-	res = await fetch(`${env.url}/v1/tools/vm_screenshot`, {
+	res = await fetch(`${env.url}/v1/tools/vm_snapshot_list`, {
 	    method: 'POST', headers: { ...env.auth(),
 	    'content-type': 'application/json' },
 	    body: JSON.stringify({ vm_id: 'vm-0123456789abcdef' }) });
