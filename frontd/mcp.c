@@ -27,8 +27,11 @@
 	"wait_seconds, a short one's result comes in the same call) and "\
 	"vm_job_output to read their output; vm_write_file and "	\
 	"vm_read_file move text or bytes, and vm_list_files looks "	\
-	"around. Destroy VMs when done (vm_destroy). Tools whose back "	\
-	"end is not available say so in their result."
+	"around. vm_screenshot shows the display, where tty1 runs a "	\
+	"shell; vm_type_text, vm_send_keys, vm_click and vm_mouse_move "\
+	"drive it, and vm_serial_read reads the serial console. Destroy "\
+	"VMs when done (vm_destroy). Tools whose back end is not "	\
+	"available say so in their result."
 
 /* Newest first: the first is offered when the client's is unknown. */
 static const char *const mcp_versions[] = {
