@@ -293,7 +293,9 @@ test('another workspace cannot see or drive the VM', async () => {
 test('a stopped VM\'s console stays readable until it starts again',
     async () => {
 	const mark = `mcvm-stop-${randomBytes(4).toString('hex')}`;
-	assert.equal((await sh(`echo ${mark} > /dev/ttyS0`)).exit_code, 0);
+	// On a line of its own: the flood's last line had no end.
+	assert.equal((await sh(`printf '\\n%s\\n' ${mark} > /dev/ttyS0`))
+	    .exit_code, 0);
 	await call(agent, 'vm_stop', { vm_id: NAME });
 	const r = await call(agent, 'vm_serial_read', { vm_id: NAME,
 	    tail_lines: 2000 });
