@@ -150,36 +150,6 @@ console.log(`exec to its result over MCP (true, run by bash -c, ` +
 console.log(`a vm_list, which reaches no guest (${EXECS} runs): p50 ` +
     `${ms(pct(lists, 50))}`);
 
-// The display: a screenshot (QEMU's screendump, through the monitor and
-// frontd as a PNG), beside the vm_list above as the path's own share;
-// and typing on the console at vm_type_text's default pace and with no
-// pause between characters.
-const shots = [];
-let shotBytes = 0;
-for (let i = 0; i < SHOTS; i++) {
-	const t0 = performance.now();
-	const r = await client.callTool({ name: 'vm_screenshot',
-	    arguments: { vm_id: vm } }, undefined,
-	    { timeout: mcp.CALL_TIMEOUT_MS });
-	shots.push(performance.now() - t0);
-	if (r.isError)
-		throw new Error(`vm_screenshot: ${r.content?.[0]?.text}`);
-	shotBytes = r.structuredContent.bytes;
-}
-const TYPED = '# ' + 'abcdefghij'.repeat(20);
-const cps = [];
-for (const delay_ms of [30, 0]) {
-	const t0 = performance.now();
-	await call('vm_type_text', { vm_id: vm, text: TYPED, enter: true,
-	    delay_ms });
-	cps.push(TYPED.length / ((performance.now() - t0) / 1000));
-}
-console.log(`vm_screenshot (${SHOTS} runs, ${shotBytes} bytes of PNG): ` +
-    `p50 ${ms(pct(shots, 50))}, p99 ${ms(pct(shots, 99))}, beside ` +
-    `vm_list's p50 ${ms(pct(lists, 50))}`);
-console.log(`vm_type_text (${TYPED.length} characters): ` +
-    `${cps[0].toFixed(0)} characters/s at the default delay_ms 30, ` +
-    `${cps[1].toFixed(0)} characters/s at delay_ms 0`);
 
 // Memory: all the VM's processes' RSS, less the guest RAM mapping's; and
 // of that, the anonymous memory, which is this VM's alone (the rest is
@@ -245,6 +215,38 @@ for (const v of kept)
 console.log(`host memory per idle VM beyond guest RAM, ${kept.length} ` +
     `idle VMs: ${mib(pss / kept.length)} MiB proportional share (PSS) ` +
     `each`);
+// The display, after the memory figures (typing runs the console's
+// shell): a screenshot (QEMU's screendump, through the monitor and
+// frontd as a PNG), beside the vm_list above as the path's own share;
+// and typing on the console at vm_type_text's default pace and with no
+// pause between characters.
+const shots = [];
+let shotBytes = 0;
+for (let i = 0; i < SHOTS; i++) {
+	const t0 = performance.now();
+	const r = await client.callTool({ name: 'vm_screenshot',
+	    arguments: { vm_id: vm } }, undefined,
+	    { timeout: mcp.CALL_TIMEOUT_MS });
+	shots.push(performance.now() - t0);
+	if (r.isError)
+		throw new Error(`vm_screenshot: ${r.content?.[0]?.text}`);
+	shotBytes = r.structuredContent.bytes;
+}
+const TYPED = '# ' + 'abcdefghij'.repeat(20);
+const cps = [];
+for (const delay_ms of [30, 0]) {
+	const t0 = performance.now();
+	await call('vm_type_text', { vm_id: vm, text: TYPED, enter: true,
+	    delay_ms });
+	cps.push(TYPED.length / ((performance.now() - t0) / 1000));
+}
+console.log(`vm_screenshot (${SHOTS} runs, ${shotBytes} bytes of PNG): ` +
+    `p50 ${ms(pct(shots, 50))}, p99 ${ms(pct(shots, 99))}, beside ` +
+    `vm_list's p50 ${ms(pct(lists, 50))}`);
+console.log(`vm_type_text (${TYPED.length} characters): ` +
+    `${cps[0].toFixed(0)} characters/s at the default delay_ms 30, ` +
+    `${cps[1].toFixed(0)} characters/s at delay_ms 0`);
+
 for (const v of kept)
 	await call('vm_destroy', { vm_id: v });
 await client.close();
