@@ -141,7 +141,8 @@ input_done(struct req *r, struct imsg *imsg)
 
 /*
  * Sends the batch as r, which was made for type (IMSG_VMM_INPUT: fresh;
- * else the step before), or fails r's call with the bound it passed.
+ * else the step before), or ends r, failing its call with the bound it
+ * passed.
  */
 static void
 input_send(struct req *r, uint32_t type, const char *fix)
@@ -154,7 +155,7 @@ input_send(struct req *r, uint32_t type, const char *fix)
 		    "than a call may (%d s, %d events): %s", in.over ?
 		    "more events" : "longer", TOOL_INPUT_TIME_MAX,
 		    VMM_INPUT_MAX, fix);
-		call_req_fail(r, msg);
+		req_end(r, REQ_ERROR, msg);
 		return;
 	}
 	if (type != IMSG_VMM_INPUT)
@@ -372,7 +373,7 @@ abs_of(int64_t p, uint32_t n)
 	return (int32_t)((p * VMM_ABS_MAX + (n - 1) / 2) / (n - 1));
 }
 
-/* The display's size is known: the click itself, answered as r's call. */
+/* The display's size is known: the click itself as r, or r ends. */
 static void
 click_send(struct req *r)
 {
@@ -386,7 +387,7 @@ click_send(struct req *r)
 		    (long long)r->click.x, (long long)r->click.y,
 		    vm->boot.shot_w, vm->boot.shot_h, vm->boot.shot_w,
 		    vm->boot.shot_h);
-		call_req_fail(r, msg);
+		req_end(r, REQ_ERROR, msg);
 		return;
 	}
 	in_reset();

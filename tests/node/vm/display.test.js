@@ -114,6 +114,10 @@ test('keys and text are checked before anything is sent', async () => {
 	const c = await refused(agent, 'vm_click', { vm_id: NAME, x: 720,
 	    y: 10 });
 	assert.match(c, /outside the display, which is 720x400/);
+	// 2,000 characters 30 ms apart take a minute: over a call's time.
+	assert.match(await refused(agent, 'vm_type_text', { vm_id: NAME,
+	    text: 'a'.repeat(2000) }),
+	    /would take longer than a call may \(50 s.*lower delay_ms/);
 });
 
 // Reads every input device for a while: one JSON line per event.
