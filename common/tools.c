@@ -843,8 +843,9 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "wrote to its serial console (the kernel's messages and the "
 	    "agent's log on mcvm's guest): the last ${VMM_SERIAL_RING_KIB} "
 	    "KiB are kept, the oldest dropped, so a chatty guest never "
-	    "waits. truncated: older lines exist; replaced: bytes that were "
-	    "not valid text became the replacement character.",
+	    "waits. A VM stopped by vm_stop keeps what it had written until "
+	    "it starts again. truncated: older lines exist; replaced: bytes "
+	    "that were not valid text became the replacement character.",
 	    "{'type':'object','properties':{'lines':{'type':'array',"
 	    "'items':{'type':'string'}},'truncated':{'type':'boolean'},"
 	    "'replaced':{'type':'boolean'},'total_bytes':{'type':'integer',"
