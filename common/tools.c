@@ -796,7 +796,7 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "'description':'bytes written by this call'}},"
 	    "'required':['path','size','written']}"),
 	TB(VM_SCREENSHOT, "vm_screenshot", "Screenshot the display", RO,
-	    p_vm_screenshot, TT_VM, TR_IMAGE, VMM_SCREENSHOT_MAX,
+	    p_vm_screenshot, TT_VM_LIVE, TR_IMAGE, VMM_SCREENSHOT_MAX,
 	    "A PNG of the VM's display as it is now, running or paused, as "
 	    "an image content block, with its width and height in pixels "
 	    "(mcvm's guest shows its text console, with a shell on tty1). "

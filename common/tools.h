@@ -269,6 +269,7 @@ struct tool_param {
 enum tool_target {
 	TT_NONE = 0,		/* the workspace itself */
 	TT_VM,			/* vm_id: a VM in any state */
+	TT_VM_LIVE,		/* vm_id: running or paused, its monitor up */
 	TT_VM_RUNNING,		/* vm_id: a running VM (its monitor up) */
 	TT_VM_AGENT,		/* vm_id: running, its guest agent answered */
 	TT_JOB,			/* vm_id and job_id: a job of a running VM */

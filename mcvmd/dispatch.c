@@ -376,6 +376,7 @@ dispatch_target(struct tool_call *c)
 	case TT_NONE:
 		return 0;
 	case TT_VM:
+	case TT_VM_LIVE:
 	case TT_VM_RUNNING:
 	case TT_VM_AGENT:
 		return target_vm(c);
@@ -411,10 +412,11 @@ dispatch_state(struct tool_call *c)
 	char		 msg[VM_MSG_MAX];
 	size_t		 len;
 
-	if (t != TT_VM_RUNNING && t != TT_VM_AGENT && t != TT_JOB)
+	if (t != TT_VM_LIVE && t != TT_VM_RUNNING && t != TT_VM_AGENT &&
+	    t != TT_JOB)
 		return 0;
-	if (vm->state == VS_RUNNING && vm->vmm_live &&
-	    (t != TT_VM_AGENT || vm->boot.agent))
+	if (t == TT_VM_LIVE ? vm_live(vm) : (vm->state == VS_RUNNING &&
+	    vm->vmm_live && (t != TT_VM_AGENT || vm->boot.agent)))
 		return 0;
 	if (vm->state == VS_PAUSED && dispatch_wake(c))
 		return -1;

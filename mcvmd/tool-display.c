@@ -183,18 +183,6 @@ need_display(struct tool_call *c)
 	return -1;
 }
 
-/* vm_screenshot and vm_serial_read: the monitor must be up (running or
- * paused), which TT_VM does not require. */
-static int
-need_monitor(struct tool_call *c)
-{
-	if (c->vm->vmm_live && (c->vm->state == VS_RUNNING ||
-	    c->vm->state == VS_PAUSED))
-		return 0;
-	call_refuse_state(c->id, c->vm);
-	return -1;
-}
-
 /* ---- vm_screenshot */
 
 static void
@@ -266,7 +254,7 @@ tool_vm_screenshot(struct tool_call *c)
 {
 	struct req	*r;
 
-	if (need_monitor(c) == -1 || need_display(c) == -1)
+	if (need_display(c) == -1)
 		return;
 	if ((r = shot_req(c, shot_done)) != NULL)
 		(void)req_send(r);
@@ -530,8 +518,10 @@ tool_vm_serial_read(struct tool_call *c)
 		    (int)k->replaced, k->total, tail);
 		return;
 	}
-	if (need_monitor(c) == -1)
+	if (!vm_live(c->vm)) {
+		call_refuse_state(c->id, c->vm);
 		return;
+	}
 	r = call_req(c, IMSG_VMM_SERIAL_READ, serial_done);
 	r->tail_lines = tail;
 	(void)req_send(r);

@@ -67,6 +67,14 @@ vm_find_ref(const char *ref, int64_t ws)
 	return vm != NULL && vm->state != VS_DESTROYING ? vm : NULL;
 }
 
+/* Its monitor is up, and the VM running or paused: QEMU answers. */
+int
+vm_live(const struct vm *vm)
+{
+	return vm->vmm_live && (vm->state == VS_RUNNING ||
+	    vm->state == VS_PAUSED);
+}
+
 json_t *
 vm_json(const struct vm *vm)
 {

@@ -150,6 +150,7 @@ void		 vm_free(struct vm *);
 struct vm	*vm_find(const char *, int64_t);
 struct vm	*vm_find_name(const char *, int64_t);
 struct vm	*vm_find_ref(const char *, int64_t);
+int		 vm_live(const struct vm *);
 json_t		*vm_json(const struct vm *);
 void		 vm_random_id(const char *, char *, size_t);
 void		 vm_status_notes(void (*)(const char *, const char *, void *),

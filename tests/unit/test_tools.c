@@ -376,6 +376,7 @@ Test(tools, target_parameters_come_first)
 		case TT_NONE:
 			break;
 		case TT_VM:
+		case TT_VM_LIVE:
 		case TT_VM_RUNNING:
 		case TT_VM_AGENT:
 			cr_assert_str_eq(first, "vm_id", "%s", t->name);
