@@ -44,7 +44,6 @@ _Static_assert(TOOL_TYPE_TEXT_MAX * 5 + 8 <= VMM_INPUT_MAX,
 struct input {
 	uint8_t		 wire[VMM_INPUT_MAX * VMM_INPUT_LEN];
 	size_t		 n;
-	size_t		 events;	/* not counting the waits */
 	uint64_t	 ms;		/* the waits' sum */
 	size_t		 frame;		/* events since the last wait */
 	int		 over;		/* a bound was passed */
@@ -55,7 +54,7 @@ static struct input	 in;		/* one call's, filled and sent */
 static void
 in_reset(void)
 {
-	in.n = in.events = in.frame = 0;
+	in.n = in.frame = 0;
 	in.ms = 0;
 	in.over = 0;
 }
@@ -75,10 +74,8 @@ in_add(uint8_t kind, uint8_t down, uint16_t code, int32_t value)
 	if (kind == VMM_IN_WAIT) {
 		in.ms += (uint64_t)value;
 		in.frame = 0;
-	} else {
-		in.events++;
+	} else
 		in.frame++;
-	}
 }
 
 static void
