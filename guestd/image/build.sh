@@ -278,35 +278,45 @@ musl_build() {
 	    { echo "$0: building $2 failed; see $3" >&2; exit 1; }
 }
 
-static_dash() {	# static_dash ROOT: installs ROOT/usr/bin/dash, cached
-	r=$1
-	dver=$(chroot "$r" dpkg-query -W -f '${Version}' dash)
-	dbin="$cache/dash-musl-$dver-$key"
-	if [ ! -s "$dbin" ]; then
-		log "building dash $dver statically against musl"
-		dlog="$cache/dash-build.log"
-		: > "$dlog"
-		# A mirror without sources leaves Debian's dash as it is.
-		if ! debsrc "$r" dash "$dlog"; then
-			log "no dash $dver source at $MIRROR (see $dlog):" \
-			    "/bin/sh stays dynamically linked"
+# static_shell ROOT PKG BIN APPEND REGEN BUILD: installs ROOT/usr/bin/PKG,
+# Debian's PKG of ROOT's version built against musl, cached: BIN is the
+# binary in the built tree, APPEND what the package's rules add to
+# CFLAGS, REGEN what Debian's patches make its build run first, BUILD
+# the configure and make.  A mirror without the source leaves Debian's
+# binary as it is.  (Its variables begin with sh: debsrc sets sp, sver
+# and the like.)
+static_shell() {
+	shr=$1
+	shp=$2
+	shver=$(chroot "$shr" dpkg-query -W -f '${Version}' "$shp")
+	shbin="$cache/$shp-musl-$shver-$key"
+	if [ ! -s "$shbin" ]; then
+		log "building $shp $shver statically against musl"
+		shlog="$cache/$shp-build.log"
+		: > "$shlog"
+		if ! debsrc "$shr" "$shp" "$shlog"; then
+			log "no $shp $shver source at $MIRROR (see $shlog):" \
+			    "$shp stays dynamically linked"
 			dynamic=1
 			return 0
 		fi
-		# Debian's patches change configure.ac and src/Makefile.am:
-		# its build regenerates them, and so does this one.
-		(cd "$r/tmp/dash" && autoreconf -fi >>"$dlog" 2>&1) ||
-		    { echo "$0: autoreconf of dash failed; see $dlog" >&2;
-		    exit 1; }
-		cflags_append=
-		musl_build "$r" dash "$dlog" './configure -q \
-		    --disable-fnmatch --disable-lineno --disable-glob && make -s'
-		strip -o "$dbin.tmp" "$r/tmp/dash/src/dash"
-		mv "$dbin.tmp" "$dbin"
-		supersede "$dbin" "$cache"/dash-musl-*
-		rm -rf "$r/tmp/dash" "$dlog"
+		(cd "$shr/tmp/$shp" && $5 >>"$shlog" 2>&1) ||
+		    { echo "$0: $5 of $shp failed; see $shlog" >&2; exit 1; }
+		cflags_append=$4
+		musl_build "$shr" "$shp" "$shlog" "$6"
+		strip -o "$shbin.tmp" "$shr/tmp/$shp/$3"
+		mv "$shbin.tmp" "$shbin"
+		supersede "$shbin" "$cache/$shp"-musl-*
+		rm -rf "$shr/tmp/$shp" "$shlog"
 	fi
-	install -m 0755 "$dbin" "$r/usr/bin/dash"
+	install -m 0755 "$shbin" "$shr/usr/bin/$shp"
+}
+
+# Debian's patches change dash's configure.ac and src/Makefile.am: its
+# build regenerates them, and so does this one.
+static_dash() {	# static_dash ROOT: installs ROOT/usr/bin/dash, cached
+	static_shell "$1" dash src/dash "" "autoreconf -fi" './configure -q \
+	    --disable-fnmatch --disable-lineno --disable-glob && make -s'
 }
 
 # Bash as Debian's rules configure it (its own readline, no bash malloc),
@@ -321,43 +331,20 @@ static_dash() {	# static_dash ROOT: installs ROOT/usr/bin/dash, cached
 TERMS="linux vt100 vt220 xterm xterm-256color screen screen-256color tmux \
 tmux-256color dumb"
 static_bash() {	# static_bash ROOT: installs ROOT/usr/bin/bash, cached
-	r=$1
-	bver=$(chroot "$r" dpkg-query -W -f '${Version}' bash)
-	bbin="$cache/bash-musl-$bver-$key"
-	if [ ! -s "$bbin" ]; then
-		log "building bash $bver statically against musl"
-		blog="$cache/bash-build.log"
-		: > "$blog"
-		if ! debsrc "$r" bash "$blog"; then
-			log "no bash $bver source at $MIRROR (see $blog):" \
-			    "/bin/bash stays dynamically linked"
-			dynamic=1
-			return 0
-		fi
-		# Debian's patch for musl changes an m4 file of configure's
-		# (its strtoimax test); without configure made again, the
-		# static link finds strtoimax twice.
-		(cd "$r/tmp/bash" && autoconf -f >>"$blog" 2>&1) ||
-		    { echo "$0: autoconf of bash failed; see $blog" >&2;
-		    exit 1; }
-		cflags_append=-Wall
-		musl_build "$r" bash "$blog" \
-		    'bash_cv_termcap_lib=gnutermcap bash_cv_dev_fd=standard \
-		    bash_cv_dev_stdin=present ./configure -q --prefix=/usr \
-		    --infodir=/usr/share/info --mandir=/usr/share/man \
-		    --enable-largefile --without-bash-malloc \
-		    --build x86_64-linux-gnu &&
-		    grep -q "define HAVE_DEV_STDIN 1" config.h && make -s -j2'
-		strip -o "$bbin.tmp" "$r/tmp/bash/bash"
-		mv "$bbin.tmp" "$bbin"
-		supersede "$bbin" "$cache"/bash-musl-*
-		rm -rf "$r/tmp/bash" "$blog"
-	fi
-	install -m 0755 "$bbin" "$r/usr/bin/bash"
+	# Debian's patch for musl changes an m4 file of configure's (its
+	# strtoimax test); without configure made again, the static link
+	# finds strtoimax twice.
+	static_shell "$1" bash bash -Wall "autoconf -f" \
+	    'bash_cv_termcap_lib=gnutermcap bash_cv_dev_fd=standard \
+	    bash_cv_dev_stdin=present ./configure -q --prefix=/usr \
+	    --infodir=/usr/share/info --mandir=/usr/share/man \
+	    --enable-largefile --without-bash-malloc \
+	    --build x86_64-linux-gnu &&
+	    grep -q "define HAVE_DEV_STDIN 1" config.h && make -s -j2'
 	for t in $TERMS; do
-		chroot "$r" infocmp -C "$t" ||
+		chroot "$1" infocmp -C "$t" ||
 		    { echo "$0: no terminfo entry $t" >&2; exit 1; }
-	done > "$r/etc/termcap"
+	done > "$1/etc/termcap"
 }
 
 # --- root filesystem image, cached by everything that goes into it, so
