@@ -192,17 +192,14 @@ vm_poweroff(struct vm *vm)
 }
 
 void
-vm_console_keep(struct vm *vm, const void *data, size_t len, uint64_t total,
-    uint32_t whole, uint32_t replaced)
+vm_console_keep(struct vm *vm, const struct msg_vmm_serial_data *m)
 {
 	vm_console_forget(vm);
-	if ((vm->console = malloc(sizeof(*vm->console) + len)) == NULL)
+	if ((vm->console = malloc(sizeof(*vm->console) + m->len)) == NULL)
 		fatal("%s", __func__);
-	vm->console->total = total;
-	vm->console->whole = whole;
-	vm->console->replaced = replaced;
-	vm->console->len = len;
-	memcpy(vm->console->data, data, len);
+	vm->console->m = *m;
+	memcpy(vm->console->data, m->data, m->len);
+	vm->console->m.data = vm->console->data;
 }
 
 void
@@ -227,8 +224,7 @@ vm_stop_console_done(struct req *r, struct imsg *imsg)
 		log_warnx("%s: malformed serial data from the monitor",
 		    r->vm->row.id);
 	else
-		vm_console_keep(r->vm, m.data, m.len, m.total, m.whole,
-		    m.replaced);
+		vm_console_keep(r->vm, &m);
 	vm_poweroff(r->vm);
 }
 

@@ -455,15 +455,15 @@ tool_vm_mouse_move(struct tool_call *c)
 
 /* The last tail lines of a console's end, as the call's answer. */
 static void
-serial_reply(uint64_t call, const char *data, size_t len, int whole,
-    int replaced, uint64_t total, uint32_t tail)
+serial_reply(uint64_t call, const struct msg_vmm_serial_data *m,
+    uint32_t tail)
 {
-	const char	*p = data, *end = data + len, *nl;
+	const char	*p = m->data, *end = p + m->len, *nl;
 	json_t		*lines;
 	size_t		 n = 0, skip, i, l;
 
 	/* A first line that began before the data is not shown. */
-	if (!whole && (nl = memchr(p, '\n', len)) != NULL)
+	if (!m->whole && (nl = memchr(p, '\n', m->len)) != NULL)
 		p = nl + 1;
 	for (nl = p; nl < end; nl++)
 		if (*nl == '\n' || nl + 1 == end)
@@ -483,8 +483,8 @@ serial_reply(uint64_t call, const char *data, size_t len, int whole,
 			fatalx("%s: line", __func__);
 	}
 	call_reply_json(call, json_pack("{s:o, s:b, s:b, s:I}", "lines",
-	    lines, "truncated", skip > 0 || !whole, "replaced", replaced,
-	    "total_bytes", (json_int_t)total));
+	    lines, "truncated", skip > 0 || !m->whole, "replaced",
+	    (int)m->replaced, "total_bytes", (json_int_t)m->total));
 }
 
 static void
@@ -496,8 +496,7 @@ serial_done(struct req *r, struct imsg *imsg)
 		call_req_fail(r, "malformed answer from the VM monitor");
 		return;
 	}
-	serial_reply(r->call, m.data, m.len, (int)m.whole, (int)m.replaced,
-	    m.total, r->tail_lines);
+	serial_reply(r->call, &m, r->tail_lines);
 }
 
 static void
@@ -511,8 +510,7 @@ tool_vm_serial_read(struct tool_call *c)
 	/* Stopped: what was kept when it stopped, until it starts. */
 	if (k != NULL && (c->vm->state == VS_STOPPED ||
 	    c->vm->state == VS_STOPPING)) {
-		serial_reply(c->id, k->data, k->len, (int)k->whole,
-		    (int)k->replaced, k->total, tail);
+		serial_reply(c->id, &k->m, tail);
 		return;
 	}
 	if (!vm_live(c->vm)) {

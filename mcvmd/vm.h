@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "mcvmd.h"
+#include "msg_vmm.h"
 #include "tools.h"
 
 #define VM_BOOT_TIMEOUT		180	/* s: QEMU start to the agent's READY */
@@ -98,13 +99,13 @@ struct vm_boot {
 	uint32_t	 shot_h;	/* none yet */
 };
 
-/* The end of a VM's serial console, kept from its stop to its next start. */
+/*
+ * The end of a VM's serial console, kept from its stop to its next start:
+ * the monitor's answer, its data a copy that follows it.
+ */
 struct vm_console {
-	uint64_t	 total;		/* as msg_vmm_serial_data */
-	uint32_t	 whole;
-	uint32_t	 replaced;
-	size_t		 len;
-	char		 data[];	/* len bytes of UTF-8 */
+	struct msg_vmm_serial_data m;
+	char		 data[];
 };
 
 struct vm {
@@ -229,8 +230,8 @@ void		 vm_front_lost(void);
 /* tool-vm.c */
 
 /* lifecycle.c: the console kept across a stop */
-void		 vm_console_keep(struct vm *, const void *, size_t, uint64_t,
-		    uint32_t, uint32_t);
+void		 vm_console_keep(struct vm *,
+		    const struct msg_vmm_serial_data *);
 void		 vm_console_forget(struct vm *);
 
 /* template.c */
