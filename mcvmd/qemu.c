@@ -89,7 +89,7 @@ arg_add(struct qemu_argv *qa, const char *fmt, ...)
 int
 qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 {
-	char	 id[2 * ID_MAX + 1], tsc[32] = "";
+	char	 id[2 * ID_MAX + 1], tsc[48] = "";
 	int	 rc = 0;
 
 	memset(qa, 0, sizeof(*qa));
@@ -155,10 +155,14 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 			rc |= arg_add(qa, "-initrd");
 			rc |= arg_add(qa, "%s", QEMU_JAIL_INITRD);
 		}
-		/* The TSC rate matters to TCG guests only. */
+		/*
+		 * The TSC matters to TCG guests only.  Its one watchdog there
+		 * is jiffies, which loses ticks when the host is busy: the
+		 * guest would mark the host's constant TSC unstable.
+		 */
 		if (s->accel != ACCEL_USE_KVM && s->tsc_khz != 0)
-			(void)snprintf(tsc, sizeof(tsc), " tsc_early_khz=%u",
-			    s->tsc_khz);
+			(void)snprintf(tsc, sizeof(tsc),
+			    " tsc_early_khz=%u tsc=reliable", s->tsc_khz);
 		rc |= arg_add(qa, "-append");
 		rc |= arg_add(qa, "%s%s%s", s->accel == ACCEL_USE_KVM ?
 		    QEMU_APPEND : QEMU_APPEND_TCG, tsc,

@@ -107,7 +107,7 @@ Test(qemu, argv_template_and_restore)
 	s.tsc_khz = 2445402;
 	cr_assert_eq(qemu_build_argv(&s, &qa), 0);
 	cr_assert(has_pair(&qa, "-append", AGENT_KERNEL_APPEND_TCG
-	    " tsc_early_khz=2445402 mcvm.hold"));
+	    " tsc_early_khz=2445402 tsc=reliable mcvm.hold"));
 	s.tsc_khz = 0;
 	cr_assert_not(has_word(&qa, "-incoming"));
 	s.hold = 0;
