@@ -47,6 +47,8 @@ config_defaults(struct mcvm_config *c)
 	c->ws_limits.max_memory = WS_MAX_MEMORY_DEFAULT;
 	c->ws_limits.max_storage = WS_MAX_STORAGE_DEFAULT;
 	c->ws_limits.max_vcpus = WS_MAX_VCPUS_DEFAULT;
+	c->ws_limits.max_images = WS_MAX_IMAGES_DEFAULT;
+	c->host_limits.max_images = LIMIT_IMAGES_MAX;
 	c->vm_memory = VM_MEMORY_DEFAULT;
 	c->vm_vcpus = VM_VCPUS_DEFAULT;
 	c->vm_idle_seconds = VM_IDLE_DEFAULT;

@@ -51,6 +51,8 @@
 #define WS_MAX_VMS_DEFAULT		4
 #define WS_MAX_MEMORY_DEFAULT		(4096ULL << 20)
 #define WS_MAX_STORAGE_DEFAULT		(40ULL << 30)
+#define WS_MAX_IMAGES_DEFAULT		64
+#define LIMIT_IMAGES_MAX		256	/* IMAGE_SCAN_MAX */
 #define WS_MAX_VCPUS_DEFAULT		8
 #define LIMIT_VCPUS_MAX			65536	/* a limits block's vcpus */
 #define VM_MEMORY_DEFAULT		(512ULL << 20)
@@ -86,6 +88,7 @@ struct limits {
 	uint64_t	 max_memory;		/* bytes */
 	uint64_t	 max_storage;		/* bytes */
 	uint32_t	 max_vcpus;		/* of all those VMs */
+	uint32_t	 max_images;		/* in a workspace's store */
 };
 
 struct image_conf {

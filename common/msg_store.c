@@ -224,3 +224,165 @@ msg_store_checkpoint_get(struct imsg *imsg, struct msg_store_checkpoint *m)
 		return -1;
 	return m_end(&r);
 }
+
+static const char *const image_formats[IMG_NFORMATS] = {
+	[IMG_QCOW2] = "qcow2", [IMG_RAW] = "raw", [IMG_VMDK] = "vmdk",
+	[IMG_VDI] = "vdi", [IMG_VHDX] = "vhdx",
+};
+
+const char *
+image_format_name(enum image_format f)
+{
+	return (unsigned int)f < IMG_NFORMATS ? image_formats[f] : "?";
+}
+
+/* The format named s, or -1. */
+int
+image_format_parse(const char *s)
+{
+	int	 i;
+
+	for (i = 0; i < IMG_NFORMATS; i++)
+		if (strcmp(s, image_formats[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* An object name, or "" where allowed. */
+static int
+get_name_or_empty(struct mreader *r, const char **name)
+{
+	if (m_get_str(r, name, OBJ_NAME_MAX) == -1)
+		return -1;
+	if ((*name)[0] != '\0' && !valid_object_name(*name))
+		return m_fail();
+	return 0;
+}
+
+void
+msg_store_image_put(struct ibuf *b, const struct msg_store_image *m)
+{
+	m_add_u32(b, m->op);
+	m_add_u64(b, m->ws);
+	m_add_str(b, m->name);
+	m_add_str(b, m->dest);
+	m_add_str(b, m->base);
+	m_add_str(b, m->tag);
+	m_add_u32(b, m->format);
+	m_add_u32(b, m->flags);
+	m_add_u64(b, m->bytes);
+	m_add_u64(b, m->budget);
+	m_add_u32(b, m->max_images);
+}
+
+int
+msg_store_image_get(struct imsg *imsg, struct msg_store_image *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_STORE_IMAGE) == -1 ||
+	    m_get_u32(&r, &m->op) == -1 ||
+	    m_get_u64(&r, &m->ws) == -1 ||
+	    get_name_or_empty(&r, &m->name) == -1 ||
+	    get_name_or_empty(&r, &m->dest) == -1 ||
+	    get_name_or_empty(&r, &m->base) == -1 ||
+	    get_name_or_empty(&r, &m->tag) == -1 ||
+	    m_get_u32(&r, &m->format) == -1 ||
+	    m_get_u32(&r, &m->flags) == -1 ||
+	    m_get_u64(&r, &m->bytes) == -1 ||
+	    m_get_u64(&r, &m->budget) == -1 ||
+	    m_get_u32(&r, &m->max_images) == -1)
+		return -1;
+	if (m->op >= SIO_NOPS || m->ws == 0 || m->ws > INT64_MAX ||
+	    m->format >= IMG_NFORMATS || (m->flags & ~SIF_ALL) != 0 ||
+	    (m->op != SIO_LIST && m->name[0] == '\0'))
+		return m_fail();
+	return m_end(&r);
+}
+
+void
+msg_store_image_entry_put(struct ibuf *b,
+    const struct msg_store_image_entry *m)
+{
+	m_add_str(b, m->name);
+	m_add_u32(b, m->format);
+	m_add_u32(b, m->catalog);
+	m_add_u64(b, m->virtual_bytes);
+	m_add_u64(b, m->disk_bytes);
+	m_add_str(b, m->backing);
+	m_add_u32(b, m->backing_catalog);
+	m_add_u32(b, m->users);
+	m_add_u32(b, m->snapshots);
+}
+
+int
+msg_store_image_entry_get(struct imsg *imsg,
+    struct msg_store_image_entry *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_STORE_IMAGE_ENTRY) == -1 ||
+	    get_image(&r, &m->name) == -1 ||
+	    m_get_u32(&r, &m->format) == -1 ||
+	    m_get_flag(&r, &m->catalog) == -1 ||
+	    m_get_u64(&r, &m->virtual_bytes) == -1 ||
+	    m_get_u64(&r, &m->disk_bytes) == -1 ||
+	    get_name_or_empty(&r, &m->backing) == -1 ||
+	    m_get_flag(&r, &m->backing_catalog) == -1 ||
+	    m_get_u32(&r, &m->users) == -1 ||
+	    m_get_u32(&r, &m->snapshots) == -1)
+		return -1;
+	if (m->format >= IMG_NFORMATS)
+		return m_fail();
+	return m_end(&r);
+}
+
+void
+msg_store_image_snap_put(struct ibuf *b, const struct msg_store_image_snap *m)
+{
+	m_add_str(b, m->tag);
+	m_add_u64(b, m->vm_bytes);
+	m_add_u64(b, m->date);
+}
+
+int
+msg_store_image_snap_get(struct imsg *imsg, struct msg_store_image_snap *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_STORE_IMAGE_SNAP) == -1 ||
+	    get_image(&r, &m->tag) == -1 ||
+	    m_get_u64(&r, &m->vm_bytes) == -1 ||
+	    m_get_u64(&r, &m->date) == -1)
+		return -1;
+	return m_end(&r);
+}
+
+void
+msg_store_progress_put(struct ibuf *b, const struct msg_store_progress *m)
+{
+	m_add_u32(b, m->permille);
+}
+
+int
+msg_store_progress_get(struct imsg *imsg, struct msg_store_progress *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_STORE_PROGRESS) == -1 ||
+	    m_get_u32(&r, &m->permille) == -1)
+		return -1;
+	if (m->permille > 1000)
+		return m_fail();
+	return m_end(&r);
+}
+
+int
+msg_store_cancel_get(struct imsg *imsg)
+{
+	return m_empty(imsg, IMSG_STORE_CANCEL);
+}

@@ -8,8 +8,10 @@
 #include <stdint.h>
 
 #include "imsg.h"
+#include "proto.h"
 
 #define STORE_TEXT_MAX		1023	/* a result's or status's text */
+#define IMAGE_SNAPSHOTS_MAX	32	/* internal snapshots of one image */
 
 /* IMSG_STORE_PREFLIGHT -> PREFLIGHT_RESULT */
 struct msg_store_preflight_result {
@@ -71,6 +73,56 @@ struct msg_store_checkpoint {
 	uint32_t	 write;		/* 0 or 1 */
 };
 
+/*
+ * IMSG_STORE_IMAGE -> IMAGE_ENTRY*, IMAGE_SNAP*, PROGRESS*, RESULT: one
+ * operation on a workspace's image store (enum store_image_op).  Names
+ * are object names or "" where the operation takes none.  budget is
+ * what the workspace's images may hold in all, in bytes (its storage
+ * quota less its VMs' disks), max_images their number.  The RESULT's
+ * disk_bytes is what the workspace's images hold after it.
+ */
+struct msg_store_image {
+	uint32_t	 op;		/* enum store_image_op */
+	uint64_t	 ws;		/* workspace id, > 0 */
+	const char	*name;
+	const char	*dest;		/* convert */
+	const char	*base;		/* create: its backing, or "" */
+	const char	*tag;		/* snapshots: OBJ_NAME_MAX */
+	uint32_t	 format;	/* enum image_format */
+	uint32_t	 flags;		/* SIF_* */
+	uint64_t	 bytes;		/* create, resize */
+	uint64_t	 budget;
+	uint32_t	 max_images;
+};
+
+/* IMSG_STORE_IMAGE_ENTRY: one image (or, in a chain, a catalog base). */
+struct msg_store_image_entry {
+	const char	*name;
+	uint32_t	 format;	/* enum image_format */
+	uint32_t	 catalog;	/* 0 or 1: an operator's image */
+	uint64_t	 virtual_bytes;
+	uint64_t	 disk_bytes;	/* allocated */
+	const char	*backing;	/* "" for none */
+	uint32_t	 backing_catalog; /* 0 or 1 */
+	uint32_t	 users;		/* images whose backing it is */
+	uint32_t	 snapshots;
+};
+
+/* IMSG_STORE_IMAGE_SNAP: one internal snapshot of an image. */
+struct msg_store_image_snap {
+	const char	*tag;		/* OBJ_NAME_MAX; qemu-img's, checked */
+	uint64_t	 vm_bytes;	/* saved VM state, 0 for disk-only */
+	uint64_t	 date;		/* seconds since the epoch */
+};
+
+/* IMSG_STORE_PROGRESS: how far a long request is. */
+struct msg_store_progress {
+	uint32_t	 permille;	/* 0..1000 */
+};
+
+/* IMSG_STORE_CANCEL: request peerid is to end now (its RESULT follows,
+ * ECANCELED), or has ended. */
+
 int	 msg_store_preflight_get(struct imsg *);
 void	 msg_store_preflight_result_put(struct ibuf *,
 	    const struct msg_store_preflight_result *);
@@ -104,5 +156,22 @@ void	 msg_store_checkpoint_put(struct ibuf *,
 	    const struct msg_store_checkpoint *);
 int	 msg_store_checkpoint_get(struct imsg *,
 	    struct msg_store_checkpoint *);
+
+void	 msg_store_image_put(struct ibuf *, const struct msg_store_image *);
+int	 msg_store_image_get(struct imsg *, struct msg_store_image *);
+void	 msg_store_image_entry_put(struct ibuf *,
+	    const struct msg_store_image_entry *);
+int	 msg_store_image_entry_get(struct imsg *,
+	    struct msg_store_image_entry *);
+void	 msg_store_image_snap_put(struct ibuf *,
+	    const struct msg_store_image_snap *);
+int	 msg_store_image_snap_get(struct imsg *,
+	    struct msg_store_image_snap *);
+void	 msg_store_progress_put(struct ibuf *,
+	    const struct msg_store_progress *);
+int	 msg_store_progress_get(struct imsg *, struct msg_store_progress *);
+int	 msg_store_cancel_get(struct imsg *);
+const char *image_format_name(enum image_format);
+int	 image_format_parse(const char *);
 
 #endif

@@ -76,7 +76,7 @@ typedef struct {
 
 %token	ACCEL ALLOW AUTO BIND BLOCK BODY BURST CERTIFICATE CONNECTIONS
 %token	CONTROL DEFAULTS DIRECTORY DISK FORWARD FRONTD GROUP HEADER HIBERNATE
-%token	HOST IDLE IMAGE INITRD KERNEL KEY KVM LIMIT LIMITS LISTEN MEMORY NETD
+%token	HOST IDLE IMAGE IMAGES INITRD KERNEL KEY KVM LIMIT LIMITS LISTEN MEMORY NETD
 %token	ON ORIGIN PAUSE PEER POOL RATE REQUEST RESOLVER RUN SHA256 SOCKET STATE
 %token	STORAGE STORED TCG TIMEOUT TLS TO UIDS UNAUTHENTICATED UPLINK USER
 %token	VCPUS VM VMS WORKSPACE INCLUDE ERROR
@@ -505,6 +505,14 @@ limitopt	: VMS number {
 			}
 			cur_limits->max_storage = (uint64_t)$2;
 		}
+		| IMAGES number {
+			if ($2 < 0 || $2 > LIMIT_IMAGES_MAX) {
+				yyerror("images must be 0 to %d",
+				    LIMIT_IMAGES_MAX);
+				YYERROR;
+			}
+			cur_limits->max_images = (uint32_t)$2;
+		}
 		| VCPUS number {
 			if ($2 < 1 || $2 > LIMIT_VCPUS_MAX) {
 				yyerror("vcpus must be 1 to %d",
@@ -660,6 +668,7 @@ lookup(const char *s)
 		{ "host",		HOST },
 		{ "idle",		IDLE },
 		{ "image",		IMAGE },
+		{ "images",		IMAGES },
 		{ "include",		INCLUDE },
 		{ "initrd",		INITRD },
 		{ "kernel",		KERNEL },

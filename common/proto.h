@@ -76,6 +76,11 @@
 	X(IMSG_STORE_FD,		408,	IMSG_NONE)		\
 	X(IMSG_STORE_RESULT,		409,	IMSG_NONE)		\
 	X(IMSG_STORE_CHECKPOINT,	410,	IMSG_STORE_RESULT)	\
+	X(IMSG_STORE_IMAGE,		411,	IMSG_STORE_RESULT)	\
+	X(IMSG_STORE_IMAGE_ENTRY,	412,	IMSG_NONE)		\
+	X(IMSG_STORE_IMAGE_SNAP,	413,	IMSG_NONE)		\
+	X(IMSG_STORE_PROGRESS,		414,	IMSG_NONE)		\
+	X(IMSG_STORE_CANCEL,		415,	IMSG_NONE)		\
 									\
 	/* VM monitor <-> mcvmd; peerid is the request id, 0 unasked */	\
 	X(IMSG_VMM_READY,		500,	IMSG_NONE)		\
@@ -163,6 +168,38 @@ enum disk_format {
 	DISK_RAW = 0,		/* a reflink clone of a raw base */
 	DISK_QCOW2,		/* a qcow2 overlay on STORE_FD_BASE */
 };
+
+/* A workspace image's format: its file's suffix in the store. */
+enum image_format {
+	IMG_QCOW2 = 0,
+	IMG_RAW,
+	IMG_VMDK,
+	IMG_VDI,
+	IMG_VHDX,
+	IMG_NFORMATS,
+};
+
+/* IMSG_STORE_IMAGE operations */
+enum store_image_op {
+	SIO_LIST = 0,		/* every image of the workspace */
+	SIO_CREATE,		/* name, format, bytes, base */
+	SIO_INFO,		/* name; SIF_CHAIN: and its backing chain */
+	SIO_CONVERT,		/* name into dest of format */
+	SIO_RESIZE,		/* name to bytes */
+	SIO_DELETE,		/* name */
+	SIO_SNAP_CREATE,	/* name, tag */
+	SIO_SNAP_APPLY,
+	SIO_SNAP_DELETE,
+	SIO_SNAP_LIST,		/* name */
+	SIO_NOPS,
+};
+#define SIF_OVERWRITE		0x01	/* create, convert: replace dest */
+#define SIF_SHRINK		0x02	/* resize: may shrink */
+#define SIF_GROW		0x04	/* resize: bytes is added */
+#define SIF_COMPRESS		0x08	/* convert */
+#define SIF_CHAIN		0x10	/* info */
+#define SIF_BASE_CATALOG	0x20	/* create: base is a catalog image */
+#define SIF_ALL			0x3f
 
 /*
  * IMSG_VMM_JOB_READ encodings.  The monitor decodes the guest's bytes, so

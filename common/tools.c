@@ -16,6 +16,7 @@
 
 #include "agent_proto.h"
 #include "log.h"
+#include "msg_store.h"
 #include "msg_vmm.h"
 #include "tools.h"
 #include "validate.h"
@@ -40,6 +41,7 @@ struct tool_number {
 
 static const struct tool_number tool_numbers[] = {
 	NUM(TOOL_FILE_MAX),
+	NUM(IMAGE_SNAPSHOTS_MAX),
 	NUM_KIB(TOOL_FILE_MAX),
 	NUM(TOOL_WAIT_MAX),
 	NUM(TOOL_TYPE_TEXT_MAX),
@@ -85,6 +87,10 @@ static const char *const button_values[] = { "left", "right", "middle",
 static const char *const corner_values[] = { "top-left", "top-right",
 	"bottom-left", "bottom-right", NULL };
 static const char *const format_values[] = { "qcow2", "raw", NULL };
+/* In enum image_format's order. */
+static const char *const convert_values[] = {
+	"qcow2", "raw", "vmdk", "vdi", "vhdx", NULL
+};
 
 /* What every tool without a back end says first. */
 #define NOT_BUILT							\
@@ -200,10 +206,25 @@ static const char *const format_values[] = { "qcow2", "raw", NULL };
 	"{'type':'object','properties':{'name':{'type':'string'},"	\
 	"'format':{'type':'string'},'virtual_size':{'type':'integer'},"	\
 	"'disk_size':{'type':'integer'},'base':{'type':['string','null']},"\
+	"'base_catalog':{'type':'boolean'},"				\
 	"'in_use':{'type':'boolean'},'catalog':{'type':'boolean'},"	\
 	"'digest':{'type':'string'},'default':{'type':'boolean'},"	\
 	"'state':{'type':'string','enum':['ready','verifying',"		\
 	"'refused']},'reason':{'type':'string'}},'required':['name']}"
+#define IMAGE_INFO_OUT							\
+	"{'type':'object','properties':{'name':{'type':'string'},"	\
+	"'format':{'type':'string'},'virtual_size':{'type':'integer'},"	\
+	"'disk_size':{'type':'integer'},'base':{'type':['string','null']},"\
+	"'base_catalog':{'type':'boolean'},'in_use':{'type':'boolean'},"\
+	"'catalog':{'type':'boolean'},'snapshots':{'type':'array',"	\
+	"'items':{'type':'object','properties':{'tag':{'type':'string'},"\
+	"'vm_size':{'type':'integer'},'date':{'type':'string'}}}},"	\
+	"'backing_chain':{'type':'array','items':" IMAGE_OBJECT "}},"	\
+	"'required':['name','format']}"
+#define IMAGE_SNAPSHOT_OUT						\
+	"{'type':'object','properties':{'name':{'type':'string'},"	\
+	"'tag':{'type':'string'},'message':{'type':'string'}},"		\
+	"'required':['name','tag']}"
 
 /* ---- the VM's lifecycle ------------------------------------------------- */
 
@@ -510,14 +531,16 @@ PARAMS_SIZE(p_vm_snapshot_list, VM_SNAPSHOT_LIST);
 static const struct tool_param p_image_create[] = {
 	[P_IMAGE_CREATE_NAME] = PARAM_IMAGE("name",
 	    "Name of the new image in the workspace's store."),
-	[P_IMAGE_CREATE_SIZE] = { "size", TP_STRING, TS_SIZE, 1, 0, 0,
+	[P_IMAGE_CREATE_SIZE] = { "size", TP_STRING, TS_SIZE, 0, 0, 0,
 	    TOOL_SIZE_MAX, NULL, NULL,
-	    "Virtual size with a K, M, G or T suffix, e.g. \"20G\"." },
+	    "Virtual size with a K, M, G or T suffix, e.g. \"20G\". "
+	    "Default: the base's size; required without a base." },
 	[P_IMAGE_CREATE_FORMAT] = { "format", TP_ENUM, 0, 0, 0, 0, 0,
 	    format_values, "\"qcow2\"", "Image format." },
 	[P_IMAGE_CREATE_BASE] = { "base", TP_STRING, TS_NAME, 0, 0, 0,
 	    OBJ_NAME_MAX, NULL, NULL,
-	    "Make a copy-on-write overlay of this image (qcow2 only). "
+	    "Make a copy-on-write overlay of this image: one of your "
+	    "workspace's (qcow2 or raw) or of the catalogue (qcow2 only). "
 	    "Default: none." },
 	[P_IMAGE_CREATE_OVERWRITE] = PARAM_BOOL("overwrite",
 	    "Replace an existing image of that name."),
@@ -537,7 +560,7 @@ static const struct tool_param p_image_convert[] = {
 	[P_IMAGE_CONVERT_DEST] = PARAM_IMAGE("dest",
 	    "Name of the converted image."),
 	[P_IMAGE_CONVERT_FORMAT] = { "format", TP_ENUM, 0, 0, 0, 0, 0,
-	    format_values, "\"qcow2\"", "Format of the new image." },
+	    convert_values, "\"qcow2\"", "Format of the new image." },
 	[P_IMAGE_CONVERT_COMPRESS] = PARAM_BOOL("compress",
 	    "Compress (qcow2 only; smaller, slower)."),
 	[P_IMAGE_CONVERT_OVERWRITE] = PARAM_BOOL("overwrite",
@@ -880,60 +903,77 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "size once verified and its state: ready, verifying (after a "
 	    "service start; retry in a few seconds) or refused (with the "
 	    "reason). default: true marks the one vm_create uses without "
-	    "an image. Workspaces have no images of their own yet.",
+	    "an image. Then your workspace's own images (catalog: false), "
+	    "with format, virtual_size and disk_size in bytes, base (the "
+	    "image it is an overlay of, or null) and in_use (another "
+	    "image's base, so it cannot change).",
 	    "{'type':'object','properties':{'images':{'type':'array',"
 	    "'items':" IMAGE_OBJECT "}},'required':['images']}"),
 	T(IMAGE_CREATE, "image_create", "Create a disk image",
 	    TF_DESTRUCTIVE | TF_LONG, p_image_create, TT_NONE, TR_JSON,
-	    NOT_BUILT "It is to create a disk image in your workspace's "
-	    "store, size like \"20G\", optionally as a copy-on-write "
-	    "overlay of base.",
+	    "Create a disk image in your workspace's store: qcow2 (the "
+	    "default) or raw, of size, or a copy-on-write qcow2 overlay of "
+	    "base. Refused when the name is taken (overwrite=true replaces "
+	    "an image no other image is based on), is a catalogue image's, "
+	    "or when the workspace's storage quota (which counts each "
+	    "image's virtual size) or image count would be exceeded. Returns "
+	    "the image.",
 	    IMAGE_OBJECT),
 	T(IMAGE_INFO, "image_info", "Inspect a disk image", RO,
 	    p_image_info, TT_IMAGE, TR_JSON,
-	    NOT_BUILT "It is to show an image's format, virtual and on-disk "
-	    "size, snapshots, and with backing_chain=true its whole "
-	    "copy-on-write chain.",
-	    IMAGE_OBJECT),
+	    "Show an image of your workspace or the catalogue: format, "
+	    "virtual_size and disk_size (bytes), base, in_use, its internal "
+	    "snapshots, and with backing_chain=true every image below it "
+	    "(backing_chain, nearest first, down to a catalogue image).",
+	    IMAGE_INFO_OUT),
 	T(IMAGE_CONVERT, "image_convert", "Convert a disk image",
 	    TF_DESTRUCTIVE | TF_LONG, p_image_convert, TT_IMAGE, TR_JSON,
-	    NOT_BUILT "It is to convert image source into a new image dest "
-	    "of another format, flattening any backing chain.",
+	    "Convert image source (yours or a catalogue image) into a new "
+	    "image dest of format qcow2, raw, vmdk, vdi or vhdx, reading "
+	    "through its whole backing chain, so dest stands alone. "
+	    "compress=true makes a compressed qcow2. Progress is reported "
+	    "as it runs; a cancelled call stops it and leaves no dest. "
+	    "Refused like image_create when dest exists or the quota is "
+	    "full.",
 	    IMAGE_OBJECT),
 	T(IMAGE_RESIZE, "image_resize", "Resize a disk image",
 	    TF_DESTRUCTIVE, p_image_resize, TT_IMAGE, TR_JSON,
-	    NOT_BUILT "It is to change an image's virtual size (\"30G\", or "
-	    "\"+10G\" to grow); shrinking, which destroys data past the new "
-	    "size, needs shrink=true.",
+	    "Change an image's virtual size: \"30G\", or \"+10G\" to grow "
+	    "it. Shrinking destroys the data past the new size, so it needs "
+	    "shrink=true. qcow2 and raw images only; refused for an image "
+	    "another image is based on, and over the storage quota.",
 	    IMAGE_OBJECT),
 	T(IMAGE_DELETE, "image_delete", "Delete a disk image",
 	    TF_DESTRUCTIVE | TF_IDEMPOTENT, p_image_delete, TT_IMAGE,
 	    TR_JSON,
-	    NOT_BUILT "It is to delete one of your workspace's images.",
+	    "Delete one of your workspace's images. Refused while another "
+	    "image is based on it; catalogue images are read-only.",
 	    "{'type':'object','properties':{'name':{'type':'string'},"
 	    "'deleted':{'type':'boolean'}},'required':['name','deleted']}"),
 	T(IMAGE_SNAPSHOT_CREATE, "image_snapshot_create",
 	    "Snapshot an offline image", 0, p_image_snapshot_create,
 	    TT_IMAGE, TR_JSON,
-	    NOT_BUILT "It is to create an internal disk-only snapshot tag "
-	    "in a qcow2 image no VM is running from.",
-	    SNAPSHOT_OUT),
+	    "Create internal snapshot tag (disk only) in one of your qcow2 "
+	    "images. Refused when the tag exists, when the image has "
+	    "${IMAGE_SNAPSHOTS_MAX} snapshots, or when another image is "
+	    "based on it.",
+	    IMAGE_SNAPSHOT_OUT),
 	T(IMAGE_SNAPSHOT_APPLY, "image_snapshot_apply",
 	    "Revert an offline image", TF_DESTRUCTIVE | TF_IDEMPOTENT,
-	    p_image_snapshot_apply, TT_SNAPSHOT, TR_JSON,
-	    NOT_BUILT "It is to revert an offline qcow2 image to its "
-	    "snapshot tag, losing later writes.",
-	    SNAPSHOT_OUT),
+	    p_image_snapshot_apply, TT_IMAGE, TR_JSON,
+	    "Revert one of your qcow2 images to its snapshot tag, losing "
+	    "the writes since. A missing tag changes nothing and says so.",
+	    IMAGE_SNAPSHOT_OUT),
 	T(IMAGE_SNAPSHOT_DELETE, "image_snapshot_delete",
 	    "Delete an image snapshot", TF_DESTRUCTIVE | TF_IDEMPOTENT,
-	    p_image_snapshot_delete, TT_SNAPSHOT, TR_JSON,
-	    NOT_BUILT "It is to delete snapshot tag from an offline qcow2 "
-	    "image, keeping the image's current contents.",
-	    SNAPSHOT_OUT),
+	    p_image_snapshot_delete, TT_IMAGE, TR_JSON,
+	    "Delete snapshot tag from one of your qcow2 images, keeping "
+	    "its current contents.",
+	    IMAGE_SNAPSHOT_OUT),
 	T(IMAGE_SNAPSHOT_LIST, "image_snapshot_list", "List image snapshots",
 	    RO, p_image_snapshot_list, TT_IMAGE, TR_JSON,
-	    NOT_BUILT "It is to list the internal snapshots of an offline "
-	    "qcow2 image.",
+	    "List the internal snapshots of one of your qcow2 images: tag, "
+	    "vm_size (saved VM state in bytes, none for disk-only) and date.",
 	    SNAPSHOTS_OUT),
 	T(VM_LIST_FILES, "vm_list_files", "List guest files", RO,
 	    p_vm_list_files, TT_VM_RUNNING, TR_JSON,

@@ -83,11 +83,13 @@ vm_admit(int64_t ws, uint32_t mem_mib, uint32_t vcpus, uint64_t disk,
 	const struct limits	*w = &env->conf.ws_limits;
 	const struct limits	*h = &env->conf.host_limits;
 	struct statvfs		 sv;
-	uint64_t		 mem, dsk, avail, cpus;
+	uint64_t		 mem, dsk, avail, cpus, img;
 	uint32_t		 n;
 
-	if (state_usage(ws, &n, &mem, &dsk, &cpus) == -1)
+	if (state_usage(ws, &n, &mem, &dsk, &cpus) == -1 ||
+	    state_ws_image_bytes(ws, &img) == -1)
 		goto dberr;
+	dsk += img;
 	if (n + 1 > w->max_vms) {
 		(void)snprintf(err, errlen, "the workspace has %u VMs, its "
 		    "limit: destroy one first", n);
@@ -108,13 +110,15 @@ vm_admit(int64_t ws, uint32_t mem_mib, uint32_t vcpus, uint64_t disk,
 		return -1;
 	}
 	if (dsk + disk > w->max_storage) {
-		(void)snprintf(err, errlen, "the workspace's disks would "
-		    "exceed its storage limit of %llu MiB",
+		(void)snprintf(err, errlen, "the workspace's disks and "
+		    "images would exceed its storage limit of %llu MiB",
 		    (unsigned long long)(w->max_storage >> 20));
 		return -1;
 	}
-	if (state_usage(0, &n, &mem, &dsk, &cpus) == -1)
+	if (state_usage(0, &n, &mem, &dsk, &cpus) == -1 ||
+	    state_ws_image_bytes(0, &img) == -1)
 		goto dberr;
+	dsk += img;
 	if (n + 1 > h->max_vms || (mem + mem_mib) << 20 > h->max_memory ||
 	    dsk + disk > h->max_storage || cpus + vcpus > h->max_vcpus) {
 		(void)snprintf(err, errlen, "the host is at its VM, memory, "

@@ -143,6 +143,8 @@ int	 state_receipt_end(int64_t, const char *, int, const char *,
 	    const char *);
 int	 state_receipt_forget(int64_t, const char *);
 int	 state_receipts_orphan(void);
+int	 state_ws_image_bytes_set(int64_t, uint64_t);
+int	 state_ws_image_bytes(int64_t, uint64_t *);
 int	 state_usage(int64_t, uint32_t *, uint64_t *, uint64_t *,
 	    uint64_t *);
 

@@ -364,6 +364,18 @@ req_lose_caller(uint64_t call)
 			r->call = 0;
 }
 
+/* The request of peer's that answers frontd call, or NULL. */
+struct req *
+req_for_call(enum req_peer peer, uint64_t call)
+{
+	struct req	*r;
+
+	TAILQ_FOREACH(r, &reqs, entry)
+		if (r->peer == peer && r->call == call && call != 0)
+			return r;
+	return NULL;
+}
+
 unsigned int
 req_lose_callers(void)
 {

@@ -87,6 +87,8 @@ struct req {
 		int	 twice;
 	}		 click;		/* vm_click */
 	json_t		*acc;		/* partial result of a chain */
+	enum tool_id	 tool;		/* an image tool's */
+	int64_t		 ws;		/* its workspace */
 };
 
 struct req	*req_new(enum req_peer, struct vm *, uint32_t, req_done_fn,
@@ -102,6 +104,7 @@ struct req	*req_find(enum req_peer, const struct vm *, uint32_t);
 void		 req_reply(struct req *, struct imsg *);
 void		 req_end(struct req *, enum req_end, const char *);
 struct req	*req_pending(const struct vm *, enum req_peer);
+struct req	*req_for_call(enum req_peer, uint64_t);
 unsigned int	 req_count(const struct vm *, enum req_peer);
 struct req	*req_nth(const struct vm *, enum req_peer, unsigned int);
 void		 req_peer_lost(enum req_peer);

@@ -90,6 +90,11 @@ static const char *const schema_steps[SCHEMA_VERSION] = {
 	/* 4: whether a VM has a display and input devices; the VMs made
 	 * before had none. */
 	"ALTER TABLE vms ADD COLUMN display INTEGER NOT NULL DEFAULT 0;",
+
+	/* 5: what each workspace's images hold in stored, as it last
+	 * said, for admission. */
+	"ALTER TABLE workspaces ADD COLUMN image_bytes INTEGER NOT NULL "
+	"  DEFAULT 0;",
 };
 
 int

@@ -745,6 +745,41 @@ state_usage(int64_t ws, uint32_t *vms, uint64_t *memory_mib,
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
+/* What workspace ws's images hold, as stored last said. */
+int
+state_ws_image_bytes_set(int64_t ws, uint64_t bytes)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = state_prepare("UPDATE workspaces SET image_bytes = ?2 "
+	    "WHERE id = ?1")) == NULL)
+		return -1;
+	(void)sqlite3_bind_int64(st, 1, ws);
+	(void)sqlite3_bind_int64(st, 2, (sqlite3_int64)bytes);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The bytes of images of workspace ws, or of all when ws is 0. */
+int
+state_ws_image_bytes(int64_t ws, uint64_t *bytes)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	*bytes = 0;
+	if ((st = state_prepare("SELECT coalesce(sum(image_bytes), 0) FROM "
+	    "workspaces WHERE ?1 = 0 OR id = ?1")) == NULL)
+		return -1;
+	(void)sqlite3_bind_int64(st, 1, ws);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		*bytes = (uint64_t)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
 /* A VM booted again: the guest numbers its jobs from scratch. */
 int
 state_jobs_forget(const char *vm)

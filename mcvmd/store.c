@@ -407,6 +407,18 @@ vm_images_json(void)
 	return a;
 }
 
+/* Whether name is one of the operator's catalogue. */
+int
+vm_catalog_image(const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < env->conf.nimages; i++)
+		if (strcmp(env->conf.images[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
 int
 vm_image_pending(const char *name)
 {
@@ -437,6 +449,11 @@ vm_store_imsg(struct imsg *imsg)
 		return;
 	case IMSG_STORE_DISK_ENTRY:
 		vm_store_entry(imsg);
+		return;
+	case IMSG_STORE_IMAGE_ENTRY:
+	case IMSG_STORE_IMAGE_SNAP:
+	case IMSG_STORE_PROGRESS:
+		vm_store_image_part(imsg);
 		return;
 	case IMSG_STORE_FD:
 		if (msg_store_fd_get(imsg, &m) == -1 || imsg->fd == -1)

@@ -1,24 +1,394 @@
 /*
- * The image tools.  image_list shows the operator's catalogue, which
- * every workspace may use read-only (store.c holds what stored found of
- * each image).
+ * The image tools.  The operator's catalogue (store.c holds what stored
+ * found of each image) is every workspace's, read-only; each workspace
+ * has a store of its own in stored, which every other tool here asks
+ * (IMSG_STORE_IMAGE).  mcvmd says what the workspace's images may hold:
+ * its storage quota less its VMs' disks, and its image count limit;
+ * stored checks both, and the real free space, before it writes.  What
+ * they hold afterwards is kept in state.db, for vm_create's admission.
  */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
 #include <jansson.h>
 
 #include "dispatch.h"
+#include "log.h"
+#include "msg_store.h"
+#include "req.h"
 #include "vm.h"
+
+/* A long conversion may take this long; then stored kills qemu-img. */
+#define IMAGE_LONG_WAIT_MS	(30U * 60 * 1000)
+
+static const char *
+image_arg(const struct tool_call *c, int idx)
+{
+	const char	*s = c->args->v[idx].s;
+
+	return s != NULL ? s : "";
+}
+
+/* What a tool error from stored's status is, for the client. */
+static enum tool_status
+image_status(uint32_t e)
+{
+	return e == ENOENT ? TOOL_NOT_FOUND : TOOL_ERROR;
+}
+
+static json_t *
+image_entry_json(const struct msg_store_image_entry *m)
+{
+	json_t	*j;
+
+	j = json_pack("{s:s, s:s, s:I, s:b, s:b}", "name", m->name,
+	    "format", image_format_name((enum image_format)m->format),
+	    "disk_size", (json_int_t)m->disk_bytes, "catalog",
+	    m->catalog != 0, "in_use", m->users != 0);
+	if (j == NULL)
+		return NULL;
+	/* vmdk, vdi and vhdx: only image_info asks qemu-img. */
+	if (m->virtual_bytes != 0)
+		json_object_set_new(j, "virtual_size",
+		    json_integer((json_int_t)m->virtual_bytes));
+	if (!m->catalog)
+		json_object_set_new(j, "base", m->backing[0] != '\0' ?
+		    json_string(m->backing) : json_null());
+	if (m->backing[0] != '\0')
+		json_object_set_new(j, "base_catalog",
+		    json_boolean(m->backing_catalog != 0));
+	return j;
+}
+
+static void
+date_string(uint64_t t, char *buf, size_t len)
+{
+	time_t		 tt = (time_t)t;
+	struct tm	 tm;
+
+	if (gmtime_r(&tt, &tm) == NULL ||
+	    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		(void)snprintf(buf, len, "1970-01-01T00:00:00Z");
+}
+
+/* stored's report of one image, or snapshot, or progress, for a call. */
+void
+vm_store_image_part(struct imsg *imsg)
+{
+	struct msg_store_image_entry	 e;
+	struct msg_store_image_snap	 s;
+	struct msg_store_progress	 p;
+	struct req			*r;
+	json_t				*a, *j;
+	char				 date[32];
+
+	r = req_find(RP_STORED, NULL, imsg->hdr.peerid);
+	switch (imsg->hdr.type) {
+	case IMSG_STORE_IMAGE_ENTRY:
+		if (msg_store_image_entry_get(imsg, &e) == -1)
+			fatalx("stored: malformed IMAGE_ENTRY");
+		if (r == NULL || r->acc == NULL)
+			return;
+		a = json_object_get(r->acc, "images");
+		if ((j = image_entry_json(&e)) != NULL)
+			json_array_append_new(a, j);
+		return;
+	case IMSG_STORE_IMAGE_SNAP:
+		if (msg_store_image_snap_get(imsg, &s) == -1)
+			fatalx("stored: malformed IMAGE_SNAP");
+		if (r == NULL || r->acc == NULL)
+			return;
+		date_string(s.date, date, sizeof(date));
+		a = json_object_get(r->acc, "snapshots");
+		if ((j = json_pack("{s:s, s:I, s:s}", "tag", s.tag, "vm_size",
+		    (json_int_t)s.vm_bytes, "date", date)) != NULL)
+			json_array_append_new(a, j);
+		return;
+	default:
+		if (msg_store_progress_get(imsg, &p) == -1)
+			fatalx("stored: malformed PROGRESS");
+		if (r != NULL && r->call != 0)
+			call_progress(r->call, p.permille, 1000, r->what);
+		return;
+	}
+}
+
+/* The answer to a call, from what stored sent before its RESULT. */
+static void
+image_done(struct req *r, struct imsg *imsg)
+{
+	struct msg_store_result	 m;
+	json_t			*images, *snaps, *out = NULL;
+	enum tool_id		 id = r->tool;
+
+	if (msg_store_result_get(imsg, &m) == -1)
+		fatalx("stored: malformed RESULT");
+	if (m.status == 0 || m.status == ECANCELED)
+		(void)state_ws_image_bytes_set(r->ws, m.disk_bytes);
+	if (r->call == 0)
+		return;
+	if (m.status != 0) {
+		call_reply(r->call, image_status(m.status), m.text);
+		return;
+	}
+	images = json_object_get(r->acc, "images");
+	snaps = json_object_get(r->acc, "snapshots");
+	switch (id) {
+	case TOOL_IMAGE_LIST:
+		out = vm_images_json();
+		if (out != NULL)
+			json_array_extend(out, images);
+		out = json_pack("{s:o*}", "images", out);
+		break;
+	case TOOL_IMAGE_DELETE:
+		out = json_pack("{s:s, s:b}", "name", r->key, "deleted", 1);
+		break;
+	case TOOL_IMAGE_SNAPSHOT_LIST:
+		out = json_pack("{s:O}", "snapshots", snaps);
+		break;
+	case TOOL_IMAGE_SNAPSHOT_CREATE:
+	case TOOL_IMAGE_SNAPSHOT_APPLY:
+	case TOOL_IMAGE_SNAPSHOT_DELETE:
+		out = json_pack("{s:s, s:s, s:s}", "name", r->key, "tag",
+		    r->job_id, "message", m.text);
+		break;
+	default:
+		/* The image, then its chain below it. */
+		if (json_array_size(images) == 0) {
+			call_reply(r->call, TOOL_ERROR, "the store reported "
+			    "no image");
+			return;
+		}
+		out = json_deep_copy(json_array_get(images, 0));
+		if (out != NULL && id == TOOL_IMAGE_INFO) {
+			json_object_set(out, "snapshots", snaps);
+			if (json_array_size(images) > 1 || json_is_true(
+			    json_object_get(r->acc, "chain"))) {
+				json_t *chain = json_array();
+
+				json_array_extend(chain, images);
+				json_object_set_new(out, "backing_chain",
+				    chain);
+			}
+		}
+		break;
+	}
+	call_reply_json(r->call, out);
+}
+
+static void
+image_cancel(struct req *r, enum req_end why, const char *text)
+{
+	if (r->call != 0)
+		call_reply(r->call, TOOL_UNAVAILABLE, why == REQ_PEER_LOST ?
+		    "the storage daemon restarted during the operation; "
+		    "check with image_info and retry" : "the storage daemon "
+		    "did not answer in time; retry");
+}
+
+/* Sends the call's operation to stored. */
+static void
+image_request(struct tool_call *c, struct msg_store_image *m)
+{
+	const struct limits	*w = &env->conf.ws_limits;
+	struct req		*r;
+	uint64_t		 vmdisk = 0, mem, cpus;
+	uint32_t		 n;
+
+	if (!vm_store_is_up()) {
+		call_reply(c->id, TOOL_UNAVAILABLE, "the storage daemon is "
+		    "starting; retry in a few seconds");
+		return;
+	}
+	if (state_usage(c->auth->id, &n, &mem, &vmdisk, &cpus) == -1) {
+		call_reply(c->id, TOOL_ERROR, "state database error");
+		return;
+	}
+	m->ws = (uint64_t)c->auth->id;
+	m->budget = vmdisk < w->max_storage ? w->max_storage - vmdisk : 0;
+	m->max_images = w->max_images;
+	r = req_new(RP_STORED, NULL, IMSG_STORE_IMAGE, image_done,
+	    image_cancel);
+	r->call = c->id;
+	r->what = c->args->tool->name;
+	r->tool = c->args->tool->id;
+	r->ws = c->auth->id;
+	(void)snprintf(r->key, sizeof(r->key), "%s", m->name);
+	(void)snprintf(r->job_id, sizeof(r->job_id), "%s", m->tag);
+	if (m->op == SIO_CONVERT)
+		r->wait_ms = IMAGE_LONG_WAIT_MS;
+	r->acc = json_pack("{s:[], s:[], s:b}", "images", "snapshots",
+	    "chain", (m->flags & SIF_CHAIN) != 0);
+	msg_store_image_put(r->msg, m);
+	(void)req_send(r);
+}
+
+/* A caller gone: stored stops what it does for it. */
+static void
+image_call_cancel(uint64_t call)
+{
+	struct req	*r;
+	struct ibuf	*b;
+
+	if ((r = req_for_call(RP_STORED, call)) == NULL)
+		return;
+	r->call = 0;
+	if ((b = imsg_create(NULL, IMSG_STORE_CANCEL, r->id, 0, 0)) == NULL)
+		fatal("%s", __func__);
+	req_notice(RP_STORED, IMSG_STORE_CANCEL, b);
+}
+
+/* "20G", or "+10G" when grow may be set; -1 if it does not parse. */
+static int
+image_size(const char *s, uint64_t *bytes, int *grow)
+{
+	*grow = 0;
+	if (s[0] == '+') {
+		if (grow == NULL)
+			return -1;
+		*grow = 1;
+		s++;
+	}
+	return size_parse(s, bytes) == -1 || *bytes == 0 ? -1 : 0;
+}
 
 static void
 tool_image_list(struct tool_call *c)
 {
-	json_t	*a;
+	struct msg_store_image	 m = { .op = SIO_LIST, .name = "",
+				    .dest = "", .base = "", .tag = "" };
 
-	if ((a = vm_images_json()) == NULL) {
-		call_reply_json(c->id, NULL);
+	image_request(c, &m);
+}
+
+static void
+tool_image_create(struct tool_call *c)
+{
+	struct msg_store_image	 m = { .op = SIO_CREATE, .dest = "",
+				    .tag = "" };
+	const char		*size;
+	int			 grow;
+
+	m.name = image_arg(c, P_IMAGE_CREATE_NAME);
+	m.base = image_arg(c, P_IMAGE_CREATE_BASE);
+	m.format = (uint32_t)c->args->v[P_IMAGE_CREATE_FORMAT].i;
+	size = image_arg(c, P_IMAGE_CREATE_SIZE);
+	if (size[0] != '\0' && image_size(size, &m.bytes, &grow) == -1) {
+		call_reply(c->id, TOOL_ERROR, "size must be digits with an "
+		    "optional K, M, G or T suffix, e.g. \"20G\"");
 		return;
 	}
-	call_reply_json(c->id, json_pack("{s:o}", "images", a));
+	if (m.base[0] != '\0' && vm_catalog_image(m.base))
+		m.flags |= SIF_BASE_CATALOG;
+	if (c->args->v[P_IMAGE_CREATE_OVERWRITE].i)
+		m.flags |= SIF_OVERWRITE;
+	image_request(c, &m);
+}
+
+static void
+tool_image_info(struct tool_call *c)
+{
+	struct msg_store_image	 m = { .op = SIO_INFO, .dest = "",
+				    .base = "", .tag = "" };
+
+	m.name = image_arg(c, P_IMAGE_INFO_NAME);
+	if (c->args->v[P_IMAGE_INFO_BACKING_CHAIN].i)
+		m.flags |= SIF_CHAIN;
+	image_request(c, &m);
+}
+
+static void
+tool_image_convert(struct tool_call *c)
+{
+	struct msg_store_image	 m = { .op = SIO_CONVERT, .base = "",
+				    .tag = "" };
+
+	m.name = image_arg(c, P_IMAGE_CONVERT_SOURCE);
+	m.dest = image_arg(c, P_IMAGE_CONVERT_DEST);
+	m.format = (uint32_t)c->args->v[P_IMAGE_CONVERT_FORMAT].i;
+	if (c->args->v[P_IMAGE_CONVERT_COMPRESS].i)
+		m.flags |= SIF_COMPRESS;
+	if (c->args->v[P_IMAGE_CONVERT_OVERWRITE].i)
+		m.flags |= SIF_OVERWRITE;
+	image_request(c, &m);
+}
+
+static void
+tool_image_resize(struct tool_call *c)
+{
+	struct msg_store_image	 m = { .op = SIO_RESIZE, .dest = "",
+				    .base = "", .tag = "" };
+	int			 grow;
+
+	m.name = image_arg(c, P_IMAGE_RESIZE_NAME);
+	if (image_size(image_arg(c, P_IMAGE_RESIZE_SIZE), &m.bytes,
+	    &grow) == -1) {
+		call_reply(c->id, TOOL_ERROR, "size must be like \"30G\" "
+		    "or, to grow, \"+10G\"");
+		return;
+	}
+	if (grow)
+		m.flags |= SIF_GROW;
+	if (c->args->v[P_IMAGE_RESIZE_SHRINK].i)
+		m.flags |= SIF_SHRINK;
+	image_request(c, &m);
+}
+
+static void
+tool_image_delete(struct tool_call *c)
+{
+	struct msg_store_image	 m = { .op = SIO_DELETE, .dest = "",
+				    .base = "", .tag = "" };
+
+	m.name = image_arg(c, P_IMAGE_DELETE_NAME);
+	image_request(c, &m);
+}
+
+/* The four snapshot tools: the name and tag are their first two. */
+static void
+tool_image_snapshot(struct tool_call *c)
+{
+	struct msg_store_image	 m = { .dest = "", .base = "" };
+
+	switch (c->args->tool->id) {
+	case TOOL_IMAGE_SNAPSHOT_CREATE:
+		m.op = SIO_SNAP_CREATE;
+		break;
+	case TOOL_IMAGE_SNAPSHOT_APPLY:
+		m.op = SIO_SNAP_APPLY;
+		break;
+	case TOOL_IMAGE_SNAPSHOT_DELETE:
+		m.op = SIO_SNAP_DELETE;
+		break;
+	default:
+		m.op = SIO_SNAP_LIST;
+		break;
+	}
+	m.name = image_arg(c, 0);
+	m.tag = m.op == SIO_SNAP_LIST ? "" : image_arg(c, 1);
+	image_request(c, &m);
 }
 
 /* The tools of this file (see TOOL_IMPL in dispatch.h). */
-TOOL_IMPL(TOOL_IMAGE_LIST, tool_image_list, NULL, NULL, NULL, -1);
+TOOL_IMPL(TOOL_IMAGE_LIST, tool_image_list, image_call_cancel, NULL, NULL,
+    -1);
+TOOL_IMPL(TOOL_IMAGE_CREATE, tool_image_create, image_call_cancel, NULL,
+    NULL, -1);
+TOOL_IMPL(TOOL_IMAGE_INFO, tool_image_info, image_call_cancel, NULL, NULL,
+    -1);
+TOOL_IMPL(TOOL_IMAGE_CONVERT, tool_image_convert, image_call_cancel, NULL,
+    NULL, -1);
+TOOL_IMPL(TOOL_IMAGE_RESIZE, tool_image_resize, image_call_cancel, NULL,
+    NULL, -1);
+TOOL_IMPL(TOOL_IMAGE_DELETE, tool_image_delete, image_call_cancel, NULL,
+    NULL, -1);
+TOOL_IMPL(TOOL_IMAGE_SNAPSHOT_CREATE, tool_image_snapshot,
+    image_call_cancel, NULL, NULL, -1);
+TOOL_IMPL(TOOL_IMAGE_SNAPSHOT_APPLY, tool_image_snapshot,
+    image_call_cancel, NULL, NULL, -1);
+TOOL_IMPL(TOOL_IMAGE_SNAPSHOT_DELETE, tool_image_snapshot,
+    image_call_cancel, NULL, NULL, -1);
+TOOL_IMPL(TOOL_IMAGE_SNAPSHOT_LIST, tool_image_snapshot,
+    image_call_cancel, NULL, NULL, -1);

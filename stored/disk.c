@@ -138,18 +138,16 @@ be64(const uint8_t *p)
 }
 
 /*
- * Reads a qcow2 header: the virtual size, and the catalog image its
- * backing names ("" when it has none).  0, or an errno value (EINVAL for
- * a header stored did not write).
+ * A qcow2 header's virtual size and backing file name ("" for none),
+ * which must be printable and fit len.  0, EINVAL for anything but a
+ * version 2 or 3 qcow2, or the errno of a failed read.
  */
 int
-qcow2_header_read(int fd, uint64_t *size, char *image, size_t len)
+qcow2_header(int fd, uint64_t *size, char *backing, size_t len)
 {
 	uint8_t		 h[QCOW2_HEADER_LEN];
-	char		 name[QCOW2_BACKING_MAX + 1];
-	const size_t	 plen = sizeof(CATALOG_BACKING_PREFIX) - 1;
 	uint64_t	 boff;
-	uint32_t	 blen, version;
+	uint32_t	 blen, version, i;
 	ssize_t		 n;
 
 	if ((n = pread(fd, h, sizeof(h), 0)) == -1)
@@ -162,19 +160,39 @@ qcow2_header_read(int fd, uint64_t *size, char *image, size_t len)
 	*size = be64(h + 24);
 	if (version < 2 || version > 3)
 		return EINVAL;
-	image[0] = '\0';
+	backing[0] = '\0';
 	if (boff == 0)
 		return 0;
-	if (blen == 0 || blen > QCOW2_BACKING_MAX || boff > INT64_MAX)
+	if (blen == 0 || blen > QCOW2_BACKING_MAX || blen >= len ||
+	    boff > INT64_MAX)
 		return EINVAL;
-	if ((n = pread(fd, name, blen, (off_t)boff)) == -1)
+	if ((n = pread(fd, backing, blen, (off_t)boff)) == -1)
 		return errno;
 	if ((size_t)n != blen)
 		return EINVAL;
-	name[blen] = '\0';
-	if (strlen(name) != blen || strncmp(name, CATALOG_BACKING_PREFIX,
-	    plen) != 0 || !valid_object_name(name + plen) ||
-	    strlen(name + plen) >= len)
+	backing[blen] = '\0';
+	for (i = 0; i < blen; i++)
+		if ((unsigned char)backing[i] <= ' ' ||
+		    (unsigned char)backing[i] >= 0x7f)
+			return EINVAL;
+	return 0;
+}
+
+/* A VM overlay's size and catalog image, the only backing it may have. */
+int
+qcow2_header_read(int fd, uint64_t *size, char *image, size_t len)
+{
+	char		 name[QCOW2_BACKING_MAX + 1];
+	const size_t	 plen = sizeof(CATALOG_BACKING_PREFIX) - 1;
+	int		 rc;
+
+	if ((rc = qcow2_header(fd, size, name, sizeof(name))) != 0)
+		return rc;
+	image[0] = '\0';
+	if (name[0] == '\0')
+		return 0;
+	if (strncmp(name, CATALOG_BACKING_PREFIX, plen) != 0 ||
+	    !valid_object_name(name + plen) || strlen(name + plen) >= len)
 		return EINVAL;
 	(void)snprintf(image, len, "%s", name + plen);
 	return 0;
@@ -290,19 +308,20 @@ disk_open_file(int dfd, const char *vm, struct vm_disk *vd, char *text,
 
 /*
  * Creates VM vm's directory and its disk from the catalog disk basefd of
- * image (bytes long): a reflink clone when the filesystem allows, else
- * an overlay made by overlay().  0 with vd filled, or an errno value
- * with text saying what to do, and nothing left behind.
+ * image: a reflink clone when the filesystem allows (0, with vd
+ * filled).  Where it does not, EINPROGRESS with *dfdp the VM's
+ * directory, where the caller makes the overlay VM_DISK_QCOW2 and then
+ * calls disk_create_finish.  Otherwise an errno value with text saying
+ * what to do, and nothing left behind.
  */
 int
 disk_create(int vmsfd, const char *vm, const char *image, int basefd,
-    uint64_t bytes, disk_overlay_fn overlay, void *arg, struct vm_disk *vd,
-    char *text, size_t len)
+    struct vm_disk *vd, int *dfdp, char *text, size_t len)
 {
-	char	 why[DISK_TEXT_MAX];
 	int	 dfd = -1, fd = -1, rc;
 
 	vd->fd = -1;
+	*dfdp = -1;
 	if (!valid_id(vm, VM_ID_PREFIX) || !valid_object_name(image)) {
 		(void)snprintf(text, len, "invalid vm id or image name");
 		return EINVAL;
@@ -341,44 +360,27 @@ disk_create(int vmsfd, const char *vm, const char *image, int basefd,
 		}
 		close(fd);
 		fd = -1;
-	} else {
+		if ((rc = disk_open_file(dfd, vm, vd, text, len)) != 0)
+			goto fail;
+		close(dfd);
+		return 0;
+	}
+	rc = errno;
+	close(fd);
+	fd = -1;
+	if (!disk_reflink_errno(rc)) {
+		(void)snprintf(text, len, "vm %s: reflink clone of image %s: "
+		    "%s", vm, image, strerror(rc));
+		goto fail;
+	}
+	if (unlinkat(dfd, VM_DISK_RAW, 0) == -1) {
 		rc = errno;
-		close(fd);
-		fd = -1;
-		if (!disk_reflink_errno(rc)) {
-			(void)snprintf(text, len, "vm %s: reflink clone of "
-			    "image %s: %s", vm, image, strerror(rc));
-			goto fail;
-		}
-		if (unlinkat(dfd, VM_DISK_RAW, 0) == -1) {
-			rc = errno;
-			(void)snprintf(text, len, "vm %s: unlink: %s", vm,
-			    strerror(rc));
-			goto fail;
-		}
-		why[0] = '\0';
-		rc = overlay(dfd, VM_DISK_QCOW2, image, bytes, why,
-		    sizeof(why), arg);
-		if (rc != 0) {
-			(void)snprintf(text, len, "vm %s: qcow2 overlay of "
-			    "image %s: %s", vm, image,
-			    why[0] != '\0' ? why : strerror(rc));
-			goto fail;
-		}
-	}
-	if ((rc = disk_open_file(dfd, vm, vd, text, len)) != 0)
-		goto fail;
-	if (vd->format == DISK_QCOW2 && (vd->bytes != bytes ||
-	    strcmp(vd->backing, image) != 0)) {
-		close(vd->fd);
-		vd->fd = -1;
-		rc = EIO;
-		(void)snprintf(text, len, "vm %s: the new overlay does not "
-		    "match image %s", vm, image);
+		(void)snprintf(text, len, "vm %s: unlink: %s", vm,
+		    strerror(rc));
 		goto fail;
 	}
-	close(dfd);
-	return 0;
+	*dfdp = dfd;
+	return EINPROGRESS;
 
 fail:
 	if (fd != -1)
@@ -386,6 +388,39 @@ fail:
 	if (dfd != -1)
 		close(dfd);
 	if (disk_remove_dir(vmsfd, vm) != 0)
+		log_warn("%s: cannot remove what it made for vm %s", __func__,
+		    vm);
+	return rc;
+}
+
+/*
+ * The second half of an overlay's creation: made is what making it in
+ * dfd (which this closes) returned, with why.  0 with vd filled when the
+ * overlay is image's (bytes long), or an errno value with text, and
+ * nothing left behind.
+ */
+int
+disk_create_finish(int vmsfd, const char *vm, const char *image,
+    uint64_t bytes, int dfd, int made, const char *why, struct vm_disk *vd,
+    char *text, size_t len)
+{
+	int	 rc = made;
+
+	vd->fd = -1;
+	if (rc != 0)
+		(void)snprintf(text, len, "vm %s: qcow2 overlay of image %s: "
+		    "%s", vm, image, why[0] != '\0' ? why : strerror(rc));
+	else if ((rc = disk_open_file(dfd, vm, vd, text, len)) == 0 &&
+	    (vd->format != DISK_QCOW2 || vd->bytes != bytes ||
+	    strcmp(vd->backing, image) != 0)) {
+		close(vd->fd);
+		vd->fd = -1;
+		rc = EIO;
+		(void)snprintf(text, len, "vm %s: the new overlay does not "
+		    "match image %s", vm, image);
+	}
+	close(dfd);
+	if (rc != 0 && disk_remove_dir(vmsfd, vm) != 0)
 		log_warn("%s: cannot remove what it made for vm %s", __func__,
 		    vm);
 	return rc;

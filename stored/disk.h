@@ -31,19 +31,18 @@ struct vm_disk {
 	char		 backing[CONF_NAME_MAX]; /* overlay: catalog image */
 };
 
-/* Makes an overlay file in a directory fd; 0 or an errno value. */
-typedef int (*disk_overlay_fn)(int, const char *, const char *, uint64_t,
-	    char *, size_t, void *);
-
 int	 disk_reflink_errno(int);
 int	 disk_reflink_probe(int, int, char *, size_t);
 const char *disk_fs_name(int);
-int	 disk_create(int, const char *, const char *, int, uint64_t,
-	    disk_overlay_fn, void *, struct vm_disk *, char *, size_t);
+int	 disk_create(int, const char *, const char *, int,
+	    struct vm_disk *, int *, char *, size_t);
+int	 disk_create_finish(int, const char *, const char *, uint64_t, int,
+	    int, const char *, struct vm_disk *, char *, size_t);
 int	 disk_open(int, const char *, struct vm_disk *, char *, size_t);
 int	 disk_checkpoint(int, const char *, int, int *, char *, size_t);
 int	 disk_delete(int, const char *, char *, size_t);
 int	 disk_list(int, int (*)(const char *, void *), void *);
+int	 qcow2_header(int, uint64_t *, char *, size_t);
 int	 qcow2_header_read(int, uint64_t *, char *, size_t);
 
 #endif

@@ -46,8 +46,11 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <sys/queue.h>
+
 #include <errno.h>
 #include <event.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -60,6 +63,7 @@
 #include "catalog.h"
 #include "config.h"
 #include "disk.h"
+#include "images.h"
 #include "log.h"
 #include "msg.h"
 #include "msg_proc.h"
@@ -82,7 +86,6 @@
 static struct mcvm_config	 conf;
 static struct imsgev		 iev_parent;
 static struct catalog		 cat;
-static struct imsgbuf		 helper_ib;
 static struct event		 ev_hash;
 static int			 vmsfd = -1;
 static char			 vmsdir[PATH_MAX];
@@ -200,14 +203,6 @@ stored_send_disk(uint32_t id, struct vm_disk *vd, int fds[3],
 	stored_result(id, 0, vd->format, vd->bytes, text);
 }
 
-static int
-stored_overlay(int dirfd, const char *file, const char *image,
-    uint64_t bytes, char *text, size_t len, void *arg)
-{
-	return qemuimg_helper_overlay(&helper_ib, dirfd, file, image, bytes,
-	    text, len);
-}
-
 /* The image a request names: usable, or an error result was sent. */
 static struct catalog_image *
 stored_image(uint32_t id, const char *name)
@@ -230,12 +225,129 @@ stored_image(uint32_t id, const char *name)
 }
 
 static void
+stored_close3(int fds[3])
+{
+	int	 i;
+
+	for (i = 0; i < 3; i++)
+		if (fds[i] != -1) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+}
+
+/* The answer to a DISK_CREATE whose disk is made, or is not. */
+static void
+stored_disk_made(uint32_t id, const char *vm, const char *name, int rc,
+    struct vm_disk *vd, int fds[3], char *text, size_t len)
+{
+	if (rc == 0 && vd->format == DISK_QCOW2 &&
+	    imgcat_dep_add(&cat, vm, name) == -1) {
+		rc = errno;
+		close(vd->fd);
+		(void)disk_delete(vmsfd, vm, text, len);
+		textf(text, len, "vm %s: %s", vm, strerror(rc));
+	}
+	if (rc != 0) {
+		stored_close3(fds);
+		stored_result(id, rc, DISK_RAW, 0, text);
+		return;
+	}
+	if (vd->format == DISK_RAW && fds[0] != -1) {
+		close(fds[0]);
+		fds[0] = -1;
+	}
+	textf(text, len, "vm %s: %s of image %s", vm,
+	    vd->format == DISK_RAW ? "reflink clone" : "qcow2 overlay", name);
+	log_info("%s", text);
+	stored_send_disk(id, vd, fds, text);
+}
+
+/* A VM disk whose overlay qemu-img makes. */
+struct overlay_job {
+	LIST_ENTRY(overlay_job)	 entry;
+	uint32_t		 id;
+	char			 vm[ID_MAX + 1];
+	char			 image[OBJ_NAME_MAX + 1];
+	uint64_t		 bytes;
+	int			 dfd;
+	int			 fds[3];
+	struct qemuimg_job	*job;
+};
+static LIST_HEAD(, overlay_job)	 overlays = LIST_HEAD_INITIALIZER(overlays);
+
+static void
+stored_overlay_done(const struct qemuimg_result *res, void *arg)
+{
+	struct overlay_job	*o = arg;
+	struct vm_disk		 vd;
+	char			 text[STORED_TEXT_MAX];
+	int			 rc;
+
+	LIST_REMOVE(o, entry);
+	rc = disk_create_finish(vmsfd, o->vm, o->image, o->bytes, o->dfd,
+	    res->status, res->text, &vd, text, sizeof(text));
+	stored_disk_made(o->id, o->vm, o->image, rc, &vd, o->fds, text,
+	    sizeof(text));
+	free(o);
+}
+
+/* A deletion overtakes the VM's creation: the creation is refused. */
+static void
+stored_overlay_cancel(const char *vm)
+{
+	struct overlay_job	*o;
+	struct vm_disk		 vd;
+	char			 text[STORED_TEXT_MAX];
+
+	LIST_FOREACH(o, &overlays, entry)
+		if (strcmp(o->vm, vm) == 0)
+			break;
+	if (o == NULL)
+		return;
+	LIST_REMOVE(o, entry);
+	qemuimg_cancel(o->job);
+	(void)disk_create_finish(vmsfd, o->vm, o->image, o->bytes, o->dfd,
+	    ECANCELED, "the VM is being deleted", &vd, text, sizeof(text));
+	stored_close3(o->fds);
+	stored_result(o->id, ECANCELED, DISK_RAW, 0, text);
+	free(o);
+}
+
+/*
+ * Starts qemu-img for an overlay of image in o->dfd, its backing
+ * recorded as mcvm-catalog:IMAGE and never opened (-u).  QEMU is given
+ * the base as an explicit backing node from an fd, never this name.
+ */
+static int
+stored_overlay_start(struct overlay_job *o, char *text, size_t len)
+{
+	struct qemuimg_spec	 spec = {
+		.argv = { "qemu-img", "create", "-q", "-f", "qcow2", "-F",
+		    "raw", "-b", NULL, "-u", VM_DISK_QCOW2, NULL, NULL },
+		.dirfd = o->dfd, .xfd = -1, .timeout_ms = QEMUIMG_QUICK_MS,
+		.fsize_max = QEMUIMG_OVERLAY_FSIZE,
+	};
+	char	 backing[sizeof(CATALOG_BACKING_PREFIX) + OBJ_NAME_MAX];
+	char	 size[32];
+
+	textf(backing, sizeof(backing), "%s%s", CATALOG_BACKING_PREFIX,
+	    o->image);
+	textf(size, sizeof(size), "%" PRIu64, o->bytes);
+	spec.argv[8] = backing;
+	spec.argv[11] = size;
+	return qemuimg_start(&spec, stored_overlay_done, NULL, o, &o->job,
+	    text, len);
+}
+
+static void
 stored_disk_create(uint32_t id, const char *vm, const char *name)
 {
 	struct catalog_image	*img;
+	struct overlay_job	*o;
 	struct vm_disk		 vd;
 	char			 text[STORED_TEXT_MAX];
-	int			 fds[3], i, rc;
+	int			 fds[3], dfd, rc;
 
 	if ((img = stored_image(id, name)) == NULL)
 		return;
@@ -246,31 +358,33 @@ stored_disk_create(uint32_t id, const char *vm, const char *name)
 		stored_result(id, rc, DISK_RAW, 0, text);
 		return;
 	}
-	rc = disk_create(vmsfd, vm, name, img->files[CAT_DISK].fd,
-	    img->disk_bytes, stored_overlay, NULL, &vd, text, sizeof(text));
-	if (rc == 0 && vd.format == DISK_QCOW2 &&
-	    imgcat_dep_add(&cat, vm, name) == -1) {
-		rc = errno;
-		close(vd.fd);
-		(void)disk_delete(vmsfd, vm, text, sizeof(text));
-		textf(text, sizeof(text), "vm %s: %s", vm,
-		    strerror(rc));
-	}
-	if (rc != 0) {
-		for (i = 0; i < 3; i++)
-			if (fds[i] != -1)
-				close(fds[i]);
-		stored_result(id, rc, DISK_RAW, 0, text);
+	rc = disk_create(vmsfd, vm, name, img->files[CAT_DISK].fd, &vd, &dfd,
+	    text, sizeof(text));
+	if (rc != EINPROGRESS) {
+		stored_disk_made(id, vm, name, rc, &vd, fds, text,
+		    sizeof(text));
 		return;
 	}
-	if (vd.format == DISK_RAW) {
-		close(fds[0]);
-		fds[0] = -1;
+	if ((o = calloc(1, sizeof(*o))) == NULL) {
+		rc = errno;
+		textf(text, sizeof(text), "%s", strerror(rc));
+	} else {
+		o->id = id;
+		textf(o->vm, sizeof(o->vm), "%s", vm);
+		textf(o->image, sizeof(o->image), "%s", name);
+		o->bytes = img->disk_bytes;
+		o->dfd = dfd;
+		memcpy(o->fds, fds, sizeof(o->fds));
+		if ((rc = stored_overlay_start(o, text, sizeof(text))) == 0) {
+			LIST_INSERT_HEAD(&overlays, o, entry);
+			return;
+		}
+		free(o);
 	}
-	textf(text, sizeof(text), "vm %s: %s of image %s", vm,
-	    vd.format == DISK_RAW ? "reflink clone" : "qcow2 overlay", name);
-	log_info("%s", text);
-	stored_send_disk(id, &vd, fds, text);
+	(void)disk_create_finish(vmsfd, vm, name, 0, dfd, rc, text, &vd,
+	    text, sizeof(text));
+	stored_close3(fds);
+	stored_result(id, rc, DISK_RAW, 0, text);
 }
 
 static void
@@ -331,6 +445,7 @@ stored_disk_delete(uint32_t id, const char *vm)
 	char	 text[STORED_TEXT_MAX];
 	int	 rc;
 
+	stored_overlay_cancel(vm);
 	rc = disk_delete(vmsfd, vm, text, sizeof(text));
 	if (rc == 0) {
 		imgcat_dep_del(&cat, vm);
@@ -428,6 +543,7 @@ stored_imsg(struct imsg *imsg)
 		struct msg_store_disk_open	 open;
 		struct msg_store_disk_delete	 delete;
 		struct msg_store_checkpoint	 checkpoint;
+		struct msg_store_image		 image;
 	} m;
 	uint32_t	 id = imsg->hdr.peerid;
 
@@ -469,6 +585,16 @@ stored_imsg(struct imsg *imsg)
 		if (msg_store_checkpoint_get(imsg, &m.checkpoint) == -1)
 			stored_bad(imsg);
 		stored_checkpoint(id, m.checkpoint.vm_id, m.checkpoint.write);
+		break;
+	case IMSG_STORE_IMAGE:
+		if (msg_store_image_get(imsg, &m.image) == -1)
+			stored_bad(imsg);
+		images_request(id, &m.image);
+		break;
+	case IMSG_STORE_CANCEL:
+		if (msg_store_cancel_get(imsg) == -1)
+			stored_bad(imsg);
+		images_cancel(id);
 		break;
 	default:
 		fatalx("unexpected %s from mcvmd",
@@ -538,8 +664,8 @@ main(int argc, char *argv[])
 	struct proc_opts	 opts;
 	struct passwd		*pw;
 	struct timeval		 now = { 0, 0 };
-	char			 store[PATH_MAX];
-	int			 storefd, helper_sock;
+	char			 store[PATH_MAX], wsdir[PATH_MAX];
+	int			 storefd, wsfd, helper_sock;
 
 	proc_child_setup(argc, argv, "stored", STORED_USAGE, &opts, &conf);
 	(void)umask(077);
@@ -552,6 +678,8 @@ main(int argc, char *argv[])
 		fatal("chdir %s", store);
 	close(storefd);
 	vmsfd = stored_open_dir(vmsdir, pw);
+	stored_path(wsdir, WS_DIR);
+	wsfd = stored_open_dir(wsdir, pw);
 	imgcat_open(&cat, &conf);
 	if (unshare(CLONE_NEWNET) == -1)
 		fatal("unshare(CLONE_NEWNET)");
@@ -561,9 +689,9 @@ main(int argc, char *argv[])
 		fatal("%s", vmsdir);
 	(void)imgcat_records_load(&cat, AT_FDCWD, RECORDS_FILE);
 	(void)qemuimg_helper_start(&helper_sock, stored_helper_sandbox);
-	if (imsgbuf_init(&helper_ib, helper_sock) == -1)
-		fatal("imsgbuf_init");
 	stored_sandbox(opts.sandbox_debug);
+	qemuimg_init(helper_sock);
+	images_init(wsfd, &cat, &iev_parent);
 
 	/* Verification starts once the loop runs, after the HELLO. */
 	evtimer_set(&ev_hash, stored_hash, NULL);

@@ -37,6 +37,10 @@ CODEC_WRAP(store_disk_entry)
 CODEC_WRAP(store_fd)
 CODEC_WRAP(store_result)
 CODEC_WRAP(store_checkpoint)
+CODEC_WRAP(store_image)
+CODEC_WRAP(store_image_entry)
+CODEC_WRAP(store_image_snap)
+CODEC_WRAP(store_progress)
 
 /* An object name of n bytes. */
 static const char *
@@ -538,6 +542,118 @@ over_store_checkpoint(void *p, int i)
 	return 0;
 }
 
+static void
+fill_store_image(void *p)
+{
+	struct msg_store_image	*m = p;
+
+	m->op = SIO_CONVERT;
+	m->ws = 7;
+	m->name = "src";
+	m->dest = "dst";
+	m->base = "";
+	m->tag = "";
+	m->format = IMG_VMDK;
+	m->flags = SIF_OVERWRITE | SIF_COMPRESS;
+	m->bytes = 1 << 30;
+	m->budget = 40ULL << 30;
+	m->max_images = 64;
+}
+
+static int
+over_store_image(void *p, int i)
+{
+	struct msg_store_image	*m = p;
+
+	switch (i) {
+	case 0: m->op = SIO_NOPS; break;
+	case 1: m->ws = 0; break;
+	case 2: m->name = ""; break;
+	case 3: m->name = "../x"; break;
+	case 4: m->dest = "A"; break;
+	case 5: m->tag = name(OBJ_NAME_MAX + 1); break;
+	case 6: m->format = IMG_NFORMATS; break;
+	case 7: m->flags = 0x100; break;
+	case 8: m->ws = (uint64_t)INT64_MAX + 1; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_store_image_entry(void *p)
+{
+	struct msg_store_image_entry	*m = p;
+
+	m->name = "img";
+	m->format = IMG_QCOW2;
+	m->catalog = 0;
+	m->virtual_bytes = 1 << 30;
+	m->disk_bytes = 200704;
+	m->backing = "debian";
+	m->backing_catalog = 1;
+	m->users = 2;
+	m->snapshots = 3;
+}
+
+static int
+over_store_image_entry(void *p, int i)
+{
+	struct msg_store_image_entry	*m = p;
+
+	switch (i) {
+	case 0: m->name = ""; break;
+	case 1: m->format = IMG_NFORMATS; break;
+	case 2: m->catalog = 2; break;
+	case 3: m->backing = "a/b"; break;
+	case 4: m->backing_catalog = 2; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_store_image_snap(void *p)
+{
+	struct msg_store_image_snap	*m = p;
+
+	m->tag = "before";
+	m->vm_bytes = 4096;
+	m->date = 1796160000;
+}
+
+static int
+over_store_image_snap(void *p, int i)
+{
+	struct msg_store_image_snap	*m = p;
+
+	switch (i) {
+	case 0: m->tag = ""; break;
+	case 1: m->tag = "a b"; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_store_progress(void *p)
+{
+	struct msg_store_progress	*m = p;
+
+	m->permille = 500;
+}
+
+static int
+over_store_progress(void *p, int i)
+{
+	struct msg_store_progress	*m = p;
+
+	if (i != 0)
+		return -1;
+	m->permille = 1001;
+	return 0;
+}
+
 const struct codec codec_peers[] = {
 	CODEC(IMSG_HELLO, hello, fill_hello, NULL),
 	CODEC(IMSG_VERBOSE, verbose, fill_verbose, NULL),
@@ -588,5 +704,14 @@ const struct codec codec_peers[] = {
 	    over_store_result),
 	CODEC(IMSG_STORE_CHECKPOINT, store_checkpoint, fill_store_checkpoint,
 	    over_store_checkpoint),
+	CODEC(IMSG_STORE_IMAGE, store_image, fill_store_image,
+	    over_store_image),
+	CODEC(IMSG_STORE_IMAGE_ENTRY, store_image_entry,
+	    fill_store_image_entry, over_store_image_entry),
+	CODEC(IMSG_STORE_IMAGE_SNAP, store_image_snap, fill_store_image_snap,
+	    over_store_image_snap),
+	CODEC(IMSG_STORE_PROGRESS, store_progress, fill_store_progress,
+	    over_store_progress),
+	CODEC0(IMSG_STORE_CANCEL, store_cancel),
 	CODEC_END
 };

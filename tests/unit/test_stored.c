@@ -244,12 +244,45 @@ TestSuite(stored_disk, .init = setup, .fini = teardown);
 
 static int	 overlay_calls;
 
+/* What stored does: the overlay by qemu-img, when no clone can be. */
 static int
 real_overlay(int dfd, const char *file, const char *image, uint64_t bytes,
     char *text, size_t len, void *arg)
 {
+	struct qemuimg_spec	 spec = {
+		.argv = { "qemu-img", "create", "-q", "-f", "qcow2", "-F",
+		    "raw", "-b", NULL, "-u", file, NULL, NULL },
+		.dirfd = dfd, .xfd = -1, .timeout_ms = QEMUIMG_QUICK_MS,
+		.fsize_max = QEMUIMG_OVERLAY_FSIZE,
+	};
+	char	 backing[128], size[32];
+
 	overlay_calls++;
-	return qemuimg_overlay(dfd, file, image, bytes, text, len);
+	(void)snprintf(backing, sizeof(backing), "mcvm-catalog:%s", image);
+	(void)snprintf(size, sizeof(size), "%llu", (unsigned long long)bytes);
+	spec.argv[8] = backing;
+	spec.argv[11] = size;
+	return qemuimg_run(&spec, -1, NULL, NULL, text, len, NULL, NULL);
+}
+
+typedef int (*overlay_fn)(int, const char *, const char *, uint64_t, char *,
+    size_t, void *);
+
+/* disk_create and, where it must, the overlay and disk_create_finish. */
+static int
+create(int vmsfd, const char *vm, const char *image, int base,
+    uint64_t bytes, overlay_fn overlay, void *arg, struct vm_disk *vd,
+    char *text, size_t len)
+{
+	char	 why[QEMUIMG_OUTPUT_MAX] = "";
+	int	 dfd, rc;
+
+	rc = disk_create(vmsfd, vm, image, base, vd, &dfd, text, len);
+	if (rc != EINPROGRESS)
+		return rc;
+	rc = overlay(dfd, VM_DISK_QCOW2, image, bytes, why, sizeof(why), arg);
+	return disk_create_finish(vmsfd, vm, image, bytes, dfd, rc, why, vd,
+	    text, len);
 }
 
 static int
@@ -326,7 +359,7 @@ Test(stored_disk, create_falls_back_to_a_real_overlay)
 	int			 base = open_base(&ic), rc;
 
 	overlay_calls = 0;
-	rc = disk_create(vmsfd, VM_A, "deb", base, 1 << 20, real_overlay,
+	rc = create(vmsfd, VM_A, "deb", base, 1 << 20, real_overlay,
 	    NULL, &vd, text, sizeof(text));
 	cr_assert_eq(rc, 0, "%s", text);
 	if (vd.format == DISK_RAW) {
@@ -360,7 +393,7 @@ Test(stored_disk, create_falls_back_to_a_real_overlay)
 	cr_assert_eq(vd.format, DISK_QCOW2);
 	cr_assert_str_eq(vd.backing, "deb");
 	close(vd.fd);
-	cr_assert_eq(disk_create(vmsfd, VM_A, "deb", base, 1 << 20,
+	cr_assert_eq(create(vmsfd, VM_A, "deb", base, 1 << 20,
 	    real_overlay, NULL, &vd, text, sizeof(text)), EEXIST);
 	close(base);
 }
@@ -386,7 +419,7 @@ Test(stored_disk, failed_create_leaves_nothing)
 	char		 text[DISK_TEXT_MAX];
 	int		 base = open_base(NULL), rc;
 
-	rc = disk_create(vmsfd, VM_B, "deb", base, 1 << 20, failing_overlay,
+	rc = create(vmsfd, VM_B, "deb", base, 1 << 20, failing_overlay,
 	    NULL, &vd, text, sizeof(text));
 	if (rc == 0) {		/* cloned: the overlay was never needed */
 		close(vd.fd);
@@ -414,7 +447,7 @@ Test(stored_disk, bad_ids_refused)
 	int		 base = open_base(NULL);
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		cr_assert_eq(disk_create(vmsfd, bad[i], "deb", base, 1 << 20,
+		cr_assert_eq(create(vmsfd, bad[i], "deb", base, 1 << 20,
 		    real_overlay, NULL, &vd, text, sizeof(text)), EINVAL,
 		    "%s", bad[i]);
 		cr_assert_eq(disk_open(vmsfd, bad[i], &vd, text,
@@ -422,7 +455,7 @@ Test(stored_disk, bad_ids_refused)
 		cr_assert_eq(disk_delete(vmsfd, bad[i], text, sizeof(text)),
 		    EINVAL, "%s", bad[i]);
 	}
-	cr_assert_eq(disk_create(vmsfd, VM_A, "../deb", base, 1 << 20,
+	cr_assert_eq(create(vmsfd, VM_A, "../deb", base, 1 << 20,
 	    real_overlay, NULL, &vd, text, sizeof(text)), EINVAL);
 	cr_assert_str_empty(vms_listing());
 	close(base);
@@ -442,7 +475,7 @@ Test(stored_disk, delete_follows_no_symlink)
 	char		 text[DISK_TEXT_MAX], victim[PATH_MAX], outside[PATH_MAX];
 	int		 base = open_base(NULL), n = 0, fd;
 
-	cr_assert_eq(disk_create(vmsfd, VM_A, "deb", base, 1 << 20,
+	cr_assert_eq(create(vmsfd, VM_A, "deb", base, 1 << 20,
 	    real_overlay, NULL, &vd, text, sizeof(text)), 0, "%s", text);
 	close(vd.fd);
 	/* a file, a link to a file outside, and a nested directory */
@@ -489,29 +522,86 @@ Test(stored_disk, foreign_qcow2_is_not_opened)
 
 Test(stored_disk, qemuimg_failure_is_reported)
 {
+	struct qemuimg_spec	 spec = {
+		.argv = { "qemu-img", "create", "-f", "nosuchformat", "x.img",
+		    "1M", NULL },
+		.xfd = -1, .timeout_ms = QEMUIMG_QUICK_MS, .fsize_max = 1 << 20,
+	};
 	char	 out[QEMUIMG_OUTPUT_MAX];
-	char	*argv[] = { "qemu-img", "create", "-f", "nosuchformat",
-		    "x.img", "1M", NULL };
-	int	 dfd = open(dir, O_RDONLY | O_DIRECTORY);
 
-	cr_assert_eq(qemuimg_run(dfd, argv, out, sizeof(out)), EIO);
+	spec.dirfd = open(dir, O_RDONLY | O_DIRECTORY);
+	cr_assert_eq(qemuimg_run(&spec, -1, NULL, NULL, out, sizeof(out),
+	    NULL, NULL), EIO);
 	cr_assert(strstr(out, "nosuchformat") != NULL, "%s", out);
 	cr_assert_null(strchr(out, '\n'));
-	cr_assert_eq(qemuimg_overlay(dfd, "../x", "deb", 1, out, sizeof(out)),
-	    EINVAL);
-	cr_assert_eq(qemuimg_overlay(dfd, "x", "a b", 1, out, sizeof(out)),
-	    EINVAL);
-	close(dfd);
+	spec.argv[0] = "sh";
+	cr_assert_eq(qemuimg_run(&spec, -1, NULL, NULL, out, sizeof(out),
+	    NULL, NULL), EINVAL, "only qemu-img runs");
+	close(spec.dirfd);
 }
 
 Test(stored_disk, qemuimg_output_is_bounded)
 {
+	struct qemuimg_spec	 spec = {
+		.argv = { "qemu-img", "create", "-f", "nosuchformat", "x.img",
+		    "1M", NULL },
+		.xfd = -1, .timeout_ms = QEMUIMG_QUICK_MS, .fsize_max = 1 << 20,
+	};
 	char	 out[16];
-	char	*argv[] = { "qemu-img", "create", "-f", "nosuchformat",
-		    "x.img", "1M", NULL };
-	int	 dfd = open(dir, O_RDONLY | O_DIRECTORY);
 
-	cr_assert_eq(qemuimg_run(dfd, argv, out, sizeof(out)), EIO);
+	spec.dirfd = open(dir, O_RDONLY | O_DIRECTORY);
+	cr_assert_eq(qemuimg_run(&spec, -1, NULL, NULL, out, sizeof(out),
+	    NULL, NULL), EIO);
 	cr_assert_leq(strlen(out), sizeof(out) - 1);
-	close(dfd);
+	close(spec.dirfd);
+}
+
+static uint32_t	 last_permille;
+
+static void
+note_progress(uint32_t permille, void *arg)
+{
+	last_permille = permille;
+	(*(int *)arg)++;
+}
+
+Test(stored_disk, qemuimg_progress_and_stdout)
+{
+	struct qemuimg_spec	 spec = {
+		.argv = { "qemu-img", "create", "-q", "-f", "raw", "src.raw",
+		    "8M", NULL },
+		.xfd = -1, .timeout_ms = QEMUIMG_QUICK_MS,
+		.fsize_max = 64 << 20,
+	};
+	char	 text[QEMUIMG_OUTPUT_MAX], out[64];
+	size_t	 outlen = sizeof(out);
+	int	 calls = 0;
+
+	spec.dirfd = open(dir, O_RDONLY | O_DIRECTORY);
+	cr_assert_eq(qemuimg_run(&spec, -1, NULL, NULL, text, sizeof(text),
+	    NULL, NULL), 0, "%s", text);
+	/* -p's progress reaches the callback, ending at 100%. */
+	spec.argv[1] = "convert";
+	spec.argv[2] = "-p";
+	spec.argv[3] = "-O";
+	spec.argv[4] = "qcow2";
+	spec.argv[5] = "src.raw";
+	spec.argv[6] = "dst.qcow2";
+	spec.argv[7] = NULL;
+	spec.flags = QEMUIMG_PROGRESS;
+	cr_assert_eq(qemuimg_run(&spec, -1, note_progress, &calls, text,
+	    sizeof(text), NULL, NULL), 0, "%s", text);
+	cr_assert_geq(calls, 1);
+	cr_assert_eq(last_permille, 1000);
+	/* stdout kept within its buffer, and more is EFBIG. */
+	spec.argv[1] = "info";
+	spec.argv[2] = "--output=json";
+	spec.argv[3] = "dst.qcow2";
+	spec.argv[4] = NULL;
+	spec.flags = QEMUIMG_STDOUT;
+	cr_assert_eq(qemuimg_run(&spec, -1, NULL, NULL, text, sizeof(text),
+	    out, &outlen), EFBIG, "%s", text);
+	cr_assert_eq(outlen, sizeof(out) - 1);
+	cr_assert_eq(out[outlen], '\0');
+	close(spec.dirfd);
 }
