@@ -5,7 +5,7 @@
 # checks it).  Suites are tests/suites/NAME, benchmarks tests/bench/NAME.
 UNIT_SUITES := unit
 CHECK_SUITES := manlint fuzz-smoke fuzz-qmp fuzz-front fuzz-mcp \
-	fuzz-mcvmd daemons stored netd vmm guest mcp conformance
+	fuzz-mcvmd daemons stored netd vmm guest iso mcp conformance
 E2E_SUITES := vms startup hostile network
 BENCH_SUITES := http netd guest vms network
 # make fuzz runs tests/suites/fuzz, the longer runs of the fuzz targets.
