@@ -227,13 +227,20 @@ msg_store_checkpoint_get(struct imsg *imsg, struct msg_store_checkpoint *m)
 
 static const char *const image_formats[IMG_NFORMATS] = {
 	[IMG_QCOW2] = "qcow2", [IMG_RAW] = "raw", [IMG_VMDK] = "vmdk",
-	[IMG_VDI] = "vdi", [IMG_VHDX] = "vhdx",
+	[IMG_VDI] = "vdi", [IMG_VHDX] = "vhdx", [IMG_ISO] = "iso",
 };
 
 const char *
 image_format_name(enum image_format f)
 {
 	return (unsigned int)f < IMG_NFORMATS ? image_formats[f] : "?";
+}
+
+/* The QEMU block driver that reads format f. */
+const char *
+image_format_driver(enum image_format f)
+{
+	return f == IMG_ISO ? "raw" : image_format_name(f);
 }
 
 /* The format named s, or -1. */

@@ -172,6 +172,7 @@ void	 msg_store_progress_put(struct ibuf *,
 int	 msg_store_progress_get(struct imsg *, struct msg_store_progress *);
 int	 msg_store_cancel_get(struct imsg *);
 const char *image_format_name(enum image_format);
+const char *image_format_driver(enum image_format);
 int	 image_format_parse(const char *);
 
 #endif

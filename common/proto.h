@@ -176,6 +176,7 @@ enum image_format {
 	IMG_VMDK,
 	IMG_VDI,
 	IMG_VHDX,
+	IMG_ISO,		/* an ISO 9660 image, read as raw */
 	IMG_NFORMATS,
 };
 

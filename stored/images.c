@@ -305,7 +305,7 @@ images_scan(int dfd, struct ws_images *set, char *text, size_t len)
 			continue;
 		}
 		img->disk_bytes = (uint64_t)st.st_blocks * 512;
-		if (img->format == IMG_RAW)
+		if (img->format == IMG_RAW || img->format == IMG_ISO)
 			img->virtual_bytes = (uint64_t)st.st_size;
 		else if (img->format == IMG_QCOW2 &&
 		    (rc = image_qcow2(dfd, de->d_name, img)) != 0) {
@@ -357,7 +357,7 @@ images_chain_json(const struct ws_images *set, const struct ws_image *img,
 		image_file(file, sizeof(file), "", cur->name, cur->format);
 		n = snprintf(buf + used, len - used, "{\"driver\":\"%s\","
 		    "\"file\":{\"driver\":\"file\",\"filename\":\"%s\"}",
-		    image_format_name(cur->format), file);
+		    image_format_driver(cur->format), file);
 		if (n < 0 || (size_t)n >= len - used)
 			return -1;
 		used += (size_t)n;
