@@ -106,6 +106,43 @@ msg_front_tool_result_get(struct imsg *imsg,
 	return m_end(&r);
 }
 
+void
+msg_front_image_put(struct ibuf *b, const struct msg_front_image *m)
+{
+	m_add_bytes(b, m->hash, sizeof(m->hash));
+	m_add_str(b, m->name);
+	m_add_u32(b, m->write);
+	m_add_u32(b, m->overwrite);
+	m_add_u64(b, m->bytes);
+}
+
+int
+msg_front_image_get(struct imsg *imsg, struct msg_front_image *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_FRONT_IMAGE) == -1 ||
+	    m_get_bytes_exact(&r, m->hash, sizeof(m->hash)) == -1 ||
+	    m_get_str(&r, &m->name, OBJ_NAME_MAX) == -1 ||
+	    m_get_flag(&r, &m->write) == -1 ||
+	    m_get_flag(&r, &m->overwrite) == -1 ||
+	    m_get_u64(&r, &m->bytes) == -1)
+		return -1;
+	if (!valid_object_name(m->name) || (m->write && (m->bytes == 0 ||
+	    m->bytes > FRONT_UPLOAD_MAX)) || (!m->write && (m->bytes != 0 ||
+	    m->overwrite)))
+		return m_fail();
+	return m_end(&r);
+}
+
+/* The fd travels with it; the message has no fields. */
+int
+msg_front_image_fd_get(struct imsg *imsg)
+{
+	return m_empty(imsg, IMSG_FRONT_IMAGE_FD);
+}
+
 int
 msg_front_cancel_get(struct imsg *imsg)
 {

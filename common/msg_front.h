@@ -53,6 +53,23 @@ int	 msg_front_auth_result_get(struct imsg *,
 	    struct msg_front_auth_result *);
 void	 msg_front_tool_put(struct ibuf *, const struct msg_front_tool *);
 int	 msg_front_tool_get(struct imsg *, struct msg_front_tool *);
+/*
+ * IMSG_FRONT_IMAGE -> IMAGE_FD (upload: a pipe to write the body into;
+ * download: the image, read-only), then TOOL_RESULT: a PUT or GET of
+ * /v1/images/{name}.  An error answers with the TOOL_RESULT alone.
+ */
+#define FRONT_UPLOAD_MAX	(16ULL << 40)	/* bytes of one upload */
+struct msg_front_image {
+	uint8_t		 hash[TOKEN_HASH_LEN];
+	const char	*name;		/* an object name */
+	uint32_t	 write;		/* 0 or 1 */
+	uint32_t	 overwrite;	/* 0 or 1 */
+	uint64_t	 bytes;		/* write: 1..FRONT_UPLOAD_MAX */
+};
+
+void	 msg_front_image_put(struct ibuf *, const struct msg_front_image *);
+int	 msg_front_image_get(struct imsg *, struct msg_front_image *);
+int	 msg_front_image_fd_get(struct imsg *);
 void	 msg_front_tool_result_put(struct ibuf *,
 	    const struct msg_front_tool_result *);
 int	 msg_front_tool_result_get(struct imsg *,

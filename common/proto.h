@@ -53,6 +53,8 @@
 	X(IMSG_FRONT_CANCEL,		204,	IMSG_NONE)		\
 	X(IMSG_FRONT_PROGRESS,		205,	IMSG_NONE)		\
 	X(IMSG_FRONT_TOOL_RESULT_FD,	206,	IMSG_NONE)		\
+	X(IMSG_FRONT_IMAGE,		207,	IMSG_FRONT_TOOL_RESULT)	\
+	X(IMSG_FRONT_IMAGE_FD,		208,	IMSG_NONE)		\
 									\
 	/* mcvm-netd <-> mcvmd; peerid is the request id */		\
 	X(IMSG_NET_PREFLIGHT,		300,	IMSG_NET_PREFLIGHT_RESULT) \
@@ -155,8 +157,9 @@ enum store_fd_role {
 	STORE_FD_KERNEL,	/* read-only */
 	STORE_FD_INITRD,	/* read-only */
 	STORE_FD_CHECKPOINT,	/* a migration stream, see STORE_CHECKPOINT */
+	STORE_FD_IMAGE,		/* an image's bytes: SIO_UPLOAD, SIO_DOWNLOAD */
 };
-#define STORE_FD_MAX		STORE_FD_CHECKPOINT
+#define STORE_FD_MAX		STORE_FD_IMAGE
 
 /* IMSG_NET_FD roles */
 enum net_fd_role {
@@ -192,6 +195,8 @@ enum store_image_op {
 	SIO_SNAP_APPLY,
 	SIO_SNAP_DELETE,
 	SIO_SNAP_LIST,		/* name */
+	SIO_UPLOAD,		/* name, bytes: STORE_FD (a pipe to fill) */
+	SIO_DOWNLOAD,		/* name: STORE_FD (the image, read-only) */
 	SIO_NOPS,
 };
 #define SIF_OVERWRITE		0x01	/* create, convert: replace dest */

@@ -165,6 +165,12 @@ frontd_dispatch(int fd, short event, void *arg)
 		case IMSG_FRONT_TOOL_RESULT_FD:
 			frontd_tool_result_fd(&imsg);
 			break;
+		case IMSG_FRONT_IMAGE_FD:
+			if (imsg.fd == -1 ||
+			    msg_front_image_fd_get(&imsg) == -1)
+				fatalx("%s: malformed image fd", __func__);
+			req_image_fd(imsg.hdr.peerid, imsg_get_fd(&imsg));
+			break;
 		case IMSG_VERBOSE:
 			if (msg_verbose_get(&imsg, &verbose) == -1)
 				fatalx("%s: malformed verbose", __func__);
@@ -309,6 +315,7 @@ main(int argc, char *argv[])
 	if (http_init(fenv->base, &lim, req_handle, req_http_error, NULL,
 	    ssl) == -1)
 		fatal("http_init");
+	http_stream_bodies(image_streams, FRONT_UPLOAD_MAX);
 	for (i = 0; i < conf->nlisten; i++)
 		if (http_listen(fds[i]) == -1)
 			fatal("listener for %s", conf->listen[i].text);

@@ -47,6 +47,7 @@ enum route {
 	ROUTE_MCP,		/* /mcp */
 	ROUTE_TOOLS,		/* /v1/tools */
 	ROUTE_TOOL,		/* /v1/tools/{name} */
+	ROUTE_IMAGE,		/* /v1/images/{name} */
 };
 
 /* JSON-RPC error codes. */
@@ -103,6 +104,11 @@ struct freq {
 	uint64_t		 progress_last;	/* last value sent */
 	unsigned int		 progress_secs;	/* heartbeat clock */
 	struct payload		*payload;	/* a result being streamed */
+
+	/* ROUTE_IMAGE */
+	int			 image_fd;	/* stored's, or -1 */
+	int			 image_write;	/* an upload */
+	int			 image_sunk;	/* its body is all sent on */
 };
 
 struct frontd {
@@ -129,6 +135,7 @@ void	 req_http_error(struct http_conn *, const char *, int, const char *,
 	    void *);
 void	 req_auth_result(uint32_t, uint32_t, const char *);
 void	 req_tool_result(uint32_t, uint32_t, const char *);
+void	 req_image_fd(uint32_t, int);
 void	 req_progress(uint32_t, uint64_t, uint64_t, const char *);
 void	 req_tool_result_fd(uint32_t, const struct msg_front_tool_result_fd *,
 	    int);
@@ -150,6 +157,14 @@ int	 host_allowed(const struct mcvm_config *, const char *);
 int	 origin_allowed(const struct mcvm_config *, const char *);
 int	 query_has_token(const char *);
 int	 bearer_parse(const char *, const char **, size_t *);
+
+/* image.c */
+int	 image_streams(const struct http_request *);
+const char *image_route_name(const char *);
+int	 image_query_ok(const char *, int *);
+void	 image_route(struct freq *);
+void	 image_op_fd(struct fop *, int);
+void	 image_op_done(struct fop *, uint32_t, const char *);
 
 /* api.c */
 void	 api_call(struct freq *);

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -48,6 +49,9 @@
 #define HTTP_PEEK_MAX		64	/* path read from a broken request */
 #define LINGER_SECS		2	/* reading after the last reply */
 #define LINGER_BYTES		(1024 * 1024)
+#define HTTP_SINK_BUF		(256 * 1024)	/* body held, streamed */
+#define HTTP_SEND_BUF		(512 * 1024)	/* reply held, from an fd */
+#define HTTP_SEND_CHUNK		(128 * 1024)	/* read(2) at a time */
 
 enum conn_state {
 	CS_HEAD = 0,		/* waiting for the request line and headers */
@@ -56,6 +60,8 @@ enum conn_state {
 	CS_STREAM,		/* a chunked response is being sent */
 	CS_CLOSING,		/* flushing the last reply */
 	CS_LINGER,		/* reply sent: reading until the client closes */
+	CS_SINK,		/* a streamed body goes to a descriptor */
+	CS_SEND,		/* a reply's body comes from a descriptor */
 };
 
 struct http_conn {
@@ -81,6 +87,16 @@ struct http_conn {
 	void			*abort_arg;
 	void			(*drain)(void *);	/* a stream's */
 	void			*drain_arg;
+
+	/* A body streamed to a descriptor, or a reply's from one. */
+	int			 streamed;	/* its body is not read */
+	int			 expect;	/* 100-continue owed */
+	int			 xfd;
+	uint64_t		 xleft;		/* bytes still to move */
+	uint64_t		 xoff;		/* a reply's: where to read */
+	struct event		*xev;		/* xfd writable */
+	void			(*xdone)(void *, const char *);
+	void			*xarg;
 	char			 peer[HTTP_PEER_MAX];
 	char			 peek[HTTP_PEEK_MAX];
 };
@@ -88,6 +104,8 @@ struct http_conn {
 static struct {
 	struct event_base	*base;
 	struct http_limits	 lim;
+	int			(*stream)(const struct http_request *);
+	uint64_t		 stream_max;
 	http_handler_cb		 handler;
 	http_error_cb		 error;
 	void			*arg;
@@ -107,6 +125,9 @@ static void	conn_next(evutil_socket_t, short, void *);
 static void	conn_free(struct http_conn *);
 static void	conn_fail(struct http_conn *, int, const char *);
 static void	conn_linger(struct http_conn *);
+static void	sink_pump(struct http_conn *);
+static void	send_pump(struct http_conn *);
+static void	xfer_end(struct http_conn *, const char *);
 
 const char *
 http_status_text(int status)
@@ -411,6 +432,9 @@ conn_free(struct http_conn *c)
 	void	(*abort)(void *) = c->abort;
 
 	c->abort = NULL;
+	c->xdone = NULL;
+	if (c->xev != NULL)
+		event_free(c->xev);
 	if (abort != NULL)
 		abort(c->abort_arg);
 	if (c->bev != NULL)
@@ -589,6 +613,188 @@ http_stream_end(struct http_conn *c)
 }
 
 /*
+ * Requests whose body the handler streams (http_sink) rather than
+ * receives whole, of up to max bytes.
+ */
+void
+http_stream_bodies(int (*pred)(const struct http_request *), uint64_t max)
+{
+	http.stream = pred;
+	http.stream_max = max;
+}
+
+uint64_t
+http_body_length(const struct http_conn *c)
+{
+	return c->clen;
+}
+
+/* A transfer ends: its callback runs once, with err NULL if it is whole. */
+static void
+xfer_end(struct http_conn *c, const char *err)
+{
+	void	(*done)(void *, const char *) = c->xdone;
+
+	c->xdone = NULL;
+	if (c->xev != NULL) {
+		event_free(c->xev);
+		c->xev = NULL;
+	}
+	c->xfd = -1;
+	if (done != NULL)
+		done(c->xarg, err);
+}
+
+static void
+sink_writable(evutil_socket_t fd, short ev, void *arg)
+{
+	sink_pump(arg);
+}
+
+/* Moves what has come of the body to the descriptor, as it takes it. */
+static void
+sink_pump(struct http_conn *c)
+{
+	struct evbuffer	*in = bufferevent_get_input(c->bev);
+	size_t		 avail;
+	int		 n;
+
+	while (c->xleft > 0 && (avail = evbuffer_get_length(in)) > 0) {
+		if (avail > c->xleft)
+			avail = (size_t)c->xleft;
+		if (avail > HTTP_SINK_BUF)
+			avail = HTTP_SINK_BUF;
+		if ((n = evbuffer_write_atmost(in, c->xfd,
+		    (ev_ssize_t)avail)) == -1) {
+			if (errno == EAGAIN || errno == EINTR) {
+				event_add(c->xev, NULL);
+				return;
+			}
+			c->state = CS_BUSY;
+			c->keepalive = 0;
+			xfer_end(c, "the store stopped taking the body");
+			return;
+		}
+		c->xleft -= (uint64_t)n;
+		c->clen -= (size_t)n;
+	}
+	timer_arm(c, http.lim.request_timeout);
+	if (c->xleft == 0) {
+		evtimer_del(c->timer);
+		bufferevent_setwatermark(c->bev, EV_READ, 0, 0);
+		c->state = CS_BUSY;
+		xfer_end(c, NULL);
+	}
+}
+
+/*
+ * Streams the body of a request (see http_stream_bodies) into fd, which
+ * stays the caller's: done runs when it is all written, or with why not.
+ * A body stalled for request_timeout ends the connection.
+ */
+int
+http_sink(struct http_conn *c, int fd, void (*done)(void *, const char *),
+    void *arg)
+{
+	if (c->state != CS_BUSY || !c->streamed || c->xdone != NULL)
+		return -1;
+	if ((c->xev = event_new(http.base, fd, EV_WRITE, sink_writable,
+	    c)) == NULL)
+		return -1;
+	c->xfd = fd;
+	c->xleft = c->clen;
+	c->xdone = done;
+	c->xarg = arg;
+	c->state = CS_SINK;
+	if (c->expect) {
+		c->expect = 0;
+		evbuffer_add_printf(bufferevent_get_output(c->bev),
+		    "HTTP/1.1 100 Continue\r\n\r\n");
+	}
+	bufferevent_enable(c->bev, EV_READ);
+	sink_pump(c);
+	return 0;
+}
+
+/* Stops a sink: the body's rest is not read, and the connection closes. */
+void
+http_sink_cancel(struct http_conn *c)
+{
+	if (c->state == CS_SINK) {
+		c->xdone = NULL;
+		xfer_end(c, NULL);
+		c->state = CS_BUSY;
+	}
+	if (c->streamed && c->clen > 0)
+		c->keepalive = 0;
+}
+
+/* Refills the reply from the descriptor as the socket drains. */
+static void
+send_pump(struct http_conn *c)
+{
+	struct evbuffer		*out = bufferevent_get_output(c->bev);
+	struct evbuffer_iovec	 v;
+	size_t			 want;
+	ssize_t			 n;
+
+	while (c->xleft > 0 && evbuffer_get_length(out) < HTTP_SEND_BUF) {
+		want = c->xleft < HTTP_SEND_CHUNK ? (size_t)c->xleft :
+		    HTTP_SEND_CHUNK;
+		if (evbuffer_reserve_space(out, (ev_ssize_t)want, &v, 1) < 1) {
+			c->keepalive = 0;
+			xfer_end(c, "out of memory");
+			conn_free(c);
+			return;
+		}
+		if ((n = pread(c->xfd, v.iov_base, want, (off_t)c->xoff)) <=
+		    0) {
+			if (n == -1 && errno == EINTR)
+				continue;
+			/* The answer is cut short: the client sees it. */
+			xfer_end(c, n == 0 ? "the image is shorter than it "
+			    "was" : "cannot read the image");
+			conn_free(c);
+			return;
+		}
+		v.iov_len = (size_t)n;
+		evbuffer_commit_space(out, &v, 1);
+		c->xleft -= (uint64_t)n;
+		c->xoff += (uint64_t)n;
+	}
+	if (c->xleft == 0 && evbuffer_get_length(out) == 0) {
+		bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
+		c->state = CS_BUSY;
+		xfer_end(c, NULL);
+		conn_done(c);
+	}
+}
+
+/*
+ * Answers with size bytes read from fd (the caller's, until done runs),
+ * sent as the connection drains: never more than HTTP_SEND_BUF held.
+ */
+int
+http_send_fd(struct http_conn *c, int status, const char *ctype, int fd,
+    uint64_t size, void (*done)(void *, const char *), void *arg)
+{
+	if (c->state != CS_BUSY || c->xdone != NULL)
+		return -1;
+	reply_head(c, status, ctype);
+	evbuffer_add_printf(bufferevent_get_output(c->bev),
+	    "Content-Length: %llu\r\n\r\n", (unsigned long long)size);
+	c->xfd = fd;
+	c->xoff = 0;
+	c->xleft = c->head_only ? 0 : size;
+	c->xdone = done;
+	c->xarg = arg;
+	c->state = CS_SEND;
+	bufferevent_setwatermark(c->bev, EV_WRITE, HTTP_SEND_BUF / 2, 0);
+	send_pump(c);
+	return 0;
+}
+
+/*
  * The path of a request whose head could not be parsed, read from the
  * start of its request line, so that the error can take the route's shape.
  */
@@ -647,13 +853,17 @@ check_framing(struct http_conn *c, const char **msg)
 	struct http_framing	 f;
 	int			 status;
 
-	if ((status = http_parse_framing(&c->req, http.lim.body, &f,
-	    msg)) != 0)
+	c->streamed = http.stream != NULL && http.stream(&c->req);
+	if ((status = http_parse_framing(&c->req, c->streamed ?
+	    (size_t)http.stream_max : http.lim.body, &f, msg)) != 0)
 		return status;
 	c->clen = f.clen;
 	c->keepalive = f.keepalive;
 	c->head_only = f.head_only;
-	if (f.expect_continue && c->clen > 0)
+	/* A streamed body is asked for only once it has somewhere to go. */
+	if (f.expect_continue && c->clen > 0 && c->streamed)
+		c->expect = 1;
+	else if (f.expect_continue && c->clen > 0)
 		evbuffer_add_printf(bufferevent_get_output(c->bev),
 		    "HTTP/1.1 100 Continue\r\n\r\n");
 	return 0;
@@ -709,6 +919,14 @@ conn_process(struct http_conn *c)
 			conn_fail(c, status, msg);
 			return;
 		}
+		if (c->streamed) {
+			/* The handler takes the body (http_sink), or not;
+			 * meanwhile only HTTP_SINK_BUF of it is read. */
+			bufferevent_setwatermark(c->bev, EV_READ, 0,
+			    HTTP_SINK_BUF);
+			conn_dispatch(c);
+			return;
+		}
 		c->state = CS_BODY;
 		request_head_done(c);
 	}
@@ -735,6 +953,10 @@ conn_read(struct bufferevent *bev, void *arg)
 
 	if (c->state == CS_HEAD || c->state == CS_BODY) {
 		conn_process(c);
+		return;
+	}
+	if (c->state == CS_SINK) {
+		sink_pump(c);
 		return;
 	}
 	if (c->state == CS_CLOSING || c->state == CS_LINGER) {
@@ -769,6 +991,10 @@ conn_write(struct bufferevent *bev, void *arg)
 {
 	struct http_conn	*c = arg;
 
+	if (c->state == CS_SEND) {
+		send_pump(c);
+		return;
+	}
 	if (c->state == CS_STREAM && c->drain != NULL &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
 		c->drain(c->drain_arg);
@@ -810,7 +1036,8 @@ conn_event(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_EOF) {
 		/* A half-closed client may still wait for our answer. */
 		if ((c->state == CS_BUSY || c->state == CS_STREAM ||
-		    c->state == CS_CLOSING) && !(what & BEV_EVENT_ERROR)) {
+		    c->state == CS_CLOSING) && !(what & BEV_EVENT_ERROR) &&
+		    !(c->streamed && c->xleft > 0)) {
 			c->keepalive = 0;
 			c->eof = 1;
 			bufferevent_disable(bev, EV_READ);
@@ -833,6 +1060,12 @@ conn_timeout(evutil_socket_t fd, short ev, void *arg)
 	struct http_conn	*c = arg;
 
 	if (c->state == CS_LINGER) {
+		conn_free(c);
+		return;
+	}
+	if (c->state == CS_SINK) {
+		log_debug("%s: %s: the body stalled", __func__, c->peer);
+		xfer_end(c, "the request body stalled");
 		conn_free(c);
 		return;
 	}

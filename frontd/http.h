@@ -95,6 +95,13 @@ void	 http_reply(struct http_conn *, int, const char *, const void *,
 void	 http_stream_start(struct http_conn *, int, const char *);
 void	 http_stream_write(struct http_conn *, const void *, size_t);
 void	 http_stream_end(struct http_conn *);
+void	 http_stream_bodies(int (*)(const struct http_request *), uint64_t);
+uint64_t http_body_length(const struct http_conn *);
+int	 http_sink(struct http_conn *, int, void (*)(void *, const char *),
+	    void *);
+void	 http_sink_cancel(struct http_conn *);
+int	 http_send_fd(struct http_conn *, int, const char *, int, uint64_t,
+	    void (*)(void *, const char *), void *);
 void	 http_set_abort(struct http_conn *, void (*)(void *), void *);
 void	 http_set_drain(struct http_conn *, void (*)(void *), void *);
 size_t	 http_pending(const struct http_conn *);

@@ -148,6 +148,8 @@ req_free(struct freq *fr)
 	if (fr->progress_ev != NULL)
 		event_free(fr->progress_ev);
 	payload_cancel(fr->payload);
+	if (fr->image_fd != -1)
+		close(fr->image_fd);
 	json_decref(fr->body);
 	json_decref(fr->replies);
 	explicit_bzero(fr->hash, sizeof(fr->hash));
@@ -303,6 +305,8 @@ route_of(const char *path, const char **tool)
 		*tool = path + 10;
 		return ROUTE_TOOL;
 	}
+	if ((*tool = image_route_name(path)) != NULL)
+		return ROUTE_IMAGE;
 	return ROUTE_NONE;
 }
 
@@ -523,7 +527,7 @@ req_handle(struct http_conn *c, struct http_request *r, void *arg)
 	const char	*auth, *tok;
 	size_t		 toklen;
 	unsigned int	 retry;
-	int		 known;
+	int		 known, overwrite;
 
 	if ((fr = calloc(1, sizeof(*fr))) == NULL) {
 		log_warn("%s: calloc", __func__);
@@ -533,6 +537,7 @@ req_handle(struct http_conn *c, struct http_request *r, void *arg)
 	}
 	fr->conn = c;
 	fr->http = r;
+	fr->image_fd = -1;
 	fr->route = route_of(r->path, &fr->tool_name);
 	http_set_abort(c, req_conn_gone, fr);
 
@@ -545,7 +550,8 @@ req_handle(struct http_conn *c, struct http_request *r, void *arg)
 		req_reply_error(fr, 403, "forbidden", "Origin is not allowed");
 		return;
 	}
-	if (r->query != NULL) {
+	if (r->query != NULL && !(fr->route == ROUTE_IMAGE &&
+	    image_query_ok(r->query, &overwrite))) {
 		req_reply_error(fr, 400, "bad_request",
 		    query_has_token(r->query) ? "credentials in the URL are "
 		    "refused; send them in the Authorization header" :
@@ -638,9 +644,13 @@ req_route(struct freq *fr)
 		}
 		api_call(fr);
 		break;
+	case ROUTE_IMAGE:
+		image_route(fr);
+		break;
 	default:
 		req_reply_error(fr, 404, "not_found", "no such route; MCP is "
-		    "served at /mcp, tools at /v1/tools");
+		    "served at /mcp, tools at /v1/tools, images at "
+		    "/v1/images/{name}");
 		break;
 	}
 }
@@ -729,8 +739,28 @@ req_tool_result(uint32_t peerid, uint32_t status, const char *json)
 	}
 	if (op->req->route == ROUTE_MCP)
 		mcp_op_done(op, status, json);
+	else if (op->req->route == ROUTE_IMAGE)
+		image_op_done(op, status, json);
 	else
 		api_op_done(op, status, json);
+}
+
+/* stored's descriptor for a pending image transfer; fd is ours. */
+void
+req_image_fd(uint32_t peerid, int fd)
+{
+	struct fop	*op;
+
+	for (op = pending[peerid % PENDING_BUCKETS]; op != NULL;
+	    op = op->hnext)
+		if (op->peerid == peerid)
+			break;
+	if (op == NULL || op->req == NULL || op->cancelled ||
+	    op->req->route != ROUTE_IMAGE) {
+		close(fd);
+		return;
+	}
+	image_op_fd(op, fd);
 }
 
 /*

@@ -251,6 +251,27 @@ call_reply_json(uint64_t id, json_t *j)
 	json_decref(j);
 }
 
+/* Hands call's frontd a descriptor of type, with no fields; takes fd. */
+void
+call_send_fd(uint64_t id, uint32_t type, int fd)
+{
+	struct child	*c;
+	struct ibuf	*b;
+
+	if ((c = call_front(id)) == NULL) {
+		close(fd);
+		return;
+	}
+	if ((b = imsg_create(&c->iev.ibuf, type, (uint32_t)id, 0, 0)) ==
+	    NULL) {
+		close(fd);
+		fatal("%s", __func__);
+	}
+	imsg_set_fd(b, fd);
+	if (imsgev_close(&c->iev, b) == -1)
+		fatal("%s", __func__);
+}
+
 /* Tells a long call's caller how far it got (MCP progress). */
 void
 call_progress(uint64_t id, uint64_t done, uint64_t total, const char *what)

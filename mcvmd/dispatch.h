@@ -82,6 +82,7 @@ void		 call_reply_json(uint64_t, json_t *);
 int		 call_reply_fd(uint64_t,
 		    const struct msg_front_tool_result_fd *, int);
 void		 call_progress(uint64_t, uint64_t, uint64_t, const char *);
+void		 call_send_fd(uint64_t, uint32_t, int);
 void		 call_refuse_state(uint64_t, const struct vm *);
 void		 vm_front_lost(void);
 struct req	*call_req(struct tool_call *, uint32_t,

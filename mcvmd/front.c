@@ -9,6 +9,7 @@
 #include "log.h"
 #include "mcvmd.h"
 #include "dispatch.h"
+#include "vm.h"
 #include "msg_front.h"
 #include "tools.h"
 
@@ -60,6 +61,9 @@ front_imsg(struct imsgev *iev, struct imsg *imsg)
 		break;
 	case IMSG_FRONT_CANCEL:
 		front_cancel(iev, imsg);
+		break;
+	case IMSG_FRONT_IMAGE:
+		image_front(imsg);
 		break;
 	default:
 		fatalx("frontd: unexpected %s",

@@ -88,6 +88,7 @@ struct req {
 	}		 click;		/* vm_click */
 	json_t		*acc;		/* partial result of a chain */
 	enum tool_id	 tool;		/* an image tool's */
+	uint32_t	 image_op;	/* enum store_image_op */
 	int64_t		 ws;		/* its workspace */
 };
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dispatch.h"
 #include "log.h"
 #include "msg_store.h"
 #include "qemu.h"
@@ -460,10 +461,17 @@ vm_store_imsg(struct imsg *imsg)
 			fatalx("stored: malformed IMSG_STORE_FD");
 		fd = imsg_get_fd(imsg);
 		if ((q = req_find(RP_STORED, NULL, imsg->hdr.peerid)) ==
-		    NULL || q->vm == NULL) {
+		    NULL || (q->vm == NULL && m.role != STORE_FD_IMAGE)) {
 			close(fd);
 			return;
 		}
+		/* An image's bytes: frontd's to move, not mcvmd's. */
+		if (q->vm == NULL) {
+			call_send_fd(q->call, IMSG_FRONT_IMAGE_FD, fd);
+			return;
+		}
+		if (m.role == STORE_FD_IMAGE)
+			fatalx("stored: an image descriptor for a VM");
 		if (q->vm->store_fds[m.role] != -1)
 			fatalx("stored: fd role %u sent twice", m.role);
 		q->vm->store_fds[m.role] = fd;

@@ -16,12 +16,15 @@
 
 #include "dispatch.h"
 #include "log.h"
+#include "msg_front.h"
 #include "msg_store.h"
 #include "req.h"
 #include "vm.h"
 
 /* A long conversion may take this long; then stored kills qemu-img. */
 #define IMAGE_LONG_WAIT_MS	(30U * 60 * 1000)
+/* stored ends a stalled upload itself; this is its whole length. */
+#define IMAGE_UPLOAD_WAIT_MS	(6U * 60 * 60 * 1000)
 
 static const char *
 image_arg(const struct tool_call *c, int idx)
@@ -154,6 +157,14 @@ image_done(struct req *r, struct imsg *imsg)
 		out = json_pack("{s:s, s:s, s:s}", "name", r->key, "tag",
 		    r->job_id, "message", m.text);
 		break;
+	case TOOL_NONE:
+		/* A download's image: a catalogue one sends no entry. */
+		if (r->image_op == SIO_DOWNLOAD && json_array_size(images) == 0) {
+			out = json_pack("{s:s, s:b}", "name", r->key,
+			    "catalog", 1);
+			break;
+		}
+		/* FALLTHROUGH */
 	default:
 		/* The image, then its chain below it. */
 		if (json_array_size(images) == 0) {
@@ -188,9 +199,10 @@ image_cancel(struct req *r, enum req_end why, const char *text)
 		    "did not answer in time; retry");
 }
 
-/* Sends the call's operation to stored. */
+/* Sends call's operation on workspace ws's store to stored. */
 static void
-image_request(struct tool_call *c, struct msg_store_image *m)
+image_send(uint64_t call, int64_t ws, enum tool_id tool, const char *what,
+    struct msg_store_image *m)
 {
 	const struct limits	*w = &env->conf.ws_limits;
 	struct req		*r;
@@ -198,31 +210,76 @@ image_request(struct tool_call *c, struct msg_store_image *m)
 	uint32_t		 n;
 
 	if (!vm_store_is_up()) {
-		call_reply(c->id, TOOL_UNAVAILABLE, "the storage daemon is "
+		call_reply(call, TOOL_UNAVAILABLE, "the storage daemon is "
 		    "starting; retry in a few seconds");
 		return;
 	}
-	if (state_usage(c->auth->id, &n, &mem, &vmdisk, &cpus) == -1) {
-		call_reply(c->id, TOOL_ERROR, "state database error");
+	if (state_usage(ws, &n, &mem, &vmdisk, &cpus) == -1) {
+		call_reply(call, TOOL_ERROR, "state database error");
 		return;
 	}
-	m->ws = (uint64_t)c->auth->id;
+	m->ws = (uint64_t)ws;
 	m->budget = vmdisk < w->max_storage ? w->max_storage - vmdisk : 0;
 	m->max_images = w->max_images;
 	r = req_new(RP_STORED, NULL, IMSG_STORE_IMAGE, image_done,
 	    image_cancel);
-	r->call = c->id;
-	r->what = c->args->tool->name;
-	r->tool = c->args->tool->id;
-	r->ws = c->auth->id;
+	r->call = call;
+	r->what = what;
+	r->tool = tool;
+	r->ws = ws;
+	r->image_op = m->op;
 	(void)snprintf(r->key, sizeof(r->key), "%s", m->name);
 	(void)snprintf(r->job_id, sizeof(r->job_id), "%s", m->tag);
 	if (m->op == SIO_CONVERT)
 		r->wait_ms = IMAGE_LONG_WAIT_MS;
+	else if (m->op == SIO_UPLOAD)
+		r->wait_ms = IMAGE_UPLOAD_WAIT_MS;
 	r->acc = json_pack("{s:[], s:[], s:b}", "images", "snapshots",
 	    "chain", (m->flags & SIF_CHAIN) != 0);
 	msg_store_image_put(r->msg, m);
 	(void)req_send(r);
+}
+
+static void
+image_request(struct tool_call *c, struct msg_store_image *m)
+{
+	image_send(c->id, c->auth->id, c->args->tool->id,
+	    c->args->tool->name, m);
+}
+
+/*
+ * frontd's PUT or GET of /v1/images/{name}: the bytes go between frontd
+ * and stored on the descriptor stored makes, never through mcvmd.
+ */
+void
+image_front(struct imsg *imsg)
+{
+	struct msg_front_image	 f;
+	struct msg_store_image	 m = { .dest = "", .base = "", .tag = "" };
+	struct ws_auth		 auth;
+	uint64_t		 id = call_id(imsg->hdr.peerid);
+
+	if (msg_front_image_get(imsg, &f) == -1)
+		fatalx("frontd: malformed %s", imsg_type_name(imsg->hdr.type));
+	if (state_token_auth(f.hash, &auth) == -1) {
+		call_reply(id, TOOL_UNAVAILABLE, "authentication is "
+		    "unavailable; retry later");
+		return;
+	}
+	if (auth.status != AUTH_OK) {
+		call_reply(id, TOOL_DENIED, "the token is not valid "
+		    "(unknown, expired or revoked)");
+		return;
+	}
+	m.op = f.write ? SIO_UPLOAD : SIO_DOWNLOAD;
+	m.name = f.name;
+	m.bytes = f.bytes;
+	if (f.overwrite)
+		m.flags |= SIF_OVERWRITE;
+	log_debug("%s: workspace %s: %s image %s", __func__, auth.name,
+	    f.write ? "upload" : "download", f.name);
+	image_send(id, auth.id, TOOL_NONE, f.write ? "image upload" :
+	    "image download", &m);
 }
 
 /* A caller gone: stored stops what it does for it. */

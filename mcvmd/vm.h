@@ -207,6 +207,7 @@ int		 vm_image_find(const char *, uint64_t *, char *, size_t);
 int		 vm_image_pending(const char *);
 int		 vm_catalog_image(const char *);
 void		 vm_store_image_part(struct imsg *);
+void		 image_front(struct imsg *);
 void		 vm_image_names(char *, size_t);
 json_t		*vm_images_json(void);
 void		 vm_store_notes(void (*)(const char *, const char *, void *),

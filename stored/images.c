@@ -32,6 +32,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <event.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -72,6 +73,14 @@ struct img_op {
 	int			 dfd;
 	int			 step;		/* 0: info, 1: the change */
 	struct qemuimg_job	*job;
+
+	/* An upload: bytes come on pipe, go to file. */
+	int			 pipe;
+	int			 ufd;
+	uint64_t		 got;
+	struct event		 ev;		/* pipe readable */
+	struct event		 idle;		/* no byte for a while */
+	int			 evset;
 };
 
 static LIST_HEAD(, img_op)	 ops = LIST_HEAD_INITIALIZER(ops);
@@ -448,6 +457,14 @@ static void
 op_free(struct img_op *o)
 {
 	LIST_REMOVE(o, entry);
+	if (o->evset) {
+		event_del(&o->ev);
+		evtimer_del(&o->idle);
+	}
+	if (o->pipe != -1)
+		close(o->pipe);
+	if (o->ufd != -1)
+		close(o->ufd);
 	if (o->newfile[0] != '\0')
 		(void)unlinkat(o->dfd, o->newfile, 0);
 	if (o->dfd >= 0)
@@ -510,6 +527,7 @@ quota(const struct img_op *o, const struct ws_images *set, uint64_t add,
 }
 
 static void	 op_job_done(const struct qemuimg_result *, void *);
+static int	 upload_check(struct img_op *, const char *, char *, size_t);
 
 static int
 op_start(struct img_op *o, struct qemuimg_spec *spec, char *text, size_t len)
@@ -728,6 +746,18 @@ op_job_done(const struct qemuimg_result *res, void *arg)
 		return;
 	}
 	switch (o->op) {
+	case SIO_UPLOAD:
+		if ((rc = upload_check(o, res->out, text,
+		    sizeof(text))) != 0 || (rc = op_commit(o, text,
+		    sizeof(text))) != 0) {
+			op_end(o, rc, text);
+			return;
+		}
+		textf(text, sizeof(text), "image %s uploaded (%" PRIu64
+		    " bytes)", o->name, o->got);
+		log_info("workspace %" PRIu64 ": %s", o->ws, text);
+		op_report(o, o->name, NULL, text);
+		return;
 	case SIO_CREATE:
 	case SIO_CONVERT:
 		if ((rc = op_commit(o, text, sizeof(text))) != 0) {
@@ -1139,6 +1169,297 @@ req_delete(struct img_op *o, struct ws_images *set, char *text, size_t len)
 }
 
 static void
+send_fd(uint32_t id, int fd)
+{
+	struct msg_store_fd	 m = { STORE_FD_IMAGE };
+	struct ibuf		*b;
+
+	if ((b = imsg_create(&parent->ibuf, IMSG_STORE_FD, id, 0, 8)) ==
+	    NULL)
+		fatal("%s", __func__);
+	msg_store_fd_put(b, &m);
+	imsg_set_fd(b, fd);
+	if (imsgev_close(parent, b) == -1)
+		fatal("%s", __func__);
+}
+
+/*
+ * What an uploaded file is, from its first bytes: the format it is kept
+ * as, or -1 with why in text.  A qcow2 must stand alone: no backing
+ * file, no external data file.
+ */
+static int
+upload_probe(int fd, char *text, size_t len)
+{
+	uint8_t		 h[104], cd[5];
+	uint64_t	 size;
+	char		 backing[QCOW2_BACKING_MAX + 1];
+	ssize_t		 n;
+	int		 rc;
+
+	memset(h, 0, sizeof(h));
+	if ((n = pread(fd, h, sizeof(h), 0)) == -1) {
+		textf(text, len, "read: %s", strerror(errno));
+		return -1;
+	}
+	if (n >= 4 && memcmp(h, "QFI\xfb", 4) == 0) {
+		rc = qcow2_header(fd, &size, backing, sizeof(backing));
+		if (rc == 0 && backing[0] != '\0')
+			rc = EEXIST;
+		/* Version 3: incompatible feature bit 2, an external data
+		 * file. */
+		if (rc == 0 && h[7] == 3 && n >= 80 && (h[79] & 0x04))
+			rc = EEXIST;
+		if (rc != 0) {
+			textf(text, len, rc == EEXIST ? "the qcow2 image refers "
+			    "to another file (a backing or data file): upload "
+			    "a standalone image (qemu-img convert -O qcow2 "
+			    "flattens it)" : "not a qcow2 image qemu-img can "
+			    "read (version 2 or 3)");
+			return -1;
+		}
+		return IMG_QCOW2;
+	}
+	if (n >= 4 && memcmp(h, "KDMV", 4) == 0) {
+		textf(text, len, "vmdk images may name other files: convert "
+		    "it to qcow2 (qemu-img convert -O qcow2) and upload that");
+		return -1;
+	}
+	if (n >= 8 && memcmp(h, "vhdxfile", 8) == 0)
+		return IMG_VHDX;
+	if (n >= 0x44 && h[0x40] == 0x7f && h[0x41] == 0x10 &&
+	    h[0x42] == 0xda && h[0x43] == 0xbe)
+		return IMG_VDI;
+	if (pread(fd, cd, sizeof(cd), 0x8001) == (ssize_t)sizeof(cd) &&
+	    memcmp(cd, "CD001", 5) == 0)
+		return IMG_ISO;
+	return IMG_RAW;
+}
+
+/* qemu-img info's word on the new file: it must open alone. */
+static int
+upload_check(struct img_op *o, const char *out, char *text, size_t len)
+{
+	struct img_info	 info;
+	json_t		*j;
+	int		 rc;
+
+	if ((rc = info_parse(o, out, &info, 0, text, len)) != 0)
+		return rc;
+	if ((j = json_loads(out, 0, NULL)) == NULL)
+		return EIO;
+	rc = json_object_get(j, "backing-filename") != NULL ||
+	    json_object_get(j, "full-backing-filename") != NULL;
+	json_decref(j);
+	if (rc) {
+		textf(text, len, "the image refers to a backing file: upload "
+		    "a standalone image");
+		return EINVAL;
+	}
+	return 0;
+}
+
+static void	 upload_pump(int, short, void *);
+
+/* The upload's bytes are all in: what are they? */
+static void
+upload_done(struct img_op *o)
+{
+	struct qemuimg_spec	 spec = {
+		.argv = { "qemu-img", "info", "--output=json", NULL, NULL },
+		.xfd = -1, .timeout_ms = QEMUIMG_QUICK_MS, .fsize_max = 1,
+		.flags = QEMUIMG_STDOUT,
+	};
+	char			 text[IMAGE_TEXT_MAX], json[QEMUIMG_ARG_MAX];
+	char			 file[IMAGE_FILE_MAX];
+	int			 fmt, rc;
+
+	event_del(&o->ev);
+	evtimer_del(&o->idle);
+	o->evset = 0;
+	close(o->pipe);
+	o->pipe = -1;
+	if (fsync(o->ufd) == -1) {
+		textf(text, sizeof(text), "fsync: %s", strerror(errno));
+		op_end(o, EIO, text);
+		return;
+	}
+	if ((fmt = upload_probe(o->ufd, text, sizeof(text))) == -1) {
+		op_end(o, EINVAL, text);
+		return;
+	}
+	close(o->ufd);
+	o->ufd = -1;
+	/* It is renamed for what it is, then opened by that driver only. */
+	image_file(file, sizeof(file), IMAGE_NEW_PREFIX, o->name,
+	    (enum image_format)fmt);
+	if (renameat(o->dfd, o->newfile, o->dfd, file) == -1) {
+		textf(text, sizeof(text), "rename: %s", strerror(errno));
+		op_end(o, EIO, text);
+		return;
+	}
+	textf(o->newfile, sizeof(o->newfile), "%s", file);
+	image_file(o->file, sizeof(o->file), "", o->name,
+	    (enum image_format)fmt);
+	textf(json, sizeof(json), "json:{\"driver\":\"%s\",\"file\":{"
+	    "\"driver\":\"file\",\"filename\":\"%s\"}%s}",
+	    image_format_driver((enum image_format)fmt), file,
+	    fmt == IMG_QCOW2 ? ",\"backing\":null" : "");
+	spec.argv[3] = json;
+	if ((rc = op_start(o, &spec, text, sizeof(text))) != 0)
+		op_end(o, rc, text);
+}
+
+static void
+upload_idle(int fd, short event, void *arg)
+{
+	struct img_op	*o = arg;
+	char		 text[IMAGE_TEXT_MAX];
+
+	textf(text, sizeof(text), "the upload stalled: no byte for %d s "
+	    "after %" PRIu64 " of %" PRIu64, IMAGE_UPLOAD_IDLE, o->got,
+	    o->bytes);
+	op_end(o, ETIMEDOUT, text);
+}
+
+/* Moves what the pipe holds into the file, within the declared size. */
+static void
+upload_pump(int fd, short event, void *arg)
+{
+	struct img_op	*o = arg;
+	struct timeval	 tv = { IMAGE_UPLOAD_IDLE, 0 };
+	char		 text[IMAGE_TEXT_MAX];
+	ssize_t		 n;
+	int		 i;
+
+	for (i = 0; i < IMAGE_UPLOAD_STEPS; i++) {
+		n = splice(o->pipe, NULL, o->ufd, NULL, IMAGE_UPLOAD_CHUNK,
+		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n == -1 && errno == EAGAIN)
+			break;
+		if (n == -1) {
+			textf(text, sizeof(text), "writing the image: %s",
+			    strerror(errno));
+			op_end(o, errno == ENOSPC || errno == EFBIG ?
+			    errno : EIO, text);
+			return;
+		}
+		if (n == 0) {
+			if (o->got != o->bytes) {
+				textf(text, sizeof(text), "the upload ended "
+				    "after %" PRIu64 " of %" PRIu64 " bytes; "
+				    "nothing was kept", o->got, o->bytes);
+				op_end(o, ECANCELED, text);
+				return;
+			}
+			upload_done(o);
+			return;
+		}
+		o->got += (uint64_t)n;
+		if (o->got > o->bytes) {
+			textf(text, sizeof(text), "more bytes came than the "
+			    "%" PRIu64 " announced; nothing was kept",
+			    o->bytes);
+			op_end(o, EFBIG, text);
+			return;
+		}
+	}
+	evtimer_add(&o->idle, &tv);
+}
+
+/*
+ * An upload: admitted against the quota and the free space before any
+ * byte, then a pipe for frontd to fill (STORE_FD), whose bytes go to a
+ * new file; the RESULT comes when they are all in and checked.
+ */
+static int
+req_upload(struct img_op *o, struct ws_images *set, char *text, size_t len)
+{
+	struct ws_image	*old;
+	struct timeval	 tv = { IMAGE_UPLOAD_IDLE, 0 };
+	int		 p[2], rc;
+
+	if ((rc = check_new_name(o, set, o->name, &old, text, len)) != 0)
+		return rc;
+	if (o->bytes == 0 || o->bytes > IMAGE_SIZE_MAX) {
+		textf(text, len, "an upload is 1 byte to %" PRIu64 " TiB",
+		    (uint64_t)(IMAGE_SIZE_MAX >> 40));
+		return EINVAL;
+	}
+	if ((rc = quota(o, set, o->bytes, old != NULL ? images_usage(old) :
+	    0, text, len)) != 0 || (rc = free_space(o->dfd, o->bytes, text,
+	    len)) != 0)
+		return rc;
+	textf(o->newfile, sizeof(o->newfile), "%s%s.upload", IMAGE_NEW_PREFIX,
+	    o->name);
+	(void)unlinkat(o->dfd, o->newfile, 0);
+	if ((o->ufd = openat(o->dfd, o->newfile, O_RDWR | O_CREAT |
+	    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1) {
+		rc = errno;
+		o->newfile[0] = '\0';
+		textf(text, len, "cannot make the upload's file: %s",
+		    strerror(rc));
+		return rc;
+	}
+	if (pipe2(p, O_NONBLOCK | O_CLOEXEC) == -1) {
+		rc = errno;
+		textf(text, len, "pipe: %s", strerror(rc));
+		return rc;
+	}
+	(void)fcntl(p[0], F_SETPIPE_SZ, IMAGE_UPLOAD_CHUNK);
+	o->pipe = p[0];
+	event_set(&o->ev, o->pipe, EV_READ | EV_PERSIST, upload_pump, o);
+	evtimer_set(&o->idle, upload_idle, o);
+	event_add(&o->ev, NULL);
+	evtimer_add(&o->idle, &tv);
+	o->evset = 1;
+	send_fd(o->id, p[1]);
+	return 0;
+}
+
+/* A download: the image's file, read-only, for frontd to send. */
+static int
+req_download(struct img_op *o, struct ws_images *set, char *text,
+    size_t len)
+{
+	struct catalog_image	*ci;
+	struct ws_image		*img = set != NULL ? images_find(set,
+				    o->name) : NULL;
+	char			 file[IMAGE_FILE_MAX];
+	int			 fd;
+
+	if (img == NULL) {
+		if ((ci = imgcat_lookup(cat, o->name)) == NULL) {
+			textf(text, len, "no image %s (see image_list)",
+			    o->name);
+			return ENOENT;
+		}
+		if (imgcat_image_usable(ci, text, len) != 0 ||
+		    ci->files[CAT_DISK].fd == -1)
+			return EAGAIN;
+		if ((fd = fcntl(ci->files[CAT_DISK].fd, F_DUPFD_CLOEXEC,
+		    0)) == -1) {
+			textf(text, len, "dup: %s", strerror(errno));
+			return EIO;
+		}
+		send_fd(o->id, fd);
+		textf(text, len, "catalog image %s", o->name);
+		return -1;
+	}
+	image_file(file, sizeof(file), "", img->name, img->format);
+	if ((fd = openat(o->dfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) ==
+	    -1) {
+		textf(text, len, "cannot open image %s: %s", o->name,
+		    strerror(errno));
+		return EIO;
+	}
+	send_fd(o->id, fd);
+	send_entry(o->id, img, 0, 0);
+	textf(text, len, "image %s", o->name);
+	return -1;
+}
+
+static void
 req_list(struct img_op *o, struct ws_images *set)
 {
 	unsigned int	 i;
@@ -1176,10 +1497,11 @@ images_request(uint32_t id, const struct msg_store_image *m)
 	textf(o->dest, sizeof(o->dest), "%s", m->dest);
 	textf(o->base, sizeof(o->base), "%s", m->base);
 	textf(o->tag, sizeof(o->tag), "%s", m->tag);
-	o->dfd = -1;
+	o->dfd = o->pipe = o->ufd = -1;
 	LIST_INSERT_HEAD(&ops, o, entry);
 
-	make = m->op == SIO_CREATE || m->op == SIO_CONVERT;
+	make = m->op == SIO_CREATE || m->op == SIO_CONVERT ||
+	    m->op == SIO_UPLOAD;
 	if ((o->dfd = ws_dir(m->ws, make, text, sizeof(text))) < 0) {
 		if (o->dfd == -2 && (m->op == SIO_LIST ||
 		    imgcat_lookup(cat, m->name) == NULL)) {
@@ -1200,8 +1522,8 @@ images_request(uint32_t id, const struct msg_store_image *m)
 			    "which is read-only: image_convert it into an "
 			    "image of your own", m->name);
 			/* Read, it is answered below. */
-			rc = m->op == SIO_INFO || m->op == SIO_SNAP_LIST ?
-			    0 : EROFS;
+			rc = m->op == SIO_INFO || m->op == SIO_SNAP_LIST ||
+			    m->op == SIO_DOWNLOAD ? 0 : EROFS;
 		} else
 			rc = errno != 0 ? errno : EIO;
 		if (rc != 0) {
@@ -1223,7 +1545,7 @@ images_request(uint32_t id, const struct msg_store_image *m)
 	}
 	/* One operation at a time on an image, and a few per workspace. */
 	if (m->op != SIO_LIST && m->op != SIO_INFO &&
-	    m->op != SIO_SNAP_LIST) {
+	    m->op != SIO_SNAP_LIST && m->op != SIO_DOWNLOAD) {
 		struct img_op	*busy;
 
 		LIST_REMOVE(o, entry);
@@ -1244,7 +1566,7 @@ images_request(uint32_t id, const struct msg_store_image *m)
 		}
 	}
 	if (m->op != SIO_LIST && m->op != SIO_DELETE &&
-	    op_count(o->ws) > IMAGE_WS_JOBS_MAX) {
+	    m->op != SIO_DOWNLOAD && op_count(o->ws) > IMAGE_WS_JOBS_MAX) {
 		textf(text, sizeof(text), "the workspace runs %d image "
 		    "operations already; retry when one has ended",
 		    IMAGE_WS_JOBS_MAX);
@@ -1271,6 +1593,12 @@ images_request(uint32_t id, const struct msg_store_image *m)
 		break;
 	case SIO_DELETE:
 		rc = req_delete(o, set, text, sizeof(text));
+		break;
+	case SIO_UPLOAD:
+		rc = req_upload(o, set, text, sizeof(text));
+		break;
+	case SIO_DOWNLOAD:
+		rc = req_download(o, set, text, sizeof(text));
 		break;
 	case SIO_INFO:
 	case SIO_SNAP_LIST:

@@ -30,7 +30,7 @@ static const char *const stored_allow[] = {
 	"fcntl", "dup", "openat", "mkdirat", "unlinkat", "getdents64",
 	"fstatfs", "pread64", "fsync", "poll", "ppoll", "renameat",
 	"renameat2", "socketpair", "newfstatat", "fstat", "lseek",
-	"statfs",
+	"statfs", "pipe2", "splice",
 };
 
 void
