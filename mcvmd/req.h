@@ -87,6 +87,8 @@ struct req {
 		int	 twice;
 	}		 click;		/* vm_click */
 	json_t		*acc;		/* partial result of a chain */
+	char		 tag[OBJ_NAME_MAX + 1];	/* a live snapshot's */
+	int64_t		 since;		/* vm_snapshot_restore: its date */
 };
 
 struct req	*req_new(enum req_peer, struct vm *, uint32_t, req_done_fn,

@@ -90,6 +90,16 @@ static const char *const schema_steps[SCHEMA_VERSION] = {
 	/* 4: whether a VM has a display and input devices; the VMs made
 	 * before had none. */
 	"ALTER TABLE vms ADD COLUMN display INTEGER NOT NULL DEFAULT 0;",
+
+	/* 5: a VM's live snapshots: the bytes of state each saved, and
+	 * when it was taken. */
+	"CREATE TABLE vm_snapshots ("
+	"  vm_id TEXT NOT NULL REFERENCES vms(id) ON DELETE CASCADE,"
+	"  tag TEXT NOT NULL,"
+	"  vm_size INTEGER NOT NULL,"
+	"  created INTEGER NOT NULL,"
+	"  PRIMARY KEY (vm_id, tag)"
+	");",
 };
 
 int
