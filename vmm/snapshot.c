@@ -85,6 +85,20 @@ snap_find(const struct qmp_msg *m, const char *tag)
 	return NULL;
 }
 
+/* The answer: SNAPSHOT_DONE, whatever the op. */
+static void
+snap_answer(struct vmm_req *r, uint64_t vm_size)
+{
+	struct msg_vmm_snapshot_done	 d;
+	struct ibuf			*b;
+
+	d.vm_size = vm_size > VMM_SNAP_SIZE_MAX ? VMM_SNAP_SIZE_MAX :
+	    vm_size;
+	b = vmm_answer_begin(r, IMSG_VMM_SNAPSHOT_DONE);
+	msg_vmm_snapshot_done_put(b, &d);
+	vmm_answer_end(r, b);
+}
+
 static void
 snap_start(struct vmm_req *r, const union vmm_args *a)
 {
@@ -165,7 +179,7 @@ snap_looked(struct vmm_req *r, const struct qmp_msg *m)
 		break;
 	default:
 		if (!there) {
-			vmm_ok(r, 0);
+			snap_answer(r, 0);
 			return;
 		}
 		cmd = "snapshot-delete";
@@ -239,7 +253,7 @@ snap_dismissed(struct vmm_req *r, const struct qmp_msg *m)
 		return;
 	}
 	log_info("snapshot %s done: %s", snap_verb(s->op), s->tag);
-	vmm_ok(r, 0);
+	snap_answer(r, 0);
 }
 
 /* A failed load may have left the vCPUs stopped: say so. */
@@ -258,23 +272,17 @@ snap_after_load(struct vmm_req *r, const struct qmp_msg *m)
 static void
 snap_measured(struct vmm_req *r, const struct qmp_msg *m)
 {
-	struct snap			*s = r->state;
-	const struct qmp_snap		*sn;
-	struct msg_vmm_snapshot_done	 d;
-	struct ibuf			*b;
+	struct snap		*s = r->state;
+	const struct qmp_snap	*sn;
 
 	if ((sn = snap_find(m, s->tag)) == NULL) {
 		vmm_fail(r, VMM_ERR_QMP, EBADMSG, "the saved snapshot is not "
 		    "listed on the disk");
 		return;
 	}
-	d.vm_size = sn->vm_size > VMM_SNAP_SIZE_MAX ? VMM_SNAP_SIZE_MAX :
-	    sn->vm_size;
 	log_info("snapshot saved: %s, %llu bytes of state", s->tag,
-	    (unsigned long long)d.vm_size);
-	b = vmm_answer_begin(r, IMSG_VMM_SNAPSHOT_DONE);
-	msg_vmm_snapshot_done_put(b, &d);
-	vmm_answer_end(r, b);
+	    (unsigned long long)sn->vm_size);
+	snap_answer(r, sn->vm_size);
 }
 
 static void
