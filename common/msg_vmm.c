@@ -923,6 +923,7 @@ msg_vmm_snapshot_done_put(struct ibuf *b,
     const struct msg_vmm_snapshot_done *m)
 {
 	m_add_u64(b, m->vm_size);
+	m_add_u32(b, m->found);
 }
 
 int
@@ -933,9 +934,10 @@ msg_vmm_snapshot_done_get(struct imsg *imsg,
 
 	memset(m, 0, sizeof(*m));
 	if (m_open(&r, imsg, IMSG_VMM_SNAPSHOT_DONE) == -1 ||
-	    m_get_u64(&r, &m->vm_size) == -1)
+	    m_get_u64(&r, &m->vm_size) == -1 ||
+	    m_get_u32(&r, &m->found) == -1)
 		return -1;
-	if (m->vm_size > VMM_SNAP_SIZE_MAX)
+	if (m->vm_size > VMM_SNAP_SIZE_MAX || m->found > 1)
 		return m_fail();
 	return done(&r);
 }

@@ -403,7 +403,8 @@ int	 msg_vmm_serial_data_get(struct imsg *,
  * IMSG_VMM_SNAPSHOT -> SNAPSHOT_DONE: a live snapshot of the VM's RAM,
  * devices and disk, internal to its qcow2 overlay (QEMU's snapshot-save,
  * snapshot-load and snapshot-delete jobs).  A save answers the bytes of
- * state it wrote, the others 0.
+ * state it wrote, the others 0; found says whether the tag was on the
+ * disk (a delete of one that is not is done at once).
  */
 enum vmm_snap_op {
 	VMM_SNAP_SAVE = 1,
@@ -419,6 +420,7 @@ struct msg_vmm_snapshot {
 };
 struct msg_vmm_snapshot_done {
 	uint64_t	 vm_size;	/* VMM_SNAP_SIZE_MAX */
+	uint32_t	 found;		/* 0 or 1 */
 };
 void	 msg_vmm_snapshot_put(struct ibuf *, const struct msg_vmm_snapshot *);
 int	 msg_vmm_snapshot_get(struct imsg *, struct msg_vmm_snapshot *);

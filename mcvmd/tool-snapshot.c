@@ -324,27 +324,54 @@ tool_vm_snapshot_restore(struct tool_call *c)
 static void
 delete_done(struct req *r, struct imsg *imsg)
 {
+	struct msg_vmm_snapshot_done	 m;
+	char				 msg[VM_MSG_MAX];
+
+	if (msg_vmm_snapshot_done_get(imsg, &m) == -1) {
+		call_req_fail(r, "malformed answer from the VM monitor");
+		return;
+	}
+	if (r->since == -1 && !m.found) {
+		(void)snprintf(msg, sizeof(msg), "%s has no snapshot %s: "
+		    "nothing was done, and the VM runs on as it was; see "
+		    "vm_snapshot_list", r->vm->row.id, r->tag);
+		call_reply(r->call, TOOL_NOT_FOUND, msg);
+		return;
+	}
 	if (state_snapshot_delete(r->vm->row.id, r->tag) == -1) {
 		call_req_fail(r, "state database error: the snapshot was "
 		    "deleted from the disk but is still listed");
 		return;
 	}
-	log_info("%s: snapshot %s deleted", r->vm->row.id, r->tag);
+	log_info("%s: snapshot %s deleted%s", r->vm->row.id, r->tag,
+	    r->since == -1 ? " (it was on the disk alone)" : "");
 	call_reply_json(r->call, json_pack("{s:s, s:b}", "tag", r->tag,
 	    "deleted", 1));
 }
 
+/*
+ * The disk is asked even for a tag state.db does not list: a save whose
+ * answer was lost (its deadline passed) may have left one there.
+ */
 static void
 tool_vm_snapshot_delete(struct tool_call *c)
 {
 	const char	*tag = TOOL_STR(c->args, VM_SNAPSHOT_DELETE, TAG);
 	uint64_t	 size;
 	int64_t		 created;
+	struct req	*r;
+	int		 rc;
 
-	if (snap_check(c, tag) == -1 ||
-	    snap_lookup(c, tag, &size, &created) == -1)
+	if (snap_check(c, tag) == -1)
 		return;
-	(void)req_send(snap_req(c, VMM_SNAP_DELETE, tag, delete_done));
+	if ((rc = state_snapshot_find(c->vm->row.id, tag, &size,
+	    &created)) == -1) {
+		call_reply(c->id, TOOL_ERROR, "state database error");
+		return;
+	}
+	r = snap_req(c, VMM_SNAP_DELETE, tag, delete_done);
+	r->since = rc == 1 ? created : -1;
+	(void)req_send(r);
 }
 
 /* ---- vm_snapshot_list */

@@ -14,7 +14,8 @@
  *	snap_looked	refuse a save of a tag there, or a load of one not
  *			there (the VM runs on untouched: QEMU stops the
  *			vCPUs before it looks, and a failed load leaves
- *			them stopped); a delete of one not there is done.
+ *			them stopped); a delete of one not there is done,
+ *			and says it found none.
  *			snapshot-save/load/delete	-> snap_started
  *	snap_started	snap_poll in SNAP_POLL_MS
  *	snap_poll	query-jobs			-> snap_polled
@@ -87,13 +88,14 @@ snap_find(const struct qmp_msg *m, const char *tag)
 
 /* The answer: SNAPSHOT_DONE, whatever the op. */
 static void
-snap_answer(struct vmm_req *r, uint64_t vm_size)
+snap_answer(struct vmm_req *r, uint64_t vm_size, int found)
 {
 	struct msg_vmm_snapshot_done	 d;
 	struct ibuf			*b;
 
 	d.vm_size = vm_size > VMM_SNAP_SIZE_MAX ? VMM_SNAP_SIZE_MAX :
 	    vm_size;
+	d.found = found ? 1 : 0;
 	b = vmm_answer_begin(r, IMSG_VMM_SNAPSHOT_DONE);
 	msg_vmm_snapshot_done_put(b, &d);
 	vmm_answer_end(r, b);
@@ -161,8 +163,10 @@ snap_looked(struct vmm_req *r, const struct qmp_msg *m)
 	switch (s->op) {
 	case VMM_SNAP_SAVE:
 		if (there) {
+			/* Saved by a request whose answer was lost. */
 			(void)snprintf(msg, sizeof(msg), "the disk has a "
-			    "snapshot %s already", s->tag);
+			    "snapshot %s already: vm_snapshot_delete it first",
+			    s->tag);
 			vmm_fail(r, VMM_ERR_QMP, EEXIST, msg);
 			return;
 		}
@@ -179,7 +183,7 @@ snap_looked(struct vmm_req *r, const struct qmp_msg *m)
 		break;
 	default:
 		if (!there) {
-			snap_answer(r, 0);
+			snap_answer(r, 0, 0);
 			return;
 		}
 		cmd = "snapshot-delete";
@@ -253,7 +257,7 @@ snap_dismissed(struct vmm_req *r, const struct qmp_msg *m)
 		return;
 	}
 	log_info("snapshot %s done: %s", snap_verb(s->op), s->tag);
-	snap_answer(r, 0);
+	snap_answer(r, 0, 1);
 }
 
 /* A failed load may have left the vCPUs stopped: say so. */
@@ -282,7 +286,7 @@ snap_measured(struct vmm_req *r, const struct qmp_msg *m)
 	}
 	log_info("snapshot saved: %s, %llu bytes of state", s->tag,
 	    (unsigned long long)sn->vm_size);
-	snap_answer(r, sn->vm_size);
+	snap_answer(r, sn->vm_size, 1);
 }
 
 static void

@@ -623,6 +623,7 @@ fill_snapshot_done(void *p)
 	struct msg_vmm_snapshot_done	*m = p;
 
 	m->vm_size = VMM_SNAP_SIZE_MAX;
+	m->found = 1;
 }
 
 static int
@@ -632,6 +633,7 @@ over_snapshot_done(void *p, int i)
 
 	switch (i) {
 	case 0: m->vm_size = (uint64_t)VMM_SNAP_SIZE_MAX + 1; break;
+	case 1: m->found = 2; break;
 	default: return -1;
 	}
 	return 0;
