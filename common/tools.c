@@ -865,10 +865,11 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "as \"2026-12-01T21:30:00Z\"). A VM keeps at most "
 	    "${VMM_SNAP_PER_VM_MAX} snapshots; they count against the "
 	    "workspace's storage limit (a save may take up to the VM's "
-	    "memory) and are deleted with the VM. Refused: a tag "
-	    "the VM has already (delete it first or choose another), a "
-	    "tag of digits only, a VM whose disk is a raw reflink clone "
-	    "(only qcow2 overlays have live snapshots in this build).",
+	    "memory), stay across vm_stop and vm_start, and are deleted "
+	    "with the VM. Refused: a tag the VM has already (delete it "
+	    "first or choose another), a tag of digits only, a VM whose "
+	    "disk is a raw reflink clone (only qcow2 overlays have live "
+	    "snapshots in this build).",
 	    VM_SNAPSHOT_OUT),
 	T(VM_SNAPSHOT_RESTORE, "vm_snapshot_restore",
 	    "Restore a live snapshot",

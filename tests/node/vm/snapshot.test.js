@@ -170,6 +170,28 @@ test('another workspace cannot list, restore or delete it', async () => {
 	assert.deepEqual(l.snapshots.map((s) => s.tag), ['first']);
 });
 
+test('a snapshot outlives a stop and a start, and restores on the new boot',
+    async () => {
+	const counted = await read(COUNT);
+	await call(agent, 'vm_stop', { vm_id: NAME });
+	let l = await call(agent, 'vm_snapshot_list', { vm_id: NAME });
+	assert.deepEqual(l.snapshots.map((s) => s.tag), ['first']);
+	assert.match(await refused(agent, 'vm_snapshot_restore',
+	    { vm_id: NAME, tag: 'first' }), /is stopped: call vm_start/);
+	const st = await call(agent, 'vm_start', { vm_id: NAME });
+	assert.equal(st.state, 'running');
+	await write(NOTE, 'rebooted');
+	assert.equal(await read(COUNT), counted);
+	await call(agent, 'vm_snapshot_restore', { vm_id: NAME, tag: 'first' });
+	assert.equal(await read(NOTE), 'before');
+	assert.equal(Number(await read(COUNT)), 3);
+	// The process of the snapshot is back, counting from its 3.
+	await write(COUNT, '100');
+	assert.equal(await tick(), 4);
+	l = await call(agent, 'vm_snapshot_list', { vm_id: NAME });
+	assert.deepEqual(l.snapshots.map((s) => s.tag), ['first']);
+});
+
 test('a deleted snapshot is gone, and the VM runs on', async () => {
 	const d = await call(agent, 'vm_snapshot_delete', { vm_id: NAME,
 	    tag: 'first' });
