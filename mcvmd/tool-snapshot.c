@@ -11,6 +11,8 @@
  * A raw reflink clone (a store on XFS or Btrfs) has no internal
  * snapshots: the tools refuse such a VM and say why.
  */
+#include <sys/statvfs.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,7 @@
 #include "vm.h"
 
 #define SNAP_DATE_MAX		32	/* RFC 3339, UTC */
+#define SNAP_HOST_RESERVE	(1ULL << 30)	/* bytes the host keeps free */
 
 _Static_assert(VMM_SNAP_TIMEOUT_MS % 1000 == 0, "whole seconds");
 
@@ -136,13 +139,15 @@ snap_count_one(const char *tag, uint64_t size, int64_t created, void *arg)
 /*
  * Room for one more snapshot of vm: its count under VMM_SNAP_PER_VM_MAX,
  * and the workspace's storage with up to the VM's memory of state more
- * (what a save may write) within its limit.
+ * (what a save may write) within its limit, and that much free on the
+ * host beside its reserve.
  */
 static int
 snap_admit(struct tool_call *c)
 {
 	const struct limits	*w = &env->conf.ws_limits;
 	struct snap_count	 k = { 0 };
+	struct statvfs		 sv;
 	uint64_t		 mem, dsk, cpus, need;
 	uint32_t		 n;
 	char			 msg[VM_MSG_MAX];
@@ -167,6 +172,15 @@ snap_admit(struct tool_call *c)
 		    "MiB: delete a snapshot or a VM first", c->vm->row.id,
 		    c->vm->row.memory_mib,
 		    (unsigned long long)(w->max_storage >> 20));
+		call_reply(c->id, TOOL_ERROR, msg);
+		return -1;
+	}
+	if (statvfs(env->conf.statedir, &sv) == 0 &&
+	    (uint64_t)sv.f_bavail * sv.f_frsize < need + SNAP_HOST_RESERVE) {
+		(void)snprintf(msg, sizeof(msg), "the host has %llu MiB of disk "
+		    "free, not enough for a snapshot of up to %u MiB; try "
+		    "later", (unsigned long long)((uint64_t)sv.f_bavail *
+		    sv.f_frsize >> 20), c->vm->row.memory_mib);
 		call_reply(c->id, TOOL_ERROR, msg);
 		return -1;
 	}
