@@ -52,15 +52,17 @@ async function exists(path) {
 	return !r.isError;
 }
 
-// One tick: the counter counts once and says so in COUNT.
+// One tick: the counter counts once and says so in COUNT.  A read
+// between the shell's truncation of COUNT and its write finds it empty,
+// which is no count.
 async function tick() {
-	const was = Number(await read(COUNT));
+	const was = await read(COUNT);
 	await write(TICK, '');
 	const deadline = Date.now() + DEADLINE_MS;
 	for (;;) {
-		const n = Number(await read(COUNT));
-		if (n !== was)
-			return n;
+		const n = await read(COUNT);
+		if (n !== was && /^\d+\n$/.test(n))
+			return Number(n);
 		assert.ok(Date.now() < deadline, 'the counter did not count');
 		await sleep(200);
 	}
