@@ -894,3 +894,50 @@ msg_vmm_serial_data_get(struct imsg *imsg, struct msg_vmm_serial_data *m)
 		return m_fail();
 	return done(&r);
 }
+
+void
+msg_vmm_snapshot_put(struct ibuf *b, const struct msg_vmm_snapshot *m)
+{
+	m_add_u32(b, m->op);
+	m_add_str(b, m->tag);
+}
+
+int
+msg_vmm_snapshot_get(struct imsg *imsg, struct msg_vmm_snapshot *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_VMM_SNAPSHOT) == -1 ||
+	    m_get_u32(&r, &m->op) == -1 ||
+	    m_get_str(&r, &m->tag, OBJ_NAME_MAX) == -1)
+		return -1;
+	if (m->op < VMM_SNAP_SAVE || m->op > VMM_SNAP_DELETE ||
+	    !valid_snapshot_tag(m->tag))
+		return m_fail();
+	return done(&r);
+}
+
+void
+msg_vmm_snapshot_done_put(struct ibuf *b,
+    const struct msg_vmm_snapshot_done *m)
+{
+	m_add_u64(b, m->vm_size);
+	m_add_u32(b, m->found);
+}
+
+int
+msg_vmm_snapshot_done_get(struct imsg *imsg,
+    struct msg_vmm_snapshot_done *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_VMM_SNAPSHOT_DONE) == -1 ||
+	    m_get_u64(&r, &m->vm_size) == -1 ||
+	    m_get_u32(&r, &m->found) == -1)
+		return -1;
+	if (m->vm_size > VMM_SNAP_SIZE_MAX || m->found > 1)
+		return m_fail();
+	return done(&r);
+}

@@ -399,6 +399,36 @@ void	 msg_vmm_serial_data_put(struct ibuf *,
 int	 msg_vmm_serial_data_get(struct imsg *,
 	    struct msg_vmm_serial_data *);
 
+/*
+ * IMSG_VMM_SNAPSHOT -> SNAPSHOT_DONE: a live snapshot of the VM's RAM,
+ * devices and disk, internal to its qcow2 overlay (QEMU's snapshot-save,
+ * snapshot-load and snapshot-delete jobs).  A save answers the bytes of
+ * state it wrote, the others 0; found says whether the tag was on the
+ * disk (a delete of one that is not is done at once).
+ */
+enum vmm_snap_op {
+	VMM_SNAP_SAVE = 1,
+	VMM_SNAP_LOAD,
+	VMM_SNAP_DELETE,
+};
+#define VMM_SNAP_TIMEOUT_MS	180000	/* a job, start to dismissal */
+#define VMM_SNAP_SIZE_MAX	INT64_MAX
+#define VMM_SNAP_PER_VM_MAX	16	/* live snapshots a VM keeps (mcvmd) */
+struct msg_vmm_snapshot {
+	uint32_t	 op;		/* VMM_SNAP_* */
+	const char	*tag;		/* valid_snapshot_tag() */
+};
+struct msg_vmm_snapshot_done {
+	uint64_t	 vm_size;	/* VMM_SNAP_SIZE_MAX */
+	uint32_t	 found;		/* 0 or 1 */
+};
+void	 msg_vmm_snapshot_put(struct ibuf *, const struct msg_vmm_snapshot *);
+int	 msg_vmm_snapshot_get(struct imsg *, struct msg_vmm_snapshot *);
+void	 msg_vmm_snapshot_done_put(struct ibuf *,
+	    const struct msg_vmm_snapshot_done *);
+int	 msg_vmm_snapshot_done_get(struct imsg *,
+	    struct msg_vmm_snapshot_done *);
+
 /* The job status fields alone, for codecs that embed them. */
 void	 msg_job_status_put(struct ibuf *, const struct msg_job_status *);
 int	 msg_job_status_get(struct mreader *, struct msg_job_status *);

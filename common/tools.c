@@ -64,6 +64,7 @@ static const struct tool_number tool_numbers[] = {
 	NUM(TOOL_INPUT_TIME_MAX),
 	NUM_KIB(VMM_SCREENSHOT_MAX),
 	NUM_KIB(VMM_SERIAL_RING),
+	NUM(VMM_SNAP_PER_VM_MAX),
 };
 
 /* What is quoted in KiB is a whole number of KiB. */
@@ -199,6 +200,10 @@ static const char *const convert_values[] = {
 	"'items':{'type':'object','properties':{'tag':{'type':'string'},"\
 	"'vm_size':{'type':'integer'},'date':{'type':'string'}},"	\
 	"'required':['tag']}}},'required':['snapshots']}"
+#define VM_SNAPSHOT_OUT							\
+	"{'type':'object','properties':{'tag':{'type':'string'},"	\
+	"'vm_size':{'type':'integer'},'date':{'type':'string'},"	\
+	"'deleted':{'type':'boolean'}},'required':['tag']}"
 #define SNAPSHOT_OUT							\
 	"{'type':'object','properties':{'tag':{'type':'string'}},"	\
 	"'required':['tag']}"
@@ -876,25 +881,42 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "'required':['lines','truncated']}"),
 	T(VM_SNAPSHOT_CREATE, "vm_snapshot_create", "Take a live snapshot",
 	    TF_LONG, p_vm_snapshot_create, TT_VM_RUNNING, TR_JSON,
-	    NOT_BUILT "It is to save a live snapshot of a running VM "
-	    "(memory, devices and disk) under tag.",
-	    SNAPSHOT_OUT),
+	    "Save a live snapshot of a running VM under tag: its memory, "
+	    "devices and disk at one instant, inside the VM's own disk. "
+	    "The VM pauses while QEMU writes the state, then runs on. "
+	    "Answers tag, vm_size (bytes of state saved) and date (UTC, "
+	    "as \"2026-12-01T21:30:00Z\"). A VM keeps at most "
+	    "${VMM_SNAP_PER_VM_MAX} snapshots; they count against the "
+	    "workspace's storage limit (a save may take up to the VM's "
+	    "memory), stay across vm_stop and vm_start, and are deleted "
+	    "with the VM. Refused: a tag the VM has already (delete it "
+	    "first or choose another), a tag of digits only, a VM whose "
+	    "disk is a raw reflink clone (only qcow2 overlays have live "
+	    "snapshots in this build).",
+	    VM_SNAPSHOT_OUT),
 	T(VM_SNAPSHOT_RESTORE, "vm_snapshot_restore",
 	    "Restore a live snapshot",
 	    TF_DESTRUCTIVE | TF_IDEMPOTENT | TF_LONG, p_vm_snapshot_restore,
-	    TT_SNAPSHOT, TR_JSON,
-	    NOT_BUILT "It is to roll a running VM back to snapshot tag: "
-	    "memory, devices and disk, losing everything since.",
-	    SNAPSHOT_OUT),
+	    TT_VM_RUNNING, TR_JSON,
+	    "Roll a running VM back to its snapshot tag: memory, devices "
+	    "and disk, losing everything since (processes resume where "
+	    "they were; the guest's clock is set to now afterwards, and "
+	    "jobs started after the snapshot are forgotten). The snapshot "
+	    "is kept. A tag the VM has no snapshot of is refused, and the "
+	    "VM runs on untouched; see vm_snapshot_list.",
+	    VM_SNAPSHOT_OUT),
 	T(VM_SNAPSHOT_DELETE, "vm_snapshot_delete", "Delete a live snapshot",
 	    TF_DESTRUCTIVE | TF_IDEMPOTENT, p_vm_snapshot_delete,
-	    TT_SNAPSHOT, TR_JSON,
-	    NOT_BUILT "It is to delete live snapshot tag of a VM.",
-	    SNAPSHOT_OUT),
+	    TT_VM_LIVE, TR_JSON,
+	    "Delete live snapshot tag of a running or paused VM, freeing "
+	    "its storage; the VM's current state is untouched. A tag the "
+	    "VM has no snapshot of is refused as not found.",
+	    VM_SNAPSHOT_OUT),
 	T(VM_SNAPSHOT_LIST, "vm_snapshot_list", "List live snapshots", RO,
 	    p_vm_snapshot_list, TT_VM, TR_JSON,
-	    NOT_BUILT "It is to list the live snapshots of a VM (tag, saved "
-	    "memory size, date).",
+	    "List the live snapshots of a VM in any state, oldest first: "
+	    "tag, vm_size (bytes of state saved) and date (UTC, as "
+	    "\"2026-12-01T21:30:00Z\").",
 	    SNAPSHOTS_OUT),
 	T0(IMAGE_LIST, "image_list", "List images", RO, TT_NONE, TR_JSON,
 	    "List the disk images vm_create can boot: the operator's "

@@ -45,6 +45,19 @@ valid_object_name(const char *s)
 	return valid_name(s, OBJ_NAME_MAX);
 }
 
+/*
+ * A live snapshot's tag: an object name that is not all digits, since
+ * QEMU numbers its snapshots and some of its lookups take a number for
+ * an id.
+ */
+int
+valid_snapshot_tag(const char *s)
+{
+	if (!valid_object_name(s))
+		return 0;
+	return strspn(s, "0123456789") != strlen(s);
+}
+
 /* Client-chosen retry keys: printable ASCII without spaces or quotes. */
 int
 valid_request_id(const char *s)

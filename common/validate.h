@@ -23,6 +23,7 @@
 
 int	 valid_workspace_name(const char *);
 int	 valid_object_name(const char *);
+int	 valid_snapshot_tag(const char *);
 int	 valid_request_id(const char *);
 int	 valid_id(const char *, const char *);
 int	 valid_range_u64(uint64_t, uint64_t, uint64_t);

@@ -147,6 +147,14 @@ int	 state_ws_image_bytes_set(int64_t, uint64_t);
 int	 state_ws_image_bytes(int64_t, uint64_t *);
 int	 state_usage(int64_t, uint32_t *, uint64_t *, uint64_t *,
 	    uint64_t *);
+int	 state_snapshot_insert(const char *, const char *, uint64_t,
+	    int64_t);
+int	 state_snapshot_find(const char *, const char *, uint64_t *,
+	    int64_t *);
+int	 state_snapshot_delete(const char *, const char *);
+int	 state_snapshot_each(const char *, int (*)(const char *, uint64_t,
+	    int64_t, void *), void *);
+int	 state_jobs_forget_since(const char *, int64_t);
 
 /* front.c */
 void	 front_imsg(struct imsgev *, struct imsg *);

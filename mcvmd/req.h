@@ -90,6 +90,8 @@ struct req {
 	enum tool_id	 tool;		/* an image tool's */
 	uint32_t	 image_op;	/* enum store_image_op */
 	int64_t		 ws;		/* its workspace */
+	char		 tag[OBJ_NAME_MAX + 1];	/* a live snapshot's */
+	int64_t		 since;		/* vm_snapshot_restore: its date */
 };
 
 struct req	*req_new(enum req_peer, struct vm *, uint32_t, req_done_fn,

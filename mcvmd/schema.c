@@ -91,7 +91,17 @@ static const char *const schema_steps[SCHEMA_VERSION] = {
 	 * before had none. */
 	"ALTER TABLE vms ADD COLUMN display INTEGER NOT NULL DEFAULT 0;",
 
-	/* 5: what each workspace's images hold in stored, as it last
+	/* 5: a VM's live snapshots: the bytes of state each saved, and
+	 * when it was taken. */
+	"CREATE TABLE vm_snapshots ("
+	"  vm_id TEXT NOT NULL REFERENCES vms(id) ON DELETE CASCADE,"
+	"  tag TEXT NOT NULL,"
+	"  vm_size INTEGER NOT NULL,"
+	"  created INTEGER NOT NULL,"
+	"  PRIMARY KEY (vm_id, tag)"
+	");",
+
+	/* 6: what each workspace's images hold in stored, as it last
 	 * said, for admission. */
 	"ALTER TABLE workspaces ADD COLUMN image_bytes INTEGER NOT NULL "
 	"  DEFAULT 0;",

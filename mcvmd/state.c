@@ -450,6 +450,8 @@ state_vm_delete(const char *id)
 	if (state_exec("BEGIN IMMEDIATE;") == -1)
 		return -1;
 	if (state_run("DELETE FROM jobs WHERE vm_id = ?1", id, 0, 0) == -1 ||
+	    state_run("DELETE FROM vm_snapshots WHERE vm_id = ?1", id, 0,
+	    0) == -1 ||
 	    state_run("DELETE FROM receipts WHERE vm_id = ?1", id, 0, 0) ==
 	    -1 || state_run("DELETE FROM vms WHERE id = ?1", id, 0, 0) == -1 ||
 	    state_exec("COMMIT;") == -1) {
@@ -729,9 +731,12 @@ state_usage(int64_t ws, uint32_t *vms, uint64_t *memory_mib,
 	sqlite3_stmt	*st;
 	int		 rc;
 
+	/* A live snapshot's saved state is storage too. */
 	if ((st = state_prepare("SELECT count(*), coalesce(sum(memory_mib), "
-	    "0), coalesce(sum(disk_bytes), 0), coalesce(sum(vcpus), 0) FROM "
-	    "vms WHERE ?1 = 0 OR workspace_id = ?1")) == NULL)
+	    "0), coalesce(sum(disk_bytes), 0) + (SELECT coalesce(sum("
+	    "s.vm_size), 0) FROM vm_snapshots s JOIN vms w ON w.id = s.vm_id "
+	    "WHERE ?1 = 0 OR w.workspace_id = ?1), coalesce(sum(vcpus), 0) "
+	    "FROM vms WHERE ?1 = 0 OR workspace_id = ?1")) == NULL)
 		return -1;
 	(void)sqlite3_bind_int64(st, 1, ws);
 	rc = sqlite3_step(st);
@@ -785,4 +790,101 @@ int
 state_jobs_forget(const char *vm)
 {
 	return state_run("DELETE FROM jobs WHERE vm_id = ?1", vm, 0, 0);
+}
+
+/* ---- live snapshots ----------------------------------------------------- */
+
+/* A snapshot taken: 0, or -1 (one of that tag is there already). */
+int
+state_snapshot_insert(const char *vm, const char *tag, uint64_t vm_size,
+    int64_t created)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = state_prepare("INSERT INTO vm_snapshots (vm_id, tag, "
+	    "vm_size, created) VALUES (?1, ?2, ?3, ?4)")) == NULL)
+		return -1;
+	(void)sqlite3_bind_text(st, 1, vm, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_text(st, 2, tag, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_int64(st, 3, (int64_t)vm_size);
+	(void)sqlite3_bind_int64(st, 4, created);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		log_warnx("state: snapshot %s of %s: %s", tag, vm,
+		    sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+/* 1 found (its size and date), 0 not, -1 error. */
+int
+state_snapshot_find(const char *vm, const char *tag, uint64_t *vm_size,
+    int64_t *created)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = state_prepare("SELECT vm_size, created FROM vm_snapshots "
+	    "WHERE vm_id = ?1 AND tag = ?2")) == NULL)
+		return -1;
+	(void)sqlite3_bind_text(st, 1, vm, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_text(st, 2, tag, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*vm_size = (uint64_t)sqlite3_column_int64(st, 0);
+		*created = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+state_snapshot_delete(const char *vm, const char *tag)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = state_prepare("DELETE FROM vm_snapshots WHERE vm_id = ?1 "
+	    "AND tag = ?2")) == NULL)
+		return -1;
+	(void)sqlite3_bind_text(st, 1, vm, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_text(st, 2, tag, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* Calls cb for each snapshot of vm, oldest first; -1 on error. */
+int
+state_snapshot_each(const char *vm, int (*cb)(const char *, uint64_t,
+    int64_t, void *), void *arg)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = state_prepare("SELECT tag, vm_size, created FROM "
+	    "vm_snapshots WHERE vm_id = ?1 ORDER BY created, tag")) == NULL)
+		return -1;
+	(void)sqlite3_bind_text(st, 1, vm, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (cb((const char *)sqlite3_column_text(st, 0),
+		    (uint64_t)sqlite3_column_int64(st, 1),
+		    sqlite3_column_int64(st, 2), arg) == -1)
+			break;
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+/*
+ * A VM rolled back to a snapshot taken at since: the guest numbers its
+ * jobs from where it was then, so the rows of later jobs go.
+ */
+int
+state_jobs_forget_since(const char *vm, int64_t since)
+{
+	return state_run("DELETE FROM jobs WHERE vm_id = ?1 AND created >= "
+	    "?2", vm, since, 0);
 }

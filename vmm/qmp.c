@@ -123,6 +123,106 @@ qmp_decode_data(json_t *ret, struct qmp_msg *m)
 	return 0;
 }
 
+/* A tag as the monitor names its snapshots: [a-z0-9._-], 1 to 64. */
+static int
+qmp_snap_name(char *dst, const char *src)
+{
+	size_t	 n = strlen(src);
+
+	if (n == 0 || n >= QMP_SNAP_TAG_MAX ||
+	    strspn(src, "abcdefghijklmnopqrstuvwxyz0123456789._-") != n)
+		return -1;
+	memcpy(dst, src, n + 1);
+	return 0;
+}
+
+/* One BlockDeviceInfo: the snapshots of QMP_SNAP_NODE. */
+static int
+qmp_decode_node(json_t *node, json_t *name, struct qmp_msg *m)
+{
+	json_t		*image, *snaps, *sn, *sname, *size;
+	json_int_t	 n;
+	size_t		 i;
+
+	if (!json_is_string(name))
+		return -1;
+	if (strcmp(json_string_value(name), QMP_SNAP_NODE) != 0)
+		return 0;
+	if (m->has_snaps)
+		return -1;		/* the node listed twice */
+	m->has_snaps = 1;
+	if ((image = json_object_get(node, "image")) == NULL)
+		return 0;
+	if (!json_is_object(image))
+		return -1;
+	if ((snaps = json_object_get(image, "snapshots")) == NULL)
+		return 0;
+	if (!json_is_array(snaps))
+		return -1;
+	json_array_foreach(snaps, i, sn) {
+		if (!json_is_object(sn) ||
+		    !json_is_string(sname = json_object_get(sn, "name")) ||
+		    !json_is_integer(size = json_object_get(sn,
+		    "vm-state-size")))
+			return -1;
+		if ((n = json_integer_value(size)) < 0)
+			return -1;
+		if (m->nsnaps == QMP_SNAPS_MAX ||
+		    qmp_snap_name(m->snaps[m->nsnaps].name,
+		    json_string_value(sname)) == -1)
+			continue;
+		m->snaps[m->nsnaps++].vm_size = (uint64_t)n;
+	}
+	return 0;
+}
+
+/* One JobInfo: the monitor's job, if it is that. */
+static int
+qmp_decode_job(json_t *job, json_t *id, struct qmp_msg *m)
+{
+	json_t	*status, *err;
+
+	if (!json_is_string(id))
+		return -1;
+	if (strcmp(json_string_value(id), QMP_JOB_ID) != 0)
+		return 0;
+	if (m->has_job ||
+	    !json_is_string(status = json_object_get(job, "status")) ||
+	    qmp_copy_name(m->job_status, json_string_value(status),
+	    "abcdefghijklmnopqrstuvwxyz-") == -1)
+		return -1;
+	m->has_job = 1;
+	if ((err = json_object_get(job, "error")) != NULL) {
+		if (!json_is_string(err))
+			return -1;
+		qmp_copy_text(m->job_error, sizeof(m->job_error),
+		    json_string_value(err));
+		m->has_job_error = 1;
+	}
+	return 0;
+}
+
+/* An array return: of objects only, each a job or a block node. */
+static int
+qmp_decode_list(json_t *ret, struct qmp_msg *m)
+{
+	json_t	*e, *v;
+	size_t	 i;
+
+	json_array_foreach(ret, i, e) {
+		if (!json_is_object(e))
+			return -1;
+		if ((v = json_object_get(e, "node-name")) != NULL) {
+			if (qmp_decode_node(e, v, m) == -1)
+				return -1;
+		} else if ((v = json_object_get(e, "id")) != NULL) {
+			if (qmp_decode_job(e, v, m) == -1)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 static int
 qmp_decode_return(json_t *ret, struct qmp_msg *m)
 {
@@ -131,6 +231,8 @@ qmp_decode_return(json_t *ret, struct qmp_msg *m)
 
 	if (json_is_string(ret))
 		return qmp_decode_data(ret, m);
+	if (json_is_array(ret))
+		return qmp_decode_list(ret, m);
 	if (!json_is_object(ret))
 		return 0;
 	if ((fdset = json_object_get(ret, "fdset-id")) != NULL) {

@@ -24,6 +24,16 @@
 					   batch (input.c) is the longest */
 #define QMP_DATA_MAX		(45 * 1024)	/* a string return, decoded */
 #define QMP_FDSET_MAX		INT32_MAX
+#define QMP_SNAPS_MAX		32	/* snapshots of a node looked at */
+#define QMP_JOB_ID		"mcvm-snapshot"	/* the monitor's one job */
+#define QMP_SNAP_NODE		"disk"	/* the node snapshots live in */
+#define QMP_SNAP_TAG_MAX	65	/* a tag and its NUL */
+
+/* An internal snapshot of QMP_SNAP_NODE, as query-named-block-nodes. */
+struct qmp_snap {
+	char		 name[QMP_SNAP_TAG_MAX];
+	uint64_t	 vm_size;
+};
 
 enum qmp_kind {
 	QMP_GREETING = 1,
@@ -59,6 +69,21 @@ struct qmp_msg {
 	/* return of add-fd: the fd set it made, 0..QMP_FDSET_MAX */
 	int		 has_fdset;
 	uint32_t	 fdset;
+
+	/*
+	 * A return that is an array: of query-jobs, the job QMP_JOB_ID if
+	 * listed (its status, and its error if it failed); of
+	 * query-named-block-nodes, the internal snapshots of node
+	 * QMP_SNAP_NODE whose names are a tag's (others are not the
+	 * monitor's and are skipped, as are those past QMP_SNAPS_MAX).
+	 */
+	int		 has_job;
+	char		 job_status[QMP_NAME_MAX];
+	int		 has_job_error;
+	char		 job_error[QMP_TEXT_MAX];
+	int		 has_snaps;
+	size_t		 nsnaps;
+	struct qmp_snap	 snaps[QMP_SNAPS_MAX];
 
 	/*
 	 * A return that is a JSON string (ringbuf-read, format base64): its

@@ -14,6 +14,7 @@
  *	screenshot.c	the display as PNG, through a buffer of the monitor's
  *	input.c		keyboard and mouse events, in batches and waits
  *	serial.c	the serial console, kept in the monitor's own ring
+ *	snapshot.c	live snapshots: QEMU's snapshot jobs, polled
  *	guest.h		the guest side, an interface ...
  *	guest_agent.c	... and its implementation for mcvm-guestd's agent
  *	agent_relay.c	that implementation's conversions
@@ -89,6 +90,7 @@ union vmm_args {
 	struct msg_vmm_set_time		 set_time;
 	struct msg_vmm_net_config	 net_config;
 	struct msg_vmm_input		 input;
+	struct msg_vmm_snapshot		 snapshot;
 };
 
 /*

@@ -66,6 +66,11 @@
 #define C_JSTATUS	"\x00\x04" VMID "\x00"
 #define C_DESTROY	"\x00\x0c" VMID
 #define C_STOP_FORCE	"\x00\x09" VMID "\x02" SKIP
+#define C_SNAP(i, tag)	"\x00" i VMID "\x00\x05" tag
+#define C_SNAP_CREATE	C_SNAP("\x12", "first")
+#define C_SNAP_RESTORE	C_SNAP("\x13", "first")
+#define C_SNAP_DELETE	C_SNAP("\x14", "first")
+#define C_SNAP_LIST	"\x00\x15" VMID
 /* The image is fuzz_mcvmd.c's, never reported: the creation waits. */
 #define C_CREATE(image)	"\x00\x10" "\x02" SKIP image SKIP SKIP SKIP SKIP \
 			SKIP SKIP
@@ -279,6 +284,17 @@ status(uint32_t state)
 	    .runtime_ms = 1 };
 
 	return st;
+}
+
+static void
+snapshot_done(uint64_t vm_size, uint32_t found)
+{
+	struct msg_vmm_snapshot_done m = { .vm_size = vm_size,
+	    .found = found };
+	struct ibuf		*b = msg(IMSG_VMM_SNAPSHOT_DONE);
+
+	msg_vmm_snapshot_done_put(b, &m);
+	frame(T_WANTED, IMSG_VMM_SNAPSHOT_DONE, b);
 }
 
 static void
@@ -624,6 +640,38 @@ monitor_seeds(const char *dir)
 	RAW(RUN C_STATUS);
 	error(5, s);
 	free(s);
+	write_seed(dir);
+
+	/* Live snapshots: taken, listed, restored (the clock set after),
+	 * deleted, deleted again (none on the disk). */
+	begin("snapshot");
+	RAW(ALIVE C_SNAP_CREATE);
+	snapshot_done(123456789, 1);
+	RAW(C_SNAP_LIST C_SNAP_RESTORE);
+	snapshot_done(0, 1);
+	ok();
+	RAW(C_SNAP_DELETE);
+	snapshot_done(0, 1);
+	RAW(C_SNAP_DELETE);
+	snapshot_done(0, 0);
+	write_seed(dir);
+
+	/* A load that fails leaves QEMU stopped: the VM follows. */
+	begin("snapshot-restore-fails");
+	RAW(ALIVE C_SNAP_CREATE);
+	snapshot_done(5, 1);
+	RAW(C_SNAP_RESTORE);
+	error(VMM_ERR_QMP, "QEMU's snapshot load failed");
+	qmp_state("restore-vm", 0);
+	RAW(C_STATUS);
+	write_seed(dir);
+
+	/* The VM stops while the snapshot is taken. */
+	begin("snapshot-stop");
+	RAW(ALIVE C_SNAP_CREATE C_STOP_FORCE);
+	ok();
+	snapshot_done(5, 1);
+	RAW(EXITED);
 	write_seed(dir);
 
 	begin("event");

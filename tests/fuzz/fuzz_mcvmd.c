@@ -591,6 +591,8 @@ static const enum tool_id vm_tools[] = {
 	TOOL_VM_SUSPEND, TOOL_VM_RESUME, TOOL_VM_STOP, TOOL_VM_LIST,
 	TOOL_VM_START, TOOL_VM_DESTROY, TOOL_VM_EXEC, TOOL_VM_JOB_OUTPUT,
 	TOOL_VM_STATUS, TOOL_VM_CREATE, TOOL_VM_LIST_FILES,
+	TOOL_VM_SNAPSHOT_CREATE, TOOL_VM_SNAPSHOT_RESTORE,
+	TOOL_VM_SNAPSHOT_DELETE, TOOL_VM_SNAPSHOT_LIST,
 };
 
 /*
@@ -767,6 +769,7 @@ vm_make(void)
 	if (state_vm_insert(&row) == -1)
 		fz_fail("state_vm_insert");
 	vm = vm_new(&row);
+	vm->disk_format = DISK_QCOW2;	/* it can have live snapshots */
 	(void)snprintf(last, sizeof(last), "%s", vm->row.id);
 	jobs_make();
 }

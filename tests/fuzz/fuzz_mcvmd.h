@@ -28,6 +28,7 @@
 	{ IMSG_VMM_READY,		"sss" },			\
 	{ IMSG_VMM_EVENT,		"us" },				\
 	{ IMSG_HELLO,			"u" },				\
+	{ IMSG_VMM_SNAPSHOT_DONE,	"Uu" },				\
 }
 
 #endif

@@ -14,6 +14,7 @@ CODEC_WRAP(front_tool)
 CODEC_WRAP(front_tool_result)
 CODEC_WRAP(front_progress)
 CODEC_WRAP(front_tool_result_fd)
+CODEC_WRAP(front_image)
 
 static void
 fill_auth(void *p)
@@ -182,6 +183,34 @@ over_result_fd(void *p, int i)
 	return 0;
 }
 
+static void
+fill_image(void *p)
+{
+	struct msg_front_image	*m = p;
+
+	memcpy(m->hash, codec_bytes(TOKEN_HASH_LEN), TOKEN_HASH_LEN);
+	m->name = "disk.iso";
+	m->write = 1;
+	m->overwrite = 1;
+	m->bytes = FRONT_UPLOAD_MAX;
+}
+
+static int
+over_image(void *p, int i)
+{
+	struct msg_front_image	*m = p;
+
+	switch (i) {
+	case 0: m->name = "../x"; break;
+	case 1: m->bytes = 0; break;
+	case 2: m->bytes = FRONT_UPLOAD_MAX + 1; break;
+	case 3: m->write = 2; break;
+	case 4: m->write = 0; break;	/* a download with bytes */
+	default: return -1;
+	}
+	return 0;
+}
+
 const struct codec codec_front[] = {
 	CODEC(IMSG_FRONT_AUTH, front_auth, fill_auth, NULL),
 	CODEC(IMSG_FRONT_AUTH_RESULT, front_auth_result, fill_auth_result,
@@ -194,5 +223,7 @@ const struct codec codec_front[] = {
 	    over_progress),
 	CODEC(IMSG_FRONT_TOOL_RESULT_FD, front_tool_result_fd,
 	    fill_result_fd, over_result_fd),
+	CODEC(IMSG_FRONT_IMAGE, front_image, fill_image, over_image),
+	CODEC0(IMSG_FRONT_IMAGE_FD, front_image_fd),
 	CODEC_END
 };

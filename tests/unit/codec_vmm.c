@@ -6,6 +6,7 @@
 #include "keys.h"
 #include "msg_vmm.h"
 #include "proto.h"
+#include "validate.h"
 #include "codec_table.h"
 
 CODEC_WRAP(vmm_ready)
@@ -32,6 +33,8 @@ CODEC_WRAP(vmm_net_config)
 CODEC_WRAP(vmm_screenshot_done)
 CODEC_WRAP(vmm_input)
 CODEC_WRAP(vmm_serial_data)
+CODEC_WRAP(vmm_snapshot)
+CODEC_WRAP(vmm_snapshot_done)
 
 #define INFO	(AGENT_INFO_STR_MAX - 1)
 
@@ -587,6 +590,55 @@ over_screenshot_done(void *p, int i)
 	return 0;
 }
 
+static void
+fill_snapshot(void *p)
+{
+	struct msg_vmm_snapshot	*m = p;
+
+	m->op = VMM_SNAP_DELETE;
+	m->tag = codec_str(OBJ_NAME_MAX);
+}
+
+static int
+over_snapshot(void *p, int i)
+{
+	struct msg_vmm_snapshot	*m = p;
+
+	switch (i) {
+	case 0: m->op = 0; break;
+	case 1: m->op = VMM_SNAP_DELETE + 1; break;
+	case 2: m->tag = codec_str(OBJ_NAME_MAX + 1); break;
+	case 3: m->tag = ""; break;
+	case 4: m->tag = "12"; break;
+	case 5: m->tag = "Up"; break;
+	case 6: m->tag = "a/b"; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_snapshot_done(void *p)
+{
+	struct msg_vmm_snapshot_done	*m = p;
+
+	m->vm_size = VMM_SNAP_SIZE_MAX;
+	m->found = 1;
+}
+
+static int
+over_snapshot_done(void *p, int i)
+{
+	struct msg_vmm_snapshot_done	*m = p;
+
+	switch (i) {
+	case 0: m->vm_size = (uint64_t)VMM_SNAP_SIZE_MAX + 1; break;
+	case 1: m->found = 2; break;
+	default: return -1;
+	}
+	return 0;
+}
+
 /* Every kind at its bounds, in batches of the most events at once. */
 static uint8_t	 input_wire[VMM_INPUT_MAX * VMM_INPUT_LEN];
 
@@ -734,5 +786,8 @@ const struct codec codec_vmm[] = {
 	CODEC0(IMSG_VMM_SERIAL_READ, vmm_serial_read),
 	CODEC(IMSG_VMM_SERIAL_DATA, vmm_serial_data, fill_serial_data,
 	    over_serial_data),
+	CODEC(IMSG_VMM_SNAPSHOT, vmm_snapshot, fill_snapshot, over_snapshot),
+	CODEC(IMSG_VMM_SNAPSHOT_DONE, vmm_snapshot_done, fill_snapshot_done,
+	    over_snapshot_done),
 	CODEC_END
 };

@@ -4,6 +4,7 @@
  * garbage, valid JSON of the wrong shape).
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +112,100 @@ Test(qmp, add_fd_return)
 	assert_rejected("{\"return\": {\"fdset-id\": 2147483648}, "
 	    "\"id\": 1}\n");
 	assert_rejected("{\"return\": {\"fdset-id\": \"0\"}, \"id\": 1}\n");
+}
+
+/* query-jobs: the monitor's job alone, with its error if it failed. */
+Test(qmp, query_jobs_return)
+{
+	cr_assert_eq(feed("{\"return\": [], \"id\": 3}\n"), 0);
+	cr_assert_not(got[0].has_job);
+	cr_assert_eq(feed("{\"return\": [{\"id\": \"other\", \"type\": "
+	    "\"backup\", \"status\": \"running\", \"current-progress\": 1, "
+	    "\"total-progress\": 2}, {\"id\": \"" QMP_JOB_ID "\", \"type\": "
+	    "\"snapshot-save\", \"status\": \"running\", "
+	    "\"current-progress\": 0, \"total-progress\": 1}], \"id\": 4}\n"),
+	    0);
+	cr_assert(got[1].has_job);
+	cr_assert_str_eq(got[1].job_status, "running");
+	cr_assert_not(got[1].has_job_error);
+	cr_assert_eq(feed("{\"return\": [{\"id\": \"" QMP_JOB_ID "\", "
+	    "\"type\": \"snapshot-load\", \"status\": \"concluded\", "
+	    "\"error\": \"Snapshot 'x' does not exist\\n\\u0001\"}], "
+	    "\"id\": 5}\n"), 0);
+	cr_assert(got[2].has_job);
+	cr_assert_str_eq(got[2].job_status, "concluded");
+	cr_assert(got[2].has_job_error);
+	/* QEMU's text, printable ASCII only. */
+	cr_assert_str_eq(got[2].job_error, "Snapshot 'x' does not exist??");
+	/* The job twice, a status not a name, an error not a string, an
+	 * element not an object: not a QMP answer the monitor takes. */
+	assert_rejected("{\"return\": [{\"id\": \"" QMP_JOB_ID "\", "
+	    "\"status\": \"running\"}, {\"id\": \"" QMP_JOB_ID "\", "
+	    "\"status\": \"running\"}], \"id\": 1}\n");
+	assert_rejected("{\"return\": [{\"id\": \"" QMP_JOB_ID "\", "
+	    "\"status\": \"Running!\"}], \"id\": 1}\n");
+	assert_rejected("{\"return\": [{\"id\": \"" QMP_JOB_ID "\", "
+	    "\"status\": \"concluded\", \"error\": 5}], \"id\": 1}\n");
+	assert_rejected("{\"return\": [{\"id\": \"" QMP_JOB_ID "\"}], "
+	    "\"id\": 1}\n");
+	assert_rejected("{\"return\": [{\"id\": 7}], \"id\": 1}\n");
+	assert_rejected("{\"return\": [1], \"id\": 1}\n");
+}
+
+/* query-named-block-nodes: the snapshots of node QMP_SNAP_NODE. */
+Test(qmp, block_node_snapshots)
+{
+	char	 line[QMP_MSG_MAX], *p;
+	int	 i;
+
+	cr_assert_eq(feed("{\"return\": [{\"node-name\": \"base\", "
+	    "\"image\": {\"snapshots\": [{\"name\": \"b\", "
+	    "\"vm-state-size\": 1}]}}, {\"node-name\": \"" QMP_SNAP_NODE
+	    "\", \"image\": {\"format\": \"qcow2\"}}], \"id\": 2}\n"), 0);
+	cr_assert(got[0].has_snaps);
+	cr_assert_eq(got[0].nsnaps, 0);
+	cr_assert_eq(feed("{\"return\": [{\"node-name\": \"base\"}], "
+	    "\"id\": 3}\n"), 0);
+	cr_assert_not(got[1].has_snaps);
+	cr_assert_eq(feed("{\"return\": [{\"node-name\": \"" QMP_SNAP_NODE
+	    "\", \"image\": {\"snapshots\": [{\"id\": \"1\", \"name\": "
+	    "\"first\", \"vm-state-size\": 123456789, \"date-sec\": 1}, "
+	    "{\"id\": \"2\", \"name\": \"Not A Tag\", \"vm-state-size\": "
+	    "5}, {\"id\": \"3\", \"name\": \"disk-only\", "
+	    "\"vm-state-size\": 0}]}}], \"id\": 4}\n"), 0);
+	cr_assert(got[2].has_snaps);
+	cr_assert_eq(got[2].nsnaps, 2);
+	cr_assert_str_eq(got[2].snaps[0].name, "first");
+	cr_assert_eq(got[2].snaps[0].vm_size, 123456789);
+	cr_assert_str_eq(got[2].snaps[1].name, "disk-only");
+	cr_assert_eq(got[2].snaps[1].vm_size, 0);
+
+	/* More than it looks at: the first QMP_SNAPS_MAX. */
+	p = line + snprintf(line, sizeof(line), "{\"return\": [{\"node-name\": "
+	    "\"" QMP_SNAP_NODE "\", \"image\": {\"snapshots\": [");
+	for (i = 0; i < QMP_SNAPS_MAX + 3; i++)
+		p += snprintf(p, sizeof(line) - (size_t)(p - line),
+		    "%s{\"name\": \"s%d\", \"vm-state-size\": %d}",
+		    i > 0 ? ", " : "", i, i);
+	(void)snprintf(p, sizeof(line) - (size_t)(p - line),
+	    "]}}], \"id\": 5}\n");
+	cr_assert_eq(feed(line), 0);
+	cr_assert_eq(got[3].nsnaps, QMP_SNAPS_MAX);
+	cr_assert_str_eq(got[3].snaps[QMP_SNAPS_MAX - 1].name, "s31");
+
+	assert_rejected("{\"return\": [{\"node-name\": \"" QMP_SNAP_NODE
+	    "\"}, {\"node-name\": \"" QMP_SNAP_NODE "\"}], \"id\": 1}\n");
+	assert_rejected("{\"return\": [{\"node-name\": \"" QMP_SNAP_NODE
+	    "\", \"image\": {\"snapshots\": [{\"name\": \"a\", "
+	    "\"vm-state-size\": -1}]}}], \"id\": 1}\n");
+	assert_rejected("{\"return\": [{\"node-name\": \"" QMP_SNAP_NODE
+	    "\", \"image\": {\"snapshots\": [{\"name\": \"a\"}]}}], "
+	    "\"id\": 1}\n");
+	assert_rejected("{\"return\": [{\"node-name\": \"" QMP_SNAP_NODE
+	    "\", \"image\": {\"snapshots\": {}}}], \"id\": 1}\n");
+	assert_rejected("{\"return\": [{\"node-name\": \"" QMP_SNAP_NODE
+	    "\", \"image\": []}], \"id\": 1}\n");
+	assert_rejected("{\"return\": [{\"node-name\": 3}], \"id\": 1}\n");
 }
 
 /* ringbuf-read's return: a string, base64, decoded into the message. */

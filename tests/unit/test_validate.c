@@ -33,6 +33,30 @@ Test(validate, object_names)
 	cr_assert_not(valid_object_name("x\n"));
 }
 
+Test(validate, snapshot_tags)
+{
+	char	 longtag[OBJ_NAME_MAX + 2];
+
+	cr_assert(valid_snapshot_tag("first"));
+	cr_assert(valid_snapshot_tag("2026-12-01"));
+	cr_assert(valid_snapshot_tag("v1.2_rc-3"));
+	cr_assert(valid_snapshot_tag("0x"));
+	/* QEMU may take digits alone for a snapshot's id. */
+	cr_assert_not(valid_snapshot_tag("1"));
+	cr_assert_not(valid_snapshot_tag("0042"));
+	cr_assert_not(valid_snapshot_tag(""));
+	cr_assert_not(valid_snapshot_tag(NULL));
+	cr_assert_not(valid_snapshot_tag("Tag"));
+	cr_assert_not(valid_snapshot_tag("-x"));
+	cr_assert_not(valid_snapshot_tag("a b"));
+	cr_assert_not(valid_snapshot_tag("a,b"));
+	memset(longtag, 'a', sizeof(longtag) - 1);
+	longtag[sizeof(longtag) - 1] = '\0';
+	cr_assert_not(valid_snapshot_tag(longtag));
+	longtag[OBJ_NAME_MAX] = '\0';
+	cr_assert(valid_snapshot_tag(longtag));
+}
+
 Test(validate, request_ids)
 {
 	char	 longid[REQUEST_ID_MAX + 2];

@@ -10,6 +10,8 @@
 //	second
 //	host memory per idle VM beyond its guest RAM (resident, anonymous, and
 //	the proportional share of each of several idle VMs)
+//	a live snapshot of a running guest of 512 MiB: its create, restore
+//	and delete (p50, max over MCVM_BENCH_SNAPSHOTS) and its saved state
 import fs from 'node:fs';
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
@@ -19,6 +21,7 @@ import * as mcp from '../lib/client.mjs';
 const CREATES = Number(process.env.MCVM_BENCH_CREATES ?? 10);
 const EXECS = Number(process.env.MCVM_BENCH_EXECS ?? 100);
 const SHOTS = Number(process.env.MCVM_BENCH_SHOTS ?? 30);
+const SNAPSHOTS = Number(process.env.MCVM_BENCH_SNAPSHOTS ?? 5);
 const KEEP = Math.min(CREATES, 4);	// idle VMs kept for the memory figures
 const GUEST_MIB = 512;
 
@@ -246,6 +249,31 @@ console.log(`vm_screenshot (${SHOTS} runs, ${shotBytes} bytes of PNG): ` +
 console.log(`vm_type_text (${TYPED.length} characters): ` +
     `${cps[0].toFixed(0)} characters/s at the default delay_ms 30, ` +
     `${cps[1].toFixed(0)} characters/s at delay_ms 0`);
+
+// Live snapshots of the guest as the typing left it: each taken,
+// restored and deleted in turn.
+const snaps = { create: [], restore: [], delete: [] };
+let state = 0;
+for (let i = 0; i < SNAPSHOTS; i++) {
+	const tag = `bench-${i}`;
+	let t0 = performance.now();
+	const c = await call('vm_snapshot_create', { vm_id: vm, tag });
+	snaps.create.push(performance.now() - t0);
+	state = c.vm_size;
+	t0 = performance.now();
+	await call('vm_snapshot_restore', { vm_id: vm, tag });
+	snaps.restore.push(performance.now() - t0);
+	t0 = performance.now();
+	await call('vm_snapshot_delete', { vm_id: vm, tag });
+	snaps.delete.push(performance.now() - t0);
+}
+if (SNAPSHOTS > 0)
+	console.log(`live snapshot of a ${GUEST_MIB} MiB guest (${SNAPSHOTS} ` +
+	    `runs, ${(state / 1048576).toFixed(1)} MiB of state): create p50 ` +
+	    `${ms(pct(snaps.create, 50))}, max ${ms(pct(snaps.create, 100))}; ` +
+	    `restore p50 ${ms(pct(snaps.restore, 50))}, max ` +
+	    `${ms(pct(snaps.restore, 100))}; delete p50 ` +
+	    `${ms(pct(snaps.delete, 50))}`);
 
 for (const v of kept)
 	await call('vm_destroy', { vm_id: v });

@@ -148,13 +148,13 @@ test('SDK client calls a tool and gets structured content', async () => {
 	await client.close();
 });
 
-test('a tool without a back end yet is a visible gap, not a fake result',
+test('a tool that finds nothing is a tool error, not a fake result',
     async () => {
 	const { client } = await connect();
-	const r = await client.callTool({ name: 'vm_snapshot_list',
-	    arguments: { vm_id: 'vm-0123456789abcdef' } });
+	const r = await client.callTool({ name: 'image_snapshot_list',
+	    arguments: { name: 'nope' } });
 	assert.equal(r.isError, true);
-	assert.match(r.content[0].text, /not available/);
+	assert.match(r.content[0].text, /no image nope/);
 	assert.equal(r.structuredContent, undefined);
 	await client.close();
 });
@@ -297,14 +297,14 @@ test('GET /v1/tools lists the same schemas; POST /v1/tools/{name} calls',
 	    body: '{}' });
 	assert.equal(res.status, 200);
 	assert.ok(Array.isArray((await res.json()).vms));
-	res = await fetch(`${env.url}/v1/tools/vm_snapshot_list`, {
+	res = await fetch(`${env.url}/v1/tools/image_snapshot_list`, {
 	    method: 'POST', headers: { ...env.auth(),
 	    'content-type': 'application/json' },
-	    body: JSON.stringify({ vm_id: 'vm-0123456789abcdef' }) });
-	assert.equal(res.status, 501);
+	    body: JSON.stringify({ name: 'nope' }) });
+	assert.equal(res.status, 404);
 	const err = await res.json();
-	assert.equal(err.error.code, 'unavailable');
-	assert.match(err.error.message, /not available/);
+	assert.equal(err.error.code, 'not_found');
+	assert.match(err.error.message, /no image nope/);
 	res = await fetch(`${env.url}/v1/tools/vm_status`, { method: 'POST',
 	    headers: { ...env.auth(), 'content-type': 'application/json' },
 	    body: JSON.stringify({ vm_id: 'vm-0123456789abcdef', x: 1 }) });

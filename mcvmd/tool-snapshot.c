@@ -1,0 +1,427 @@
+/*
+ * The live snapshot tools: vm_snapshot_create, vm_snapshot_restore,
+ * vm_snapshot_delete and vm_snapshot_list.  A snapshot is the VM's RAM,
+ * devices and disk at one instant, saved inside its qcow2 overlay by
+ * QEMU's snapshot jobs, which the VM's monitor runs (vmm/snapshot.c);
+ * QEMU pauses the vCPUs while it saves or loads.  state.db records each
+ * one (vm_snapshots: tag, bytes of state, date), which counts against
+ * the workspace's storage and goes with the VM; the snapshot's bytes are
+ * in the VM's disk, which vm_destroy deletes.
+ *
+ * A raw reflink clone (a store on XFS or Btrfs) has no internal
+ * snapshots: the tools refuse such a VM and say why.
+ */
+#include <sys/statvfs.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dispatch.h"
+#include "log.h"
+#include "msg_vmm.h"
+#include "proto.h"
+#include "req.h"
+#include "validate.h"
+#include "vm.h"
+
+#define SNAP_DATE_MAX		32	/* RFC 3339, UTC */
+#define SNAP_HOST_RESERVE	(1ULL << 30)	/* bytes the host keeps free */
+
+_Static_assert(VMM_SNAP_TIMEOUT_MS % 1000 == 0, "whole seconds");
+
+/* The date of a snapshot, RFC 3339 in UTC. */
+static void
+snap_date(int64_t t, char *buf, size_t size)
+{
+	struct tm	 tm;
+	time_t		 tt = (time_t)t;
+
+	if (gmtime_r(&tt, &tm) == NULL ||
+	    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		(void)snprintf(buf, size, "1970-01-01T00:00:00Z");
+}
+
+static json_t *
+snap_json(const char *tag, uint64_t vm_size, int64_t created)
+{
+	char	 date[SNAP_DATE_MAX];
+
+	snap_date(created, date, sizeof(date));
+	return json_pack("{s:s, s:I, s:s}", "tag", tag, "vm_size",
+	    (json_int_t)vm_size, "date", date);
+}
+
+/*
+ * The checks every tool of a snapshot makes: the tag is one, and the
+ * VM's disk can hold snapshots.  0 to go on; otherwise answered.
+ */
+static int
+snap_check(struct tool_call *c, const char *tag)
+{
+	char	 msg[VM_MSG_MAX];
+
+	if (tag == NULL || !valid_snapshot_tag(tag)) {
+		call_reply(c->id, TOOL_ERROR, "tag must be 1-64 lower-case "
+		    "letters, digits, '.', '_' or '-', beginning with a letter "
+		    "or digit, and not all digits");
+		return -1;
+	}
+	if (c->vm->disk_format != DISK_QCOW2) {
+		(void)snprintf(msg, sizeof(msg), "%s's disk is a raw reflink "
+		    "clone (this host's store is on XFS or Btrfs), and this "
+		    "mcvm build takes live snapshots of qcow2 overlays only; "
+		    "nothing was done: keep what matters in /workspace and "
+		    "copy it out with vm_read_file", c->vm->row.id);
+		call_reply(c->id, TOOL_ERROR, msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* A snapshot of vm with this tag, as state.db has it: -1 answered. */
+static int
+snap_lookup(struct tool_call *c, const char *tag, uint64_t *vm_size,
+    int64_t *created)
+{
+	char	 msg[VM_MSG_MAX];
+	int	 rc;
+
+	if ((rc = state_snapshot_find(c->vm->row.id, tag, vm_size,
+	    created)) == 1)
+		return 0;
+	if (rc == -1) {
+		call_reply(c->id, TOOL_ERROR, "state database error");
+		return -1;
+	}
+	(void)snprintf(msg, sizeof(msg), "%s has no snapshot %s: nothing was "
+	    "done, and the VM runs on as it was; see vm_snapshot_list",
+	    c->vm->row.id, tag);
+	call_reply(c->id, TOOL_NOT_FOUND, msg);
+	return -1;
+}
+
+static struct req *
+snap_req(struct tool_call *c, uint32_t op, const char *tag,
+    void (*done)(struct req *, struct imsg *))
+{
+	struct msg_vmm_snapshot	 m;
+	struct req		*r;
+
+	r = call_req(c, IMSG_VMM_SNAPSHOT, done);
+	/* The monitor's deadline, and a margin beyond it for mcvmd's. */
+	r->wait_ms = VMM_SNAP_TIMEOUT_MS;
+	(void)snprintf(r->tag, sizeof(r->tag), "%s", tag);
+	m.op = op;
+	m.tag = r->tag;
+	msg_vmm_snapshot_put(r->msg, &m);
+	return r;
+}
+
+/* ---- vm_snapshot_create */
+
+struct snap_count {
+	unsigned int	 n;
+};
+
+static int
+snap_count_one(const char *tag, uint64_t size, int64_t created, void *arg)
+{
+	struct snap_count	*k = arg;
+
+	k->n++;
+	return 0;
+}
+
+/*
+ * Room for one more snapshot of vm: its count under VMM_SNAP_PER_VM_MAX,
+ * and the workspace's storage with up to the VM's memory of state more
+ * (what a save may write) within its limit, and that much free on the
+ * host beside its reserve.
+ */
+static int
+snap_admit(struct tool_call *c)
+{
+	const struct limits	*w = &env->conf.ws_limits;
+	struct snap_count	 k = { 0 };
+	struct statvfs		 sv;
+	uint64_t		 mem, dsk, cpus, need;
+	uint32_t		 n;
+	char			 msg[VM_MSG_MAX];
+
+	if (state_snapshot_each(c->vm->row.id, snap_count_one, &k) == -1 ||
+	    state_usage(c->vm->row.ws_id, &n, &mem, &dsk, &cpus) == -1) {
+		call_reply(c->id, TOOL_ERROR, "state database error");
+		return -1;
+	}
+	if (k.n >= VMM_SNAP_PER_VM_MAX) {
+		(void)snprintf(msg, sizeof(msg), "%s has %u live snapshots, "
+		    "the most a VM keeps: vm_snapshot_delete one first",
+		    c->vm->row.id, k.n);
+		call_reply(c->id, TOOL_ERROR, msg);
+		return -1;
+	}
+	need = (uint64_t)c->vm->row.memory_mib << 20;
+	if (dsk + need > w->max_storage) {
+		(void)snprintf(msg, sizeof(msg), "a snapshot of %s may take up "
+		    "to its %u MiB of memory, and the workspace's disks and "
+		    "snapshots would then exceed its storage limit of %llu "
+		    "MiB: delete a snapshot or a VM first", c->vm->row.id,
+		    c->vm->row.memory_mib,
+		    (unsigned long long)(w->max_storage >> 20));
+		call_reply(c->id, TOOL_ERROR, msg);
+		return -1;
+	}
+	if (statvfs(env->conf.statedir, &sv) == 0 &&
+	    (uint64_t)sv.f_bavail * sv.f_frsize < need + SNAP_HOST_RESERVE) {
+		(void)snprintf(msg, sizeof(msg), "the host has %llu MiB of disk "
+		    "free, not enough for a snapshot of up to %u MiB; try "
+		    "later", (unsigned long long)((uint64_t)sv.f_bavail *
+		    sv.f_frsize >> 20), c->vm->row.memory_mib);
+		call_reply(c->id, TOOL_ERROR, msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+create_done(struct req *r, struct imsg *imsg)
+{
+	struct msg_vmm_snapshot_done	 m;
+	int64_t				 now = (int64_t)time(NULL);
+
+	if (msg_vmm_snapshot_done_get(imsg, &m) == -1) {
+		call_req_fail(r, "malformed answer from the VM monitor");
+		return;
+	}
+	if (state_snapshot_insert(r->vm->row.id, r->tag, m.vm_size,
+	    now) == -1) {
+		call_req_fail(r, "state database error: the snapshot was "
+		    "taken but not recorded");
+		return;
+	}
+	log_info("%s: snapshot %s taken, %llu bytes of state", r->vm->row.id,
+	    r->tag, (unsigned long long)m.vm_size);
+	call_reply_json(r->call, snap_json(r->tag, m.vm_size, now));
+}
+
+static void
+tool_vm_snapshot_create(struct tool_call *c)
+{
+	const char	*tag = TOOL_STR(c->args, VM_SNAPSHOT_CREATE, TAG);
+	uint64_t	 size;
+	int64_t		 created;
+	char		 msg[VM_MSG_MAX];
+	int		 rc;
+
+	if (snap_check(c, tag) == -1)
+		return;
+	if ((rc = state_snapshot_find(c->vm->row.id, tag, &size,
+	    &created)) != 0) {
+		if (rc == -1)
+			call_reply(c->id, TOOL_ERROR, "state database error");
+		else {
+			(void)snprintf(msg, sizeof(msg), "%s has a snapshot "
+			    "%s already: choose another tag, or "
+			    "vm_snapshot_delete it first", c->vm->row.id, tag);
+			call_reply(c->id, TOOL_ERROR, msg);
+		}
+		return;
+	}
+	if (snap_admit(c) == -1)
+		return;
+	(void)req_send(snap_req(c, VMM_SNAP_SAVE, tag, create_done));
+}
+
+/* ---- vm_snapshot_restore */
+
+static void
+restore_reply(struct req *r)
+{
+	uint64_t	 size = 0;
+	int64_t		 created = r->since;
+
+	(void)state_snapshot_find(r->vm->row.id, r->tag, &size, &created);
+	call_reply_json(r->call, snap_json(r->tag, size, created));
+}
+
+static void
+restore_time_set(struct req *r, struct imsg *imsg)
+{
+	restore_reply(r);
+}
+
+/* The guest runs its snapshot's clock: set it to now. */
+static void
+restore_done(struct req *r, struct imsg *imsg)
+{
+	struct vm		*vm = r->vm;
+	struct msg_vmm_set_time	 m;
+	struct timespec		 ts;
+
+	log_info("%s: restored to snapshot %s", vm->row.id, r->tag);
+	if (state_jobs_forget_since(vm->row.id, r->since) == -1)
+		log_warnx("%s: the jobs after snapshot %s stay listed",
+		    vm->row.id, r->tag);
+	if (vm->state != VS_RUNNING || !vm->boot.agent) {
+		restore_reply(r);
+		return;
+	}
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	r->cancel = call_req_cancel;
+	r->wait_ms = 0;
+	req_next(r, IMSG_VMM_SET_TIME, restore_time_set);
+	m.sec = (uint64_t)ts.tv_sec;
+	m.nsec = (uint32_t)ts.tv_nsec;
+	msg_vmm_set_time_put(r->msg, &m);
+	(void)req_send(r);
+}
+
+static void
+restore_status(struct req *r, struct imsg *imsg)
+{
+	struct msg_vmm_qmp_state	 m;
+
+	if (msg_vmm_qmp_state_get(imsg, &m) == -1 || m.running ||
+	    r->vm->state != VS_RUNNING)
+		return;
+	log_warnx("%s: a failed snapshot load left the VM paused",
+	    r->vm->row.id);
+	vm_fsm(r->vm, VE_PAUSED, NULL);
+}
+
+static void
+restore_status_cancel(struct req *r, enum req_end end, const char *why)
+{
+}
+
+/*
+ * A restore that failed: QEMU 7.2 leaves the vCPUs stopped when a load
+ * fails after it began; the VM's state follows what QEMU says.
+ */
+static void
+restore_cancel(struct req *r, enum req_end end, const char *why)
+{
+	struct vm	*vm = r->vm;
+	struct req	*s;
+
+	call_req_fail(r, why != NULL ? why : "the restore failed");
+	if (end != REQ_ERROR || vm->state != VS_RUNNING || !vm->vmm_live)
+		return;
+	s = req_new(RP_MONITOR, vm, IMSG_VMM_QMP_STATUS, restore_status,
+	    restore_status_cancel);
+	(void)req_send(s);
+}
+
+static void
+tool_vm_snapshot_restore(struct tool_call *c)
+{
+	const char	*tag = TOOL_STR(c->args, VM_SNAPSHOT_RESTORE, TAG);
+	uint64_t	 size;
+	int64_t		 created;
+	struct req	*r;
+
+	if (snap_check(c, tag) == -1 ||
+	    snap_lookup(c, tag, &size, &created) == -1)
+		return;
+	r = snap_req(c, VMM_SNAP_LOAD, tag, restore_done);
+	r->cancel = restore_cancel;
+	r->since = created;
+	(void)req_send(r);
+}
+
+/* ---- vm_snapshot_delete */
+
+static void
+delete_done(struct req *r, struct imsg *imsg)
+{
+	struct msg_vmm_snapshot_done	 m;
+	char				 msg[VM_MSG_MAX];
+
+	if (msg_vmm_snapshot_done_get(imsg, &m) == -1) {
+		call_req_fail(r, "malformed answer from the VM monitor");
+		return;
+	}
+	if (r->since == -1 && !m.found) {
+		(void)snprintf(msg, sizeof(msg), "%s has no snapshot %s: "
+		    "nothing was done, and the VM runs on as it was; see "
+		    "vm_snapshot_list", r->vm->row.id, r->tag);
+		call_reply(r->call, TOOL_NOT_FOUND, msg);
+		return;
+	}
+	if (state_snapshot_delete(r->vm->row.id, r->tag) == -1) {
+		call_req_fail(r, "state database error: the snapshot was "
+		    "deleted from the disk but is still listed");
+		return;
+	}
+	log_info("%s: snapshot %s deleted%s", r->vm->row.id, r->tag,
+	    r->since == -1 ? " (it was on the disk alone)" : "");
+	call_reply_json(r->call, json_pack("{s:s, s:b}", "tag", r->tag,
+	    "deleted", 1));
+}
+
+/*
+ * The disk is asked even for a tag state.db does not list: a save whose
+ * answer was lost (its deadline passed) may have left one there.
+ */
+static void
+tool_vm_snapshot_delete(struct tool_call *c)
+{
+	const char	*tag = TOOL_STR(c->args, VM_SNAPSHOT_DELETE, TAG);
+	uint64_t	 size;
+	int64_t		 created;
+	struct req	*r;
+	int		 rc;
+
+	if (snap_check(c, tag) == -1)
+		return;
+	if ((rc = state_snapshot_find(c->vm->row.id, tag, &size,
+	    &created)) == -1) {
+		call_reply(c->id, TOOL_ERROR, "state database error");
+		return;
+	}
+	r = snap_req(c, VMM_SNAP_DELETE, tag, delete_done);
+	r->since = rc == 1 ? created : -1;
+	(void)req_send(r);
+}
+
+/* ---- vm_snapshot_list */
+
+static int
+list_one(const char *tag, uint64_t size, int64_t created, void *arg)
+{
+	json_t	*a = arg, *o;
+
+	if ((o = snap_json(tag, size, created)) == NULL ||
+	    json_array_append_new(a, o) == -1)
+		fatalx("%s: json", __func__);
+	return 0;
+}
+
+static void
+tool_vm_snapshot_list(struct tool_call *c)
+{
+	json_t	*a;
+
+	if ((a = json_array()) == NULL)
+		fatalx("%s: json_array", __func__);
+	if (state_snapshot_each(c->vm->row.id, list_one, a) == -1) {
+		json_decref(a);
+		call_reply(c->id, TOOL_ERROR, "state database error");
+		return;
+	}
+	call_reply_json(c->id, json_pack("{s:o}", "snapshots", a));
+}
+
+/* The tools of this file (see TOOL_IMPL in dispatch.h). */
+TOOL_IMPL(TOOL_VM_SNAPSHOT_CREATE, tool_vm_snapshot_create, NULL, NULL,
+    NULL, -1);
+TOOL_IMPL(TOOL_VM_SNAPSHOT_RESTORE, tool_vm_snapshot_restore, NULL, NULL,
+    NULL, -1);
+TOOL_IMPL(TOOL_VM_SNAPSHOT_DELETE, tool_vm_snapshot_delete, NULL, NULL,
+    NULL, -1);
+TOOL_IMPL(TOOL_VM_SNAPSHOT_LIST, tool_vm_snapshot_list, NULL, NULL, NULL,
+    -1);

@@ -1,0 +1,302 @@
+/*
+ * Live snapshots (IMSG_VMM_SNAPSHOT): QEMU 7.2's snapshot-save,
+ * snapshot-load and snapshot-delete jobs, on the qcow2 overlay (node
+ * QMP_SNAP_NODE), with the VM's state saved into it as well.  A job runs
+ * in QEMU while the monitor polls query-jobs; its error is read back
+ * from there, and the job is dismissed however it ended.  The monitor
+ * runs one job at a time, always named QMP_JOB_ID.  Its steps:
+ *
+ *	snap_start	query-jobs			-> snap_seen
+ *	snap_seen	a job left concluded by an op that ran out of time:
+ *			job-dismiss			-> snap_cleared
+ *			none: snap_look
+ *	snap_look	query-named-block-nodes		-> snap_looked
+ *	snap_looked	refuse a save of a tag there, or a load of one not
+ *			there (the VM runs on untouched: QEMU stops the
+ *			vCPUs before it looks, and a failed load leaves
+ *			them stopped); a delete of one not there is done,
+ *			and says it found none.
+ *			snapshot-save/load/delete	-> snap_started
+ *	snap_started	snap_poll in SNAP_POLL_MS
+ *	snap_poll	query-jobs			-> snap_polled
+ *	snap_polled	concluded: job-dismiss		-> snap_dismissed
+ *			else snap_poll again
+ *	snap_dismissed	failed: a load, query-status	-> snap_after_load
+ *			saved: query-named-block-nodes	-> snap_measured
+ *			otherwise done
+ *
+ * Every reply is QEMU's and read as untrusted (qmp.c); the op's
+ * deadline is VMM_SNAP_TIMEOUT_MS.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "qmp.h"
+#include "validate.h"
+#include "vmm.h"
+
+#define SNAP_POLL_MS	50
+
+_Static_assert(QMP_SNAP_TAG_MAX == OBJ_NAME_MAX + 1,
+    "a snapshot name of QEMU's holds a tag");
+
+struct snap {
+	uint32_t	 op;			/* VMM_SNAP_* */
+	char		 tag[QMP_SNAP_TAG_MAX];
+	int		 failed;
+	char		 error[QMP_TEXT_MAX];
+};
+
+static void	 snap_seen(struct vmm_req *, const struct qmp_msg *);
+static void	 snap_cleared(struct vmm_req *, const struct qmp_msg *);
+static void	 snap_look(struct vmm_req *);
+static void	 snap_looked(struct vmm_req *, const struct qmp_msg *);
+static void	 snap_started(struct vmm_req *, const struct qmp_msg *);
+static void	 snap_poll(struct vmm_req *);
+static void	 snap_polled(struct vmm_req *, const struct qmp_msg *);
+static void	 snap_dismissed(struct vmm_req *, const struct qmp_msg *);
+static void	 snap_after_load(struct vmm_req *, const struct qmp_msg *);
+static void	 snap_measured(struct vmm_req *, const struct qmp_msg *);
+
+static const char *
+snap_verb(uint32_t op)
+{
+	switch (op) {
+	case VMM_SNAP_SAVE:
+		return "save";
+	case VMM_SNAP_LOAD:
+		return "load";
+	default:
+		return "delete";
+	}
+}
+
+/* The snapshot tag of the node's list, or NULL. */
+static const struct qmp_snap *
+snap_find(const struct qmp_msg *m, const char *tag)
+{
+	size_t	 i;
+
+	for (i = 0; i < m->nsnaps; i++)
+		if (strcmp(m->snaps[i].name, tag) == 0)
+			return &m->snaps[i];
+	return NULL;
+}
+
+/* The answer: SNAPSHOT_DONE, whatever the op. */
+static void
+snap_answer(struct vmm_req *r, uint64_t vm_size, int found)
+{
+	struct msg_vmm_snapshot_done	 d;
+	struct ibuf			*b;
+
+	d.vm_size = vm_size > VMM_SNAP_SIZE_MAX ? VMM_SNAP_SIZE_MAX :
+	    vm_size;
+	d.found = found ? 1 : 0;
+	b = vmm_answer_begin(r, IMSG_VMM_SNAPSHOT_DONE);
+	msg_vmm_snapshot_done_put(b, &d);
+	vmm_answer_end(r, b);
+}
+
+static void
+snap_start(struct vmm_req *r, const union vmm_args *a)
+{
+	struct snap	*s;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		vmm_fail(r, VMM_ERR_QMP, ENOMEM, "out of memory");
+		return;
+	}
+	s->op = a->snapshot.op;
+	/* The codec checked the tag; it fits. */
+	(void)snprintf(s->tag, sizeof(s->tag), "%s", a->snapshot.tag);
+	r->state = s;
+	vmm_qmp_send(r, "query-jobs", NULL, snap_seen);
+}
+
+static void
+snap_seen(struct vmm_req *r, const struct qmp_msg *m)
+{
+	if (!m->has_job) {
+		snap_look(r);
+		return;
+	}
+	if (strcmp(m->job_status, "concluded") != 0) {
+		vmm_fail(r, VMM_ERR_BUSY, EBUSY, "a snapshot job of this VM "
+		    "is still running: retry once it is done");
+		return;
+	}
+	vmm_qmp_send(r, "job-dismiss", vmm_qmp_args("{s:s}", "id",
+	    QMP_JOB_ID), snap_cleared);
+}
+
+static void
+snap_cleared(struct vmm_req *r, const struct qmp_msg *m)
+{
+	snap_look(r);
+}
+
+static void
+snap_look(struct vmm_req *r)
+{
+	vmm_qmp_send(r, "query-named-block-nodes", vmm_qmp_args("{s:b}",
+	    "flat", 1), snap_looked);
+}
+
+static void
+snap_looked(struct vmm_req *r, const struct qmp_msg *m)
+{
+	struct snap	*s = r->state;
+	const char	*cmd;
+	char		 msg[128];
+	int		 there;
+
+	if (!m->has_snaps) {
+		vmm_fail(r, VMM_ERR_QMP, ENODEV, "QEMU lists no qcow2 disk "
+		    "node to snapshot");
+		return;
+	}
+	there = snap_find(m, s->tag) != NULL;
+	switch (s->op) {
+	case VMM_SNAP_SAVE:
+		if (there) {
+			/* Saved by a request whose answer was lost. */
+			(void)snprintf(msg, sizeof(msg), "the disk has a "
+			    "snapshot %s already: vm_snapshot_delete it first",
+			    s->tag);
+			vmm_fail(r, VMM_ERR_QMP, EEXIST, msg);
+			return;
+		}
+		cmd = "snapshot-save";
+		break;
+	case VMM_SNAP_LOAD:
+		if (!there) {
+			(void)snprintf(msg, sizeof(msg), "the disk has no "
+			    "snapshot %s: the VM runs on as it was", s->tag);
+			vmm_fail(r, VMM_ERR_QMP, ENOENT, msg);
+			return;
+		}
+		cmd = "snapshot-load";
+		break;
+	default:
+		if (!there) {
+			snap_answer(r, 0, 0);
+			return;
+		}
+		cmd = "snapshot-delete";
+		break;
+	}
+	log_info("snapshot %s: %s", snap_verb(s->op), s->tag);
+	if (s->op == VMM_SNAP_DELETE)
+		vmm_qmp_send(r, cmd, vmm_qmp_args("{s:s, s:s, s:[s]}",
+		    "job-id", QMP_JOB_ID, "tag", s->tag, "devices",
+		    QMP_SNAP_NODE), snap_started);
+	else
+		vmm_qmp_send(r, cmd, vmm_qmp_args("{s:s, s:s, s:s, s:[s]}",
+		    "job-id", QMP_JOB_ID, "tag", s->tag, "vmstate",
+		    QMP_SNAP_NODE, "devices", QMP_SNAP_NODE), snap_started);
+}
+
+static void
+snap_started(struct vmm_req *r, const struct qmp_msg *m)
+{
+	vmm_req_after(r, SNAP_POLL_MS, snap_poll);
+}
+
+static void
+snap_poll(struct vmm_req *r)
+{
+	vmm_qmp_send(r, "query-jobs", NULL, snap_polled);
+}
+
+static void
+snap_polled(struct vmm_req *r, const struct qmp_msg *m)
+{
+	struct snap	*s = r->state;
+
+	if (!m->has_job) {
+		vmm_fail(r, VMM_ERR_QMP, EBADMSG, "the snapshot job is gone "
+		    "from query-jobs");
+		return;
+	}
+	if (strcmp(m->job_status, "concluded") != 0) {
+		vmm_req_after(r, SNAP_POLL_MS, snap_poll);
+		return;
+	}
+	if (m->has_job_error) {
+		s->failed = 1;
+		(void)snprintf(s->error, sizeof(s->error), "%s",
+		    m->job_error);
+	}
+	vmm_qmp_send(r, "job-dismiss", vmm_qmp_args("{s:s}", "id",
+	    QMP_JOB_ID), snap_dismissed);
+}
+
+static void
+snap_dismissed(struct vmm_req *r, const struct qmp_msg *m)
+{
+	struct snap	*s = r->state;
+	char		 msg[QMP_TEXT_MAX + 64];
+
+	if (s->failed && s->op == VMM_SNAP_LOAD) {
+		vmm_qmp_send(r, "query-status", NULL, snap_after_load);
+		return;
+	}
+	if (s->failed) {
+		(void)snprintf(msg, sizeof(msg), "QEMU's snapshot %s "
+		    "failed: %s", snap_verb(s->op), s->error);
+		vmm_fail(r, VMM_ERR_QMP, EIO, msg);
+		return;
+	}
+	if (s->op == VMM_SNAP_SAVE) {
+		vmm_qmp_send(r, "query-named-block-nodes",
+		    vmm_qmp_args("{s:b}", "flat", 1), snap_measured);
+		return;
+	}
+	log_info("snapshot %s done: %s", snap_verb(s->op), s->tag);
+	snap_answer(r, 0, 1);
+}
+
+/* A failed load may have left the vCPUs stopped: say so. */
+static void
+snap_after_load(struct vmm_req *r, const struct qmp_msg *m)
+{
+	struct snap	*s = r->state;
+	char		 msg[QMP_TEXT_MAX + 96];
+
+	(void)snprintf(msg, sizeof(msg), "QEMU's snapshot load failed: %s%s",
+	    s->error, m->has_running && !m->running ? " (QEMU left the VM "
+	    "paused)" : "");
+	vmm_fail(r, VMM_ERR_QMP, EIO, msg);
+}
+
+static void
+snap_measured(struct vmm_req *r, const struct qmp_msg *m)
+{
+	struct snap		*s = r->state;
+	const struct qmp_snap	*sn;
+
+	if ((sn = snap_find(m, s->tag)) == NULL) {
+		vmm_fail(r, VMM_ERR_QMP, EBADMSG, "the saved snapshot is not "
+		    "listed on the disk");
+		return;
+	}
+	log_info("snapshot saved: %s, %llu bytes of state", s->tag,
+	    (unsigned long long)sn->vm_size);
+	snap_answer(r, sn->vm_size, 1);
+}
+
+static void
+snap_end(struct vmm_req *r)
+{
+	free(r->state);
+	r->state = NULL;
+}
+
+VMM_GET_ARGS(snapshot)
+VMM_OP(snapshot, IMSG_VMM_SNAPSHOT, "snapshot", VMM_CHAN_QMP,
+    VMM_OP_QMP_UP | VMM_OP_ONE, VMM_SNAP_TIMEOUT_MS, get_snapshot,
+    snap_start, snap_end);
