@@ -106,10 +106,24 @@ msg_front_tool_result_get(struct imsg *imsg,
 	return m_end(&r);
 }
 
+/* IMAGE_TICKET_LEN lower-case hex digits. */
+int
+image_ticket_valid(const char *s)
+{
+	size_t	 i;
+
+	for (i = 0; i < IMAGE_TICKET_LEN; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		    (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return s[i] == '\0';
+}
+
 void
 msg_front_image_put(struct ibuf *b, const struct msg_front_image *m)
 {
 	m_add_bytes(b, m->hash, sizeof(m->hash));
+	m_add_str(b, m->ticket);
 	m_add_str(b, m->name);
 	m_add_u32(b, m->write);
 	m_add_u32(b, m->overwrite);
@@ -124,12 +138,14 @@ msg_front_image_get(struct imsg *imsg, struct msg_front_image *m)
 	memset(m, 0, sizeof(*m));
 	if (m_open(&r, imsg, IMSG_FRONT_IMAGE) == -1 ||
 	    m_get_bytes_exact(&r, m->hash, sizeof(m->hash)) == -1 ||
+	    m_get_str(&r, &m->ticket, IMAGE_TICKET_LEN) == -1 ||
 	    m_get_str(&r, &m->name, OBJ_NAME_MAX) == -1 ||
 	    m_get_flag(&r, &m->write) == -1 ||
 	    m_get_flag(&r, &m->overwrite) == -1 ||
 	    m_get_u64(&r, &m->bytes) == -1)
 		return -1;
-	if (!valid_object_name(m->name) || (m->write && (m->bytes == 0 ||
+	if ((m->ticket[0] != '\0' && !image_ticket_valid(m->ticket)) ||
+	    !valid_object_name(m->name) || (m->write && (m->bytes == 0 ||
 	    m->bytes > FRONT_UPLOAD_MAX)) || (!m->write && (m->bytes != 0 ||
 	    m->overwrite)))
 		return m_fail();

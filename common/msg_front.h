@@ -59,8 +59,11 @@ int	 msg_front_tool_get(struct imsg *, struct msg_front_tool *);
  * /v1/images/{name}.  An error answers with the TOOL_RESULT alone.
  */
 #define FRONT_UPLOAD_MAX	(16ULL << 40)	/* bytes of one upload */
+#define IMAGE_TICKET_LEN	64		/* hex: a URL's permission */
+#define IMAGE_TICKET_SECS	600		/* an image URL's life */
 struct msg_front_image {
-	uint8_t		 hash[TOKEN_HASH_LEN];
+	uint8_t		 hash[TOKEN_HASH_LEN];	/* unless ticket */
+	const char	*ticket;	/* "" or IMAGE_TICKET_LEN hex */
 	const char	*name;		/* an object name */
 	uint32_t	 write;		/* 0 or 1 */
 	uint32_t	 overwrite;	/* 0 or 1 */
@@ -70,6 +73,7 @@ struct msg_front_image {
 void	 msg_front_image_put(struct ibuf *, const struct msg_front_image *);
 int	 msg_front_image_get(struct imsg *, struct msg_front_image *);
 int	 msg_front_image_fd_get(struct imsg *);
+int	 image_ticket_valid(const char *);
 void	 msg_front_tool_result_put(struct ibuf *,
 	    const struct msg_front_tool_result *);
 int	 msg_front_tool_result_get(struct imsg *,

@@ -16,6 +16,7 @@
 
 #include "agent_proto.h"
 #include "log.h"
+#include "msg_front.h"
 #include "msg_store.h"
 #include "msg_vmm.h"
 #include "tools.h"
@@ -42,6 +43,7 @@ struct tool_number {
 static const struct tool_number tool_numbers[] = {
 	NUM(TOOL_FILE_MAX),
 	NUM(IMAGE_SNAPSHOTS_MAX),
+	NUM(IMAGE_TICKET_SECS),
 	NUM_KIB(TOOL_FILE_MAX),
 	NUM(TOOL_WAIT_MAX),
 	NUM(TOOL_TYPE_TEXT_MAX),
@@ -216,6 +218,13 @@ static const char *const convert_values[] = {
 	"'digest':{'type':'string'},'default':{'type':'boolean'},"	\
 	"'state':{'type':'string','enum':['ready','verifying',"		\
 	"'refused']},'reason':{'type':'string'}},'required':['name']}"
+#define URL_OUT								\
+	"{'type':'object','properties':{'url':{'type':'string'},"	\
+	"'path':{'type':'string','description':'the URL without the "	\
+	"server, for a client that reaches it by another name'},"	\
+	"'method':{'type':'string','enum':['PUT','GET']},"		\
+	"'expires_in':{'type':'integer','description':'seconds'}},"	\
+	"'required':['url','path','method','expires_in']}"
 #define IMAGE_INFO_OUT							\
 	"{'type':'object','properties':{'name':{'type':'string'},"	\
 	"'format':{'type':'string'},'virtual_size':{'type':'integer'},"	\
@@ -434,6 +443,20 @@ static const struct tool_param p_vm_list_files[] = {
 	    "${AGENT_LIST_DEPTH_MAX} to descend into subdirectories." },
 };
 PARAMS_SIZE(p_vm_list_files, VM_LIST_FILES);
+
+static const struct tool_param p_image_upload_url[] = {
+	[P_IMAGE_UPLOAD_URL_NAME] = PARAM_IMAGE("name",
+	    "Name the uploaded image takes in the workspace's store."),
+	[P_IMAGE_UPLOAD_URL_OVERWRITE] = PARAM_BOOL("overwrite",
+	    "Replace an existing image of that name."),
+};
+PARAMS_SIZE(p_image_upload_url, IMAGE_UPLOAD_URL);
+
+static const struct tool_param p_image_download_url[] = {
+	[P_IMAGE_DOWNLOAD_URL_NAME] = PARAM_IMAGE("name",
+	    "Image of the workspace or the catalogue."),
+};
+PARAMS_SIZE(p_image_download_url, IMAGE_DOWNLOAD_URL);
 
 /* ---- display, input, console -------------------------------------------- */
 
@@ -1020,6 +1043,23 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "'name','type','size','mode','mtime']}},'truncated':{'type':"
 	    "'boolean','description':'entries were left out'}},"
 	    "'required':['path','entries','truncated']}"),
+	T(IMAGE_UPLOAD_URL, "image_upload_url", "Get an upload URL",
+	    0, p_image_upload_url, TT_NONE, TR_JSON,
+	    "A URL to PUT an image or ISO to, once, within "
+	    "${IMAGE_TICKET_SECS} s: the request's body is the file, with "
+	    "Content-Length (curl -T FILE URL). It needs no token: the URL "
+	    "is the permission, for this name in your workspace only. The "
+	    "storage quota is checked before the body is read; the format "
+	    "(qcow2, raw, iso, vdi, vhdx) is found from the bytes, and a "
+	    "qcow2 with a backing file is refused. The PUT answers with "
+	    "the image, as image_info does.",
+	    URL_OUT),
+	T(IMAGE_DOWNLOAD_URL, "image_download_url", "Get a download URL",
+	    RO, p_image_download_url, TT_IMAGE, TR_JSON,
+	    "A URL to GET an image's file from (yours, or a catalogue "
+	    "image), once, within ${IMAGE_TICKET_SECS} s; it needs no "
+	    "token. The image is not checked to exist until then.",
+	    URL_OUT),
 };
 
 const struct tool_desc *

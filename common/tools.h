@@ -99,7 +99,9 @@
 	X(TOOL_IMAGE_SNAPSHOT_APPLY,	32, "image_snapshot_apply")	\
 	X(TOOL_IMAGE_SNAPSHOT_DELETE,	33, "image_snapshot_delete")	\
 	X(TOOL_IMAGE_SNAPSHOT_LIST,	34, "image_snapshot_list")	\
-	X(TOOL_VM_LIST_FILES,		35, "vm_list_files")
+	X(TOOL_VM_LIST_FILES,		35, "vm_list_files")		\
+	X(TOOL_IMAGE_UPLOAD_URL,	36, "image_upload_url")		\
+	X(TOOL_IMAGE_DOWNLOAD_URL,	37, "image_download_url")
 
 enum tool_id {
 	TOOL_NONE = 0,
@@ -168,6 +170,8 @@ enum tool_id {
 	M(t, VM_ID) M(t, PATH) M(t, CONTENT) M(t, CONTENT_BASE64)	\
 	M(t, APPEND)
 #define PARAMS_VM_LIST_FILES(M, t)	M(t, VM_ID) M(t, PATH) M(t, DEPTH)
+#define PARAMS_IMAGE_UPLOAD_URL(M, t)	M(t, NAME) M(t, OVERWRITE)
+#define PARAMS_IMAGE_DOWNLOAD_URL(M, t)	M(t, NAME)
 #define PARAMS_VM_SCREENSHOT(M, t)	M(t, VM_ID)
 #define PARAMS_VM_SEND_KEYS(M, t)					\
 	M(t, VM_ID) M(t, KEYS) M(t, HOLD_MS) M(t, DELAY_MS)
@@ -208,7 +212,8 @@ enum tool_id {
 	M(IMAGE_CREATE) M(IMAGE_INFO) M(IMAGE_CONVERT) M(IMAGE_RESIZE)	\
 	M(IMAGE_DELETE) M(IMAGE_SNAPSHOT_CREATE)			\
 	M(IMAGE_SNAPSHOT_APPLY) M(IMAGE_SNAPSHOT_DELETE)		\
-	M(IMAGE_SNAPSHOT_LIST) M(VM_LIST_FILES)
+	M(IMAGE_SNAPSHOT_LIST) M(VM_LIST_FILES) M(IMAGE_UPLOAD_URL)	\
+	M(IMAGE_DOWNLOAD_URL)
 
 #define TOOL_PARAM_ENUM(t, p)	P_##t##_##p,
 #define TOOL_PARAMS_ENUM(t)						\

@@ -109,6 +109,7 @@ struct freq {
 	int			 image_fd;	/* stored's, or -1 */
 	int			 image_write;	/* an upload */
 	int			 image_sunk;	/* its body is all sent on */
+	char			 ticket[IMAGE_TICKET_LEN + 1]; /* or "" */
 };
 
 struct frontd {
@@ -161,7 +162,7 @@ int	 bearer_parse(const char *, const char **, size_t *);
 /* image.c */
 int	 image_streams(const struct http_request *);
 const char *image_route_name(const char *);
-int	 image_query_ok(const char *, int *);
+int	 image_query_ok(const char *, int *, char *);
 void	 image_route(struct freq *);
 void	 image_op_fd(struct fop *, int);
 void	 image_op_done(struct fop *, uint32_t, const char *);

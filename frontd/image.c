@@ -44,18 +44,30 @@ image_route_name(const char *path)
 	return path + strlen(IMAGE_PREFIX);
 }
 
-/* The only query an image route takes: overwrite=true. */
+/*
+ * The queries an image route takes: overwrite=true (or false), or the
+ * ticket of a URL image_upload_url or image_download_url gave, copied
+ * into ticket (IMAGE_TICKET_LEN + 1 bytes; "" for none).
+ */
 int
-image_query_ok(const char *query, int *overwrite)
+image_query_ok(const char *query, int *overwrite, char *ticket)
 {
+	const size_t	 tlen = strlen("ticket=");
+
 	*overwrite = 0;
-	if (query == NULL)
+	ticket[0] = '\0';
+	if (query == NULL || strcmp(query, "overwrite=false") == 0)
 		return 1;
 	if (strcmp(query, "overwrite=true") == 0) {
 		*overwrite = 1;
 		return 1;
 	}
-	return strcmp(query, "overwrite=false") == 0;
+	if (strncmp(query, "ticket=", tlen) == 0 &&
+	    image_ticket_valid(query + tlen)) {
+		memcpy(ticket, query + tlen, IMAGE_TICKET_LEN + 1);
+		return 1;
+	}
+	return 0;
 }
 
 static void
@@ -66,6 +78,7 @@ image_send(struct freq *fr, struct fop *op, int write, int overwrite,
 	struct ibuf		*b;
 
 	memcpy(m.hash, fr->hash, sizeof(m.hash));
+	m.ticket = fr->ticket;
 	m.name = fr->tool_name;
 	m.write = write;
 	m.overwrite = overwrite;
@@ -100,9 +113,10 @@ image_route(struct freq *fr)
 		    "with a letter or digit");
 		return;
 	}
-	if (!image_query_ok(r->query, &overwrite)) {
-		req_reply_error(fr, 400, "bad_request", "the one query an "
-		    "image takes is overwrite=true");
+	if (!image_query_ok(r->query, &overwrite, fr->ticket)) {
+		req_reply_error(fr, 400, "bad_request", "the queries an "
+		    "image takes are overwrite=true and an image URL's "
+		    "ticket");
 		return;
 	}
 	if (write) {

@@ -35,6 +35,7 @@
 static struct fop	*pending[PENDING_BUCKETS];
 
 static json_t	*error_body(enum route, int, const char *, const char *);
+static void	 req_route(struct freq *);
 
 static const char *const localhost_names[] = {
 	"localhost", "127.0.0.1", "[::1]",
@@ -551,7 +552,7 @@ req_handle(struct http_conn *c, struct http_request *r, void *arg)
 		return;
 	}
 	if (r->query != NULL && !(fr->route == ROUTE_IMAGE &&
-	    image_query_ok(r->query, &overwrite))) {
+	    image_query_ok(r->query, &overwrite, fr->ticket))) {
 		req_reply_error(fr, 400, "bad_request",
 		    query_has_token(r->query) ? "credentials in the URL are "
 		    "refused; send them in the Authorization header" :
@@ -561,6 +562,18 @@ req_handle(struct http_conn *c, struct http_request *r, void *arg)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	fr->peer = *http_peer_key(c);
 	auth = http_header(r, "Authorization");
+	/* An image URL's ticket is its permission: mcvmd checks it. */
+	if (fr->route == ROUTE_IMAGE && fr->ticket[0] != '\0' &&
+	    auth == NULL) {
+		if (!peer_charge(&fr->peer, fenv->conf.unauth_rate,
+		    fenv->conf.unauth_burst, &now, &retry)) {
+			reply_unauth_limited(fr, retry);
+			return;
+		}
+		fr->charged = 1;
+		req_route(fr);
+		return;
+	}
 	known = -1;
 	if (auth != NULL && http_header_count(r, "Authorization") == 1 &&
 	    bearer_parse(auth, &tok, &toklen) == 0) {

@@ -7,6 +7,8 @@
  * stored checks both, and the real free space, before it writes.  What
  * they hold afterwards is kept in state.db, for vm_create's admission.
  */
+#include <sys/random.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include <jansson.h>
 
 #include "dispatch.h"
+#include "hash.h"
 #include "log.h"
 #include "msg_front.h"
 #include "msg_store.h"
@@ -23,6 +26,23 @@
 
 /* A long conversion may take this long; then stored kills qemu-img. */
 #define IMAGE_LONG_WAIT_MS	(30U * 60 * 1000)
+#define IMAGE_TICKETS_MAX	256	/* URLs not yet used, in all */
+
+/*
+ * The URLs image_upload_url and image_download_url hand out: each is
+ * the permission for one transfer of one image of one workspace, for
+ * IMAGE_TICKET_SECS.  Only the SHA-256 of a ticket is kept, in memory:
+ * a restart forgets them all.
+ */
+static struct image_ticket {
+	uint8_t		 hash[TOKEN_HASH_LEN];
+	int64_t		 ws;
+	char		 name[OBJ_NAME_MAX + 1];
+	int		 write;
+	int		 overwrite;
+	time_t		 expires;	/* vm_now(); 0: free */
+} tickets[IMAGE_TICKETS_MAX];
+
 /* stored ends a stalled upload itself; this is its whole length. */
 #define IMAGE_UPLOAD_WAIT_MS	(6U * 60 * 60 * 1000)
 
@@ -247,20 +267,61 @@ image_request(struct tool_call *c, struct msg_store_image *m)
 	    c->args->tool->name, m);
 }
 
+/* The ticket of URL hex for name, taken (it works once), or NULL. */
+static struct image_ticket *
+ticket_take(const char *hex, const char *name, int write)
+{
+	uint8_t		 h[TOKEN_HASH_LEN];
+	time_t		 now = vm_now();
+	size_t		 i;
+
+	if (sha256(hex, strlen(hex), h) == -1)
+		fatalx("%s: sha256", __func__);
+	for (i = 0; i < IMAGE_TICKETS_MAX; i++) {
+		if (tickets[i].expires == 0 ||
+		    memcmp(tickets[i].hash, h, sizeof(h)) != 0)
+			continue;
+		if (tickets[i].expires < now || tickets[i].write != write ||
+		    strcmp(tickets[i].name, name) != 0)
+			return NULL;
+		tickets[i].expires = 0;
+		return &tickets[i];
+	}
+	return NULL;
+}
+
 /*
  * frontd's PUT or GET of /v1/images/{name}: the bytes go between frontd
- * and stored on the descriptor stored makes, never through mcvmd.
+ * and stored on the descriptor stored makes, never through mcvmd.  The
+ * workspace is the token's, or the URL ticket's.
  */
 void
 image_front(struct imsg *imsg)
 {
 	struct msg_front_image	 f;
 	struct msg_store_image	 m = { .dest = "", .base = "", .tag = "" };
+	struct image_ticket	*t;
 	struct ws_auth		 auth;
 	uint64_t		 id = call_id(imsg->hdr.peerid);
 
 	if (msg_front_image_get(imsg, &f) == -1)
 		fatalx("frontd: malformed %s", imsg_type_name(imsg->hdr.type));
+	if (f.ticket[0] != '\0') {
+		if ((t = ticket_take(f.ticket, f.name, f.write)) == NULL) {
+			call_reply(id, TOOL_DENIED, "this image URL is not "
+			    "valid: it was used, has expired, or is for "
+			    "another image; ask for a new one");
+			return;
+		}
+		m.op = f.write ? SIO_UPLOAD : SIO_DOWNLOAD;
+		m.name = f.name;
+		m.bytes = f.bytes;
+		if (t->overwrite)
+			m.flags |= SIF_OVERWRITE;
+		image_send(id, t->ws, TOOL_NONE, f.write ? "image upload" :
+		    "image download", &m);
+		return;
+	}
 	if (state_token_auth(f.hash, &auth) == -1) {
 		call_reply(id, TOOL_UNAVAILABLE, "authentication is "
 		    "unavailable; retry later");
@@ -428,7 +489,57 @@ tool_image_snapshot(struct tool_call *c)
 	image_request(c, &m);
 }
 
+/* image_upload_url and image_download_url: a ticket, and its URL. */
+static void
+tool_image_url(struct tool_call *c)
+{
+	const struct listen_addr *la = env->conf.nlisten > 0 ?
+				    &env->conf.listen[0] : NULL;
+	struct image_ticket	*t = NULL;
+	uint8_t			 raw[IMAGE_TICKET_LEN / 2];
+	char			 hex[IMAGE_TICKET_LEN + 1], path[192];
+	char			 url[sizeof(path) + CONF_STR_MAX + 16];
+	time_t			 now = vm_now();
+	size_t			 i;
+	int			 write = c->args->tool->id == TOOL_IMAGE_UPLOAD_URL;
+
+	for (i = 0; i < IMAGE_TICKETS_MAX && t == NULL; i++)
+		if (tickets[i].expires < now)
+			t = &tickets[i];
+	if (t == NULL) {
+		call_reply(c->id, TOOL_ERROR, "too many image URLs are "
+		    "waiting to be used; retry in a few minutes");
+		return;
+	}
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		fatal("getrandom");
+	for (i = 0; i < sizeof(raw); i++)
+		(void)snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+	if (sha256(hex, strlen(hex), t->hash) == -1)
+		fatalx("%s: sha256", __func__);
+	explicit_bzero(raw, sizeof(raw));
+	t->ws = c->auth->id;
+	(void)snprintf(t->name, sizeof(t->name), "%s", image_arg(c, 0));
+	t->write = write;
+	t->overwrite = write && c->args->v[P_IMAGE_UPLOAD_URL_OVERWRITE].i;
+	t->expires = now + IMAGE_TICKET_SECS;
+	(void)snprintf(path, sizeof(path), "/v1/images/%s?ticket=%s",
+	    t->name, hex);
+	if (la != NULL && !la->is_unix)
+		(void)snprintf(url, sizeof(url), "%s://%s%s",
+		    env->conf.tls_cert[0] != '\0' ? "https" : "http", la->text,
+		    path);
+	else
+		(void)snprintf(url, sizeof(url), "%s", path);
+	call_reply_json(c->id, json_pack("{s:s, s:s, s:s, s:i}", "url", url,
+	    "path", path, "method", write ? "PUT" : "GET", "expires_in",
+	    IMAGE_TICKET_SECS));
+	explicit_bzero(hex, sizeof(hex));
+}
+
 /* The tools of this file (see TOOL_IMPL in dispatch.h). */
+TOOL_IMPL(TOOL_IMAGE_UPLOAD_URL, tool_image_url, NULL, NULL, NULL, -1);
+TOOL_IMPL(TOOL_IMAGE_DOWNLOAD_URL, tool_image_url, NULL, NULL, NULL, -1);
 TOOL_IMPL(TOOL_IMAGE_LIST, tool_image_list, image_call_cancel, NULL, NULL,
     -1);
 TOOL_IMPL(TOOL_IMAGE_CREATE, tool_image_create, image_call_cancel, NULL,

@@ -189,6 +189,7 @@ fill_image(void *p)
 	struct msg_front_image	*m = p;
 
 	memcpy(m->hash, codec_bytes(TOKEN_HASH_LEN), TOKEN_HASH_LEN);
+	m->ticket = "";
 	m->name = "disk.iso";
 	m->write = 1;
 	m->overwrite = 1;
@@ -206,6 +207,7 @@ over_image(void *p, int i)
 	case 2: m->bytes = FRONT_UPLOAD_MAX + 1; break;
 	case 3: m->write = 2; break;
 	case 4: m->write = 0; break;	/* a download with bytes */
+	case 5: m->ticket = "ABCD"; break;
 	default: return -1;
 	}
 	return 0;

@@ -61,7 +61,7 @@ Test(tools, table_is_consistent)
 {
 	size_t	 i, k, m;
 
-	cr_assert_eq(TOOL_COUNT, 35);
+	cr_assert_eq(TOOL_COUNT, 37);
 	for (i = 0; i < TOOL_COUNT; i++) {
 		const struct tool_desc *t = &tool_table[i];
 

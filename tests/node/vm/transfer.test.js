@@ -31,10 +31,10 @@ after(async () => {
 
 // One request with full control of its framing: { status, body, sawContinue }.
 function request(method, name, { token = env.token, length, body, expect,
-    query = '' } = {}) {
-	const url = new URL(`${env.url}/v1/images/${name}${query}`);
+    query = '', path } = {}) {
+	const url = new URL(path ?? `/v1/images/${name}${query}`, env.url);
 	return new Promise((resolve, reject) => {
-		const headers = { Authorization: `Bearer ${token}` };
+		const headers = token ? { Authorization: `Bearer ${token}` } : {};
 		if (length !== undefined)
 			headers['Content-Length'] = String(length);
 		if (expect)
@@ -258,6 +258,43 @@ test('bad uploads are refused and leave nothing', async () => {
 	assert.ok(!names.includes('up-huge'));
 	assert.match(await refused(alice, 'image_info', { name: 'up-cut' }),
 	    /no image up-cut/);
+});
+
+test('an MCP client gets single-use URLs for the same', async () => {
+	const u = await call(alice, 'image_upload_url', { name: 'up-url' });
+	assert.equal(u.method, 'PUT');
+	assert.match(u.path, /^\/v1\/images\/up-url\?ticket=[0-9a-f]{64}$/);
+	assert.ok(u.url.endsWith(u.path));
+	assert.ok(u.expires_in > 0);
+	const data = crypto.randomBytes(MiB);
+	const up = await request('PUT', null, { token: null, path: u.path,
+	    length: data.length, body: (r) => r.end(data) });
+	assert.equal(up.status, 201, up.text);
+	// Used once: a second PUT, or a GET, with it is refused.
+	const again = await request('PUT', null, { token: null, path: u.path,
+	    length: 4, body: (r) => r.end('abcd') });
+	assert.equal(again.status, 401);
+	assert.match(again.text, /used, has expired/);
+	const d = await call(alice, 'image_download_url', { name: 'up-url' });
+	assert.equal(d.method, 'GET');
+	// Its ticket is for this image alone.
+	const other = await request('GET', null, { token: null,
+	    path: d.path.replace('up-url', 'up-raw') });
+	assert.equal(other.status, 401);
+	const d2 = await call(alice, 'image_download_url', { name: 'up-url' });
+	const down = await request('GET', null, { token: null, path: d2.path });
+	assert.equal(down.status, 200);
+	assert.equal(down.sha,
+	    crypto.createHash('sha256').update(data).digest('hex'));
+	// bob's URL for the same name reaches bob's store, not alice's.
+	const b = await call(bob, 'image_download_url', { name: 'up-url' });
+	const bd = await request('GET', null, { token: null, path: b.path });
+	assert.equal(bd.status, 404);
+	// A made-up ticket.
+	const fake = await request('GET', null, { token: null,
+	    path: `/v1/images/up-url?ticket=${'0'.repeat(64)}` });
+	assert.equal(fake.status, 401);
+	await call(alice, 'image_delete', { name: 'up-url' });
 });
 
 test('2 GiB up and down, checksum kept, daemons flat', async () => {
