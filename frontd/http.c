@@ -27,6 +27,8 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +52,9 @@
 #define LINGER_SECS		2	/* reading after the last reply */
 #define LINGER_BYTES		(1024 * 1024)
 #define HTTP_SINK_BUF		(256 * 1024)	/* body held, streamed */
+#define HTTP_READ_MAX		16384		/* libevent's own default */
+#define HTTP_SPLICE_CHUNK	(1024 * 1024)	/* bytes per splice(2) */
+#define HTTP_SPLICE_STEPS	16		/* splices per wakeup */
 #define HTTP_SEND_BUF		(512 * 1024)	/* reply held, from an fd */
 #define HTTP_SEND_CHUNK		(128 * 1024)	/* read(2) at a time */
 
@@ -95,6 +100,7 @@ struct http_conn {
 	uint64_t		 xleft;		/* bytes still to move */
 	uint64_t		 xoff;		/* a reply's: where to read */
 	struct event		*xev;		/* xfd writable */
+	struct event		*xrev;		/* the socket readable */
 	void			(*xdone)(void *, const char *);
 	void			*xarg;
 	char			 peer[HTTP_PEER_MAX];
@@ -435,6 +441,8 @@ conn_free(struct http_conn *c)
 	c->xdone = NULL;
 	if (c->xev != NULL)
 		event_free(c->xev);
+	if (c->xrev != NULL)
+		event_free(c->xrev);
 	if (abort != NULL)
 		abort(c->abort_arg);
 	if (c->bev != NULL)
@@ -640,9 +648,91 @@ xfer_end(struct http_conn *c, const char *err)
 		event_free(c->xev);
 		c->xev = NULL;
 	}
+	if (c->xrev != NULL) {
+		event_free(c->xrev);
+		c->xrev = NULL;
+	}
 	c->xfd = -1;
 	if (done != NULL)
 		done(c->xarg, err);
+}
+
+/* The whole body is in the descriptor. */
+static void
+sink_done(struct http_conn *c)
+{
+	evtimer_del(c->timer);
+	bufferevent_setwatermark(c->bev, EV_READ, 0, 0);
+	bufferevent_set_max_single_read(c->bev, HTTP_READ_MAX);
+	bufferevent_enable(c->bev, EV_READ);
+	c->state = CS_BUSY;
+	xfer_end(c, NULL);
+}
+
+static void
+sink_readable(evutil_socket_t fd, short ev, void *arg)
+{
+	sink_pump(arg);
+}
+
+/*
+ * Without TLS the body's bytes need not pass through here at all: once
+ * what libevent read is written, they are spliced from the socket into
+ * the descriptor (a pipe) in the kernel.  Returns when either would
+ * block, with the event armed that says it can go on.
+ */
+static void
+sink_splice(struct http_conn *c)
+{
+	struct pollfd	 p[2];
+	evutil_socket_t	 sock = bufferevent_getfd(c->bev);
+	size_t		 want;
+	ssize_t		 n;
+	int		 i;
+
+	bufferevent_disable(c->bev, EV_READ);
+	for (i = 0; i < HTTP_SPLICE_STEPS && c->xleft > 0; i++) {
+		want = c->xleft < HTTP_SPLICE_CHUNK ? (size_t)c->xleft :
+		    HTTP_SPLICE_CHUNK;
+		n = splice(sock, NULL, c->xfd, NULL, want, SPLICE_F_MOVE |
+		    SPLICE_F_NONBLOCK);
+		if (n > 0) {
+			c->xleft -= (uint64_t)n;
+			c->clen -= (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN) {
+			/* Which of the two would block? */
+			p[0].fd = sock;
+			p[0].events = POLLIN;
+			p[1].fd = c->xfd;
+			p[1].events = POLLOUT;
+			if (poll(p, 2, 0) == -1 || (p[1].revents & POLLOUT))
+				event_add(c->xrev, NULL);
+			else
+				event_add(c->xev, NULL);
+			timer_arm(c, http.lim.request_timeout);
+			return;
+		}
+		c->state = CS_BUSY;
+		c->keepalive = 0;
+		if (n == 0) {
+			log_debug("%s: %s: closed mid-body", __func__,
+			    c->peer);
+			xfer_end(c, "the client closed mid-body");
+			conn_free(c);
+			return;
+		}
+		xfer_end(c, "the store stopped taking the body");
+		return;
+	}
+	timer_arm(c, http.lim.request_timeout);
+	if (c->xleft == 0)
+		sink_done(c);
+	else
+		event_add(c->xrev, NULL);
 }
 
 static void
@@ -678,13 +768,13 @@ sink_pump(struct http_conn *c)
 		c->xleft -= (uint64_t)n;
 		c->clen -= (size_t)n;
 	}
-	timer_arm(c, http.lim.request_timeout);
-	if (c->xleft == 0) {
-		evtimer_del(c->timer);
-		bufferevent_setwatermark(c->bev, EV_READ, 0, 0);
-		c->state = CS_BUSY;
-		xfer_end(c, NULL);
+	if (c->xleft > 0 && c->xrev != NULL) {
+		sink_splice(c);
+		return;
 	}
+	timer_arm(c, http.lim.request_timeout);
+	if (c->xleft == 0)
+		sink_done(c);
 }
 
 /*
@@ -701,11 +791,20 @@ http_sink(struct http_conn *c, int fd, void (*done)(void *, const char *),
 	if ((c->xev = event_new(http.base, fd, EV_WRITE, sink_writable,
 	    c)) == NULL)
 		return -1;
+	/* Without TLS the socket's bytes are spliced (sink_splice). */
+	if (http.ssl == NULL && (c->xrev = event_new(http.base,
+	    bufferevent_getfd(c->bev), EV_READ, sink_readable, c)) == NULL) {
+		event_free(c->xev);
+		c->xev = NULL;
+		return -1;
+	}
 	c->xfd = fd;
 	c->xleft = c->clen;
 	c->xdone = done;
 	c->xarg = arg;
 	c->state = CS_SINK;
+	/* Fewer, larger reads: the body is all there is to read now. */
+	bufferevent_set_max_single_read(c->bev, HTTP_SINK_BUF);
 	if (c->expect) {
 		c->expect = 0;
 		evbuffer_add_printf(bufferevent_get_output(c->bev),

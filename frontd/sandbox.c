@@ -24,6 +24,8 @@ static const char *const frontd_allow[] = {
 	"shutdown",
 	"epoll_create1",	/* none after start; cheap to allow */
 	"pread64",		/* an image downloaded, read where it is */
+	"splice",		/* an image uploaded: socket to stored's pipe */
+	"poll",			/* which of the two would block */
 };
 
 void
