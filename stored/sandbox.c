@@ -7,14 +7,21 @@
  * files (its uid and the 0700 store confine where), clone files with
  * FICLONE and no other ioctl, and read directories.
  *
- * The qemu-img helper: it must fork and exec qemu-img, whose needs are
- * wide and change between QEMU releases, so its policy is a deny list of
- * what neither of them ever needs: new namespaces (the kernel's largest
- * attack surface for an unprivileged process), ptrace and cross-process
- * memory access, network sockets, io_uring, the kernel keyring, bpf,
- * perf and module loading.
+ * The qemu-img helper, its jobs and every qemu-img they run share one
+ * filter, an allow-list: what the helper needs to fork jobs, what a job
+ * needs to run and watch one qemu-img, and what qemu-img itself was seen
+ * to need for every operation stored asks of it (create, info, convert
+ * to each format, resize, snapshot; strace -f), with the usual runtime
+ * calls around them.  Anything else fails with ENOSYS, which qemu-img
+ * and the C library take as "not here" (clone3, io_uring and
+ * copy_file_range have fallbacks); what no part of it ever needs (new
+ * namespaces, ptrace, bpf, the keyring, module loading) kills the
+ * process.  ioctl is only the terminal query and the xattr calls QEMU
+ * makes on image files; clone(2) never makes a namespace.
  */
 #include <sys/socket.h>
+
+#include <sys/ioctl.h>
 
 #include <linux/fs.h>
 
@@ -45,6 +52,34 @@ stored_sandbox(int debug)
 	    SCMP_A1(SCMP_CMP_EQ, FICLONE) });
 	sandbox_load(ctx);
 }
+
+static const char *const helper_allow[] = {
+	/* the helper and its jobs */
+	"execve", "wait4", "kill", "dup2", "dup3", "close_range",
+	"fchdir", "umask", "pipe2", "poll", "recvmsg", "sendmsg",
+	"getppid", "prctl", "prlimit64",
+	/* qemu-img, and the runtime around it */
+	"access", "arch_prctl", "brk", "clock_gettime", "clock_nanosleep",
+	"nanosleep", "close", "eventfd2", "exit", "exit_group", "fallocate",
+	"fcntl", "fdatasync", "fsync", "ftruncate", "futex",
+	"get_mempolicy", "set_mempolicy", "getdents64", "getrandom",
+	"getcwd", "gettid", "getpid", "getuid", "geteuid", "getgid",
+	"getegid", "lseek", "madvise", "mmap", "mprotect", "mremap",
+	"munmap", "newfstatat", "fstat", "statx", "fstatfs", "statfs",
+	"openat", "ppoll", "pread64", "pwrite64", "preadv", "pwritev",
+	"preadv2", "pwritev2", "read", "readv", "write", "writev",
+	"readlink", "readlinkat", "rseq", "rt_sigaction", "rt_sigprocmask",
+	"rt_sigreturn", "sigaltstack", "sched_getaffinity", "sched_yield",
+	"set_robust_list", "set_tid_address", "signalfd4", "tgkill",
+	"uname", "sysinfo", "unlink", "unlinkat", "fadvise64",
+	"epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait",
+	"membarrier",
+};
+
+/* The ioctls qemu-img makes on its files and its standard output. */
+static const unsigned long helper_ioctls[] = {
+	TCGETS, FS_IOC_FSGETXATTR, FS_IOC_FSSETXATTR,
+};
 
 static const char *const helper_deny[] = {
 	"ptrace", "process_vm_readv", "process_vm_writev", "mount",
@@ -77,25 +112,33 @@ void
 stored_helper_sandbox(void)
 {
 	scmp_filter_ctx	 ctx;
+	unsigned long	 ns;
 	size_t		 i;
 	int		 rc;
 
-	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL)
+	if ((ctx = seccomp_init(SCMP_ACT_ERRNO(ENOSYS))) == NULL)
 		fatalx("%s: seccomp_init", __func__);
+	for (i = 0; i < SANDBOX_N(helper_allow); i++)
+		helper_rule(ctx, SCMP_ACT_ALLOW, helper_allow[i], 0, NULL);
+	for (i = 0; i < SANDBOX_N(helper_ioctls); i++)
+		helper_rule(ctx, SCMP_ACT_ALLOW, "ioctl", 1,
+		    (struct scmp_arg_cmp[]){ SCMP_A1(SCMP_CMP_EQ,
+		    helper_ioctls[i]) });
 	for (i = 0; i < SANDBOX_N(helper_deny); i++)
 		helper_rule(ctx, SCMP_ACT_KILL_PROCESS, helper_deny[i], 0,
 		    NULL);
-	for (i = 0; i < SANDBOX_N(helper_clone_deny); i++)
+	/* clone(2) for processes and threads, never a new namespace. */
+	for (i = 0, ns = 0; i < SANDBOX_N(helper_clone_deny); i++) {
+		ns |= helper_clone_deny[i];
 		helper_rule(ctx, SCMP_ACT_KILL_PROCESS, "clone", 1,
 		    (struct scmp_arg_cmp[]){ SCMP_A0(SCMP_CMP_MASKED_EQ,
 		    helper_clone_deny[i], helper_clone_deny[i]) });
-	/* clone3 passes its flags in memory a filter cannot read: make
-	 * the C library fall back to clone(2), which is checked above. */
-	helper_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL);
-	/* QEMU's event loop probes io_uring and falls back to epoll. */
-	helper_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "io_uring_setup", 0, NULL);
-	helper_rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", 1,
-	    (struct scmp_arg_cmp[]){ SCMP_A0(SCMP_CMP_NE, AF_UNIX) });
+	}
+	helper_rule(ctx, SCMP_ACT_ALLOW, "clone", 1,
+	    (struct scmp_arg_cmp[]){ SCMP_A0(SCMP_CMP_MASKED_EQ, ns, 0) });
+	/* clone3 passes its flags in memory a filter cannot read: ENOSYS
+	 * makes the C library fall back to clone(2), checked above; QEMU's
+	 * event loop probes io_uring and falls back to ppoll. */
 	if ((rc = seccomp_load(ctx)) != 0)
 		fatalx("%s: seccomp_load: %s", __func__, strerror(-rc));
 	seccomp_release(ctx);

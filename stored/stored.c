@@ -26,10 +26,14 @@
  *
  *  - qemu-img (qemuimg.c).  stored's filter forbids fork and exec, so
  *    before loading it stored forks a helper with the same uid, no
- *    capabilities and only a socketpair open; the helper runs qemu-img
- *    with a time limit, bounded output, a clean environment and rlimits,
- *    under a deny-list filter of its own.  stored waits for its answer
- *    (an overlay takes milliseconds; the limit is QEMUIMG_TIMEOUT_MS).
+ *    capabilities and only a socketpair open; the helper forks a job
+ *    per qemu-img, which runs it with a time limit, bounded output, a
+ *    clean environment and rlimits, under the helper's allow-list.
+ *    stored never waits for a job: each answers on a socket of its own.
+ *
+ *  - Workspace images (images.c), in <statedir>/workspaces/<ws id>/
+ *    images/: made, converted, resized, snapshotted, uploaded and
+ *    downloaded at mcvmd's request, within the budget mcvmd sends.
  *
  *  - Base images in use.  stored counts, per catalog image, the VM
  *    overlays whose backing it is (found again at start-up by reading

@@ -1,10 +1,11 @@
 /*
  * stored's two filters beyond what test_sandbox.c checks: stored itself
  * may FICLONE and no other ioctl; its qemu-img helper may fork but not
- * make namespaces, and gets no network socket.
+ * make namespaces, makes no socket, and fails what its list lacks.
  */
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <linux/fs.h>
@@ -106,9 +107,18 @@ do_fork_exec(void)
 }
 
 static void
-do_inet(void)
+do_socket(void)
 {
-	if (socket(AF_INET, SOCK_STREAM, 0) != -1 || errno != EAFNOSUPPORT)
+	if (socket(AF_INET, SOCK_STREAM, 0) != -1 || errno != ENOSYS ||
+	    socket(AF_UNIX, SOCK_STREAM, 0) != -1 || errno != ENOSYS)
+		_exit(2);
+}
+
+/* A call off the helper's list fails, and the process goes on. */
+static void
+do_unlisted(void)
+{
+	if (syscall(SYS_getpgid, 0) != -1 || errno != ENOSYS)
 		_exit(2);
 }
 
@@ -137,7 +147,12 @@ Test(stored_sandbox, helper_no_user_namespace)
 	assert_sigsys(run_under(stored_helper_sandbox, do_unshare_user));
 }
 
-Test(stored_sandbox, helper_no_network_socket)
+Test(stored_sandbox, helper_no_socket)
 {
-	assert_ok(run_under(stored_helper_sandbox, do_inet));
+	assert_ok(run_under(stored_helper_sandbox, do_socket));
+}
+
+Test(stored_sandbox, helper_allows_only_its_list)
+{
+	assert_ok(run_under(stored_helper_sandbox, do_unlisted));
 }
