@@ -163,6 +163,42 @@ test('an image in use, the catalogue and the quota are refused',
 	    'img-vmdk']);
 });
 
+test('a conversion reports its progress, and a cancelled one leaves nothing',
+    async () => {
+	const seen = [];
+	const r = await alice.callTool({ name: 'image_convert', arguments: {
+	    source: 'debian', dest: 'img-prog', format: 'qcow2' } }, undefined,
+	    { timeout: 600000, onprogress: (p) => seen.push(p) });
+	assert.ok(!r.isError, r.content?.[0]?.text);
+	const steps = seen.filter((p) => p.total === 1000);
+	assert.ok(steps.length >= 1, `no step reported: ${JSON.stringify(seen)}`);
+	assert.ok(steps.every((p) => p.progress <= 1000));
+	await call(alice, 'image_delete', { name: 'img-prog' });
+	// A caller that goes away stops qemu-img: no image is left.
+	const ac = new AbortController();
+	const gone = alice.callTool({ name: 'image_convert', arguments: {
+	    source: 'debian', dest: 'img-gone', format: 'qcow2',
+	    compress: true } }, undefined, { signal: ac.signal,
+	    timeout: 600000 }).catch((e) => e);
+	await new Promise((res) => setTimeout(res, 500));
+	ac.abort();
+	await gone;
+	let names = [];
+	for (let i = 0; i < 50; i++) {
+		names = (await call(alice, 'image_list', {})).images
+		    .map((x) => x.name);
+		const busy = await alice.callTool({ name: 'image_create',
+		    arguments: { name: 'img-gone', size: '1M' } });
+		if (!busy.isError) {
+			await call(alice, 'image_delete', { name: 'img-gone' });
+			break;
+		}
+		assert.match(busy.content[0].text, /busy/);
+		await new Promise((res) => setTimeout(res, 200));
+	}
+	assert.ok(!names.includes('img-gone'), 'a cancelled convert was kept');
+});
+
 test('deleting the overlay frees its base', async () => {
 	const d = await call(alice, 'image_delete', { name: 'img-over' });
 	assert.deepEqual(d, { name: 'img-over', deleted: true });
