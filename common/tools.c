@@ -48,6 +48,7 @@ static const struct tool_number tool_numbers[] = {
 	NUM(TOOL_EXEC_TIMEOUT_DEFAULT),
 	NUM(TOOL_STOP_TIMEOUT_DEFAULT),
 	NUM(TOOL_FORWARDS_MAX),
+	NUM(VM_DISKS_MAX),
 	NUM(VM_STATUS_JOBS_MAX),
 	NUM(VM_STATUS_COMMAND_MAX),
 	NUM(AGENT_JOB_UID),
@@ -80,6 +81,9 @@ _Static_assert(TOOL_FILE_MAX <= AGENT_FILE_CHUNK_MAX, "file call bytes");
 
 static const char *const network_values[] = { "off", "on", NULL };
 static const char *const idle_mode_values[] = { "hibernate", "pause", NULL };
+/* In the order of enum vm_firmware and enum vm_machine. */
+static const char *const firmware_values[] = { "bios", "uefi", NULL };
+static const char *const machine_values[] = { "q35", "pc", NULL };
 static const char *const suspend_values[] = { "hibernate", "pause", NULL };
 static const char *const encoding_values[] = { "utf-8", "base64", NULL };
 static const char *const button_values[] = { "left", "right", "middle",
@@ -275,6 +279,33 @@ static const struct tool_param p_vm_create[] = {
 	    "A display (VGA), a keyboard, a tablet and a mouse, for "
 	    "vm_screenshot and the input tools; tty1 shows a shell. false: "
 	    "none of them, a little smaller and faster." },
+	[P_VM_CREATE_DISKS] = { "disks", TP_LIST, TS_NAME, 0, 0,
+	    VM_DISKS_MAX, OBJ_NAME_MAX, NULL, "[]",
+	    "Boot your own disks instead of a catalogue image: up to "
+	    "${VM_DISKS_MAX} of your workspace's images (qcow2 or raw, "
+	    "without a backing image), the first the boot disk. The VM "
+	    "gets an overlay (or a reflink clone) of each, unless "
+	    "persistent. Such a VM has no mcvm agent: no vm_exec nor file "
+	    "tools." },
+	[P_VM_CREATE_ISO] = { "iso", TP_STRING, TS_NAME, 0, 0, 0,
+	    OBJ_NAME_MAX, NULL, NULL,
+	    "An install CD, with disks: an image of format iso of your "
+	    "workspace, or a catalogue image. The VM boots it once; when "
+	    "the guest reboots or powers off, the VM starts again from the "
+	    "disks alone." },
+	[P_VM_CREATE_FIRMWARE] = { "firmware", TP_ENUM, 0, 0, 0, 0, 0,
+	    firmware_values, "\"bios\"",
+	    "With disks: \"bios\" (SeaBIOS) or \"uefi\" (OVMF, with the "
+	    "VM's own variable store)." },
+	[P_VM_CREATE_MACHINE] = { "machine", TP_ENUM, 0, 0, 0, 0, 0,
+	    machine_values, "\"q35\"",
+	    "With disks: the machine type, \"q35\" (PCIe, AHCI) or "
+	    "\"pc\" (i440FX, IDE)." },
+	[P_VM_CREATE_PERSISTENT] = PARAM_BOOL("persistent", "With disks: "
+	    "attach the images themselves, so that the guest writes into "
+	    "them (they are in use, and cannot be changed or deleted, "
+	    "while the VM exists). Default: the VM writes to overlays that "
+	    "vm_destroy deletes."),
 };
 PARAMS_SIZE(p_vm_create, VM_CREATE);
 
@@ -643,7 +674,11 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "network=\"on\" and your workspace may use it; port_forwards "
 	    "reach a guest's servers either way. idle_seconds and "
 	    "idle_mode are only recorded: this build does not suspend idle "
-	    "VMs, so a VM runs until you stop or destroy it. Destroy it "
+	    "VMs, so a VM runs until you stop or destroy it. With disks, "
+	    "the VM boots your own images instead (and iso installs onto "
+	    "them): it is running once QEMU runs, and has no agent, so "
+	    "only the display, serial, snapshot and lifecycle tools work "
+	    "on it. Destroy it "
 	    "with vm_destroy when done; workspace quotas limit VMs, memory, "
 	    "vCPUs and storage.",
 	    VM_OBJECT),
