@@ -418,6 +418,15 @@ dispatch_state(struct tool_call *c)
 	if (t != TT_VM_LIVE && t != TT_VM_RUNNING && t != TT_VM_AGENT &&
 	    t != TT_JOB)
 		return 0;
+	if ((t == TT_VM_AGENT || t == TT_JOB) && vm_own_disks(vm)) {
+		vm_no_agent_text(vm, msg, sizeof(msg));
+		if (c->rid != NULL)
+			receipt_fail(c->auth->id, c->rid, vm->row.id, c->id,
+			    TOOL_ERROR, msg);
+		else
+			call_reply(c->id, TOOL_ERROR, msg);
+		return -1;
+	}
 	if (t == TT_VM_LIVE ? vm_live(vm) : (vm->state == VS_RUNNING &&
 	    vm->vmm_live && (t != TT_VM_AGENT || vm->boot.agent)))
 		return 0;

@@ -38,6 +38,7 @@ vm_monitor_attach(struct vm *vm, int fd)
 		vm->vmm_gen = 1;
 	vm->boot.agent = 0;
 	vm->boot.poweroff = 0;
+	vm->boot.guest_end = 0;
 	vm->boot.shot_w = vm->boot.shot_h = 0;
 }
 
@@ -154,6 +155,11 @@ vm_vmm_event(struct vm *vm, struct imsg *imsg)
 	case VMM_EV_SHUTDOWN:
 		/* A guest-initiated power-off is a stop, not a crash. */
 		vm->boot.poweroff = 1;
+		/* QMP's reason: the guest's own reset (which -no-reboot
+		 * makes an exit) or shutdown, not QEMU's end. */
+		if (strcmp(m.detail, "guest-shutdown") == 0 ||
+		    strcmp(m.detail, "guest-reset") == 0)
+			vm->boot.guest_end = 1;
 		break;
 	case VMM_EV_GUEST_LOST:
 		vm->boot.agent = 0;

@@ -188,6 +188,18 @@ vm_spawn(struct vm *vm)
 	spec.hold = vm->tpl;
 	spec.display = vm->row.display != 0;
 	spec.restore = vm->boot.restore;
+	if (vm_own_disks(vm)) {
+		spec.ndisks = vm->nvdisk;
+		for (i = 0; i < vm->nvdisk && i < VM_DISKS_MAX; i++) {
+			spec.disks[i].format = vm->vdisk[i].format;
+			spec.disks[i].has_base = vm->vdisk[i].has_base;
+			spec.disks[i].base_format = vm->vdisk[i].base_format;
+		}
+		spec.cd = vm->store_fds[STORE_FD_CD] != -1;
+		spec.firmware = vm->row.firmware;
+		spec.machine = vm->row.machine;
+		spec.has_initrd = 0;
+	}
 	if ((qa = calloc(1, sizeof(*qa))) == NULL)
 		fatal("%s", __func__);
 	if (qemu_build_argv(&spec, qa) == -1) {
@@ -230,8 +242,20 @@ vm_spawn(struct vm *vm)
 	jail.fds[QEMU_FD_AGENT] = agent[0];
 	jail.fds[QEMU_FD_DISK] = vm->store_fds[STORE_FD_DISK];
 	jail.fds[QEMU_FD_CHECKPOINT] = vm->store_fds[STORE_FD_CHECKPOINT];
-	if (vm->disk_format == DISK_QCOW2)
+	if (vm->disk_format == DISK_QCOW2 && !vm_own_disks(vm))
 		jail.fds[QEMU_FD_BASE] = vm->store_fds[STORE_FD_BASE];
+	for (i = 0; vm_own_disks(vm) && i < spec.ndisks; i++) {
+		jail.fds[QEMU_FD_DISK_N(i)] = vm->store_fds[STORE_FD_DISK_N(i)];
+		if (spec.disks[i].has_base)
+			jail.fds[QEMU_FD_BASE_N(i)] =
+			    vm->store_fds[STORE_FD_BASE_N(i)];
+	}
+	if (vm_own_disks(vm)) {
+		jail.kernel_fd = jail.initrd_fd = -1;
+		jail.fds[QEMU_FD_CD] = vm->store_fds[STORE_FD_CD];
+		jail.fds[QEMU_FD_CODE] = vm->store_fds[STORE_FD_CODE];
+		jail.fds[QEMU_FD_VARS] = vm->store_fds[STORE_FD_VARS];
+	}
 	for (i = 0; i < nprocs; i++)
 		jail.cgroup_procs[i] = procs[i];
 	jail.ncgroups = nprocs;
@@ -264,9 +288,16 @@ vm_spawn(struct vm *vm)
 		log_warnx("%s: old jobs not forgotten", vm->row.id);
 	vm_fsm(vm, VE_SPAWNED, NULL);
 	vm_progress(vm, 2, 3, "booting");
-	vm_timer_start(vm, VM_BOOT_TIMEOUT, vm_boot_timeout);
 	log_info("%s: qemu pid %d, monitor pid %d, uid %u", vm->row.id,
 	    (int)vm->qemu_pid, (int)vm->vmm_pid, vm->row.uid);
+	/* No agent will answer: the VM runs once QEMU does. */
+	if (vm_own_disks(vm)) {
+		log_info("%s: boots its own disks%s", vm->row.id,
+		    spec.cd ? ", the install CD first" : "");
+		vm_guest_ready(vm);
+		return;
+	}
+	vm_timer_start(vm, VM_BOOT_TIMEOUT, vm_boot_timeout);
 	return;
 fail:
 	free(qa);
@@ -293,6 +324,31 @@ vm_kill(struct vm *vm)
 		(void)kill(vm->vmm_pid, SIGKILL);
 	if (cgroups.ok && cgroup_vm_kill(&cgroups, vm->row.id) == -1)
 		log_warn("%s: cgroup kill", vm->row.id);
+}
+
+/*
+ * The install CD's boot ended as the guest asked (a reset, which
+ * -no-reboot makes an exit, or a power-off), QEMU exiting 0: the
+ * install is done, recorded as such, and the VM starts again from its
+ * disks alone.  0 if that is not what happened (a crash stays one).
+ */
+static int
+vm_install_booted(struct vm *vm)
+{
+	if (!vm_own_disks(vm) || vm->row.install != VM_INSTALL_PENDING ||
+	    !vm->boot.guest_end || !WIFEXITED(vm->qemu_status) ||
+	    WEXITSTATUS(vm->qemu_status) != 0 || vm->state == VS_CREATING)
+		return 0;
+	if (state_vm_install_done(vm->row.id) == -1) {
+		log_warnx("%s: the install's end not recorded", vm->row.id);
+		return 0;
+	}
+	vm->row.install = VM_INSTALL_DONE;
+	log_info("%s: the install CD's boot ended; starting again from the "
+	    "disks alone", vm->row.id);
+	vm_fsm(vm, VE_GUEST_POWEROFF, "the install CD's boot ended");
+	vm_start(0, vm);
+	return 1;
 }
 
 void
@@ -335,6 +391,8 @@ vm_processes_gone(struct vm *vm)
 	case VS_STOPPED:
 		break;
 	default:
+		if (vm_install_booted(vm))
+			break;
 		if (vm->boot.poweroff && vm->state != VS_CREATING) {
 			vm_fsm(vm, VE_GUEST_POWEROFF,
 			    "the guest powered off");
