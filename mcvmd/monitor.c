@@ -39,6 +39,7 @@ vm_monitor_attach(struct vm *vm, int fd)
 	vm->boot.agent = 0;
 	vm->boot.poweroff = 0;
 	vm->boot.guest_end = 0;
+	vm->boot.guest_ended = 0;
 	vm->boot.shot_w = vm->boot.shot_h = 0;
 }
 
@@ -158,8 +159,10 @@ vm_vmm_event(struct vm *vm, struct imsg *imsg)
 		/* QMP's reason: the guest's own reset (which -no-reboot
 		 * makes an exit) or shutdown, not QEMU's end. */
 		if (strcmp(m.detail, "guest-shutdown") == 0 ||
-		    strcmp(m.detail, "guest-reset") == 0)
+		    strcmp(m.detail, "guest-reset") == 0) {
 			vm->boot.guest_end = 1;
+			vm_guest_end(vm);
+		}
 		break;
 	case VMM_EV_GUEST_LOST:
 		vm->boot.agent = 0;

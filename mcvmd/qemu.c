@@ -208,6 +208,14 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 	rc |= arg_add(qa, "-smp");
 	rc |= arg_add(qa, "%u", s->vcpus);
 	rc |= arg_add(qa, "-no-reboot");
+	/*
+	 * Own disks (no agent to ask for the console before a stop): the
+	 * guest's reset or power-off pauses QEMU instead of ending it, so
+	 * that mcvmd keeps its console before it ends QEMU (and after an
+	 * install CD's boot, boots the disks alone).
+	 */
+	if (s->ndisks > 0)
+		rc |= arg_add(qa, "-no-shutdown");
 	if (s->mac == NULL) {
 		rc |= arg_add(qa, "-nic");
 		rc |= arg_add(qa, "none");

@@ -327,17 +327,19 @@ vm_kill(struct vm *vm)
 }
 
 /*
- * The install CD's boot ended as the guest asked (a reset, which
- * -no-reboot makes an exit, or a power-off), QEMU exiting 0: the
- * install is done, recorded as such, and the VM starts again from its
- * disks alone.  0 if that is not what happened (a crash stays one).
+ * The install CD's boot ended as the guest asked (a reset or a
+ * power-off, see vm_guest_end): the install is done, recorded as
+ * such, and the VM starts again from its disks alone, the install's
+ * console kept for vm_serial_read.  0 if that is not what happened (a
+ * crash stays one).
  */
 static int
 vm_install_booted(struct vm *vm)
 {
+	struct vm_console	*k;
+
 	if (!vm_own_disks(vm) || vm->row.install != VM_INSTALL_PENDING ||
-	    !vm->boot.guest_end || !WIFEXITED(vm->qemu_status) ||
-	    WEXITSTATUS(vm->qemu_status) != 0 || vm->state == VS_CREATING)
+	    !vm->boot.guest_ended || vm->state != VS_RUNNING)
 		return 0;
 	if (state_vm_install_done(vm->row.id) == -1) {
 		log_warnx("%s: the install's end not recorded", vm->row.id);
@@ -347,7 +349,13 @@ vm_install_booted(struct vm *vm)
 	log_info("%s: the install CD's boot ended; starting again from the "
 	    "disks alone", vm->row.id);
 	vm_fsm(vm, VE_GUEST_POWEROFF, "the install CD's boot ended");
+	k = vm->console;
+	vm->console = NULL;
 	vm_start(0, vm);
+	if (vm->console == NULL)
+		vm->console = k;
+	else
+		free(k);
 	return 1;
 }
 

@@ -490,13 +490,36 @@ serial_reply(uint64_t call, const struct msg_vmm_serial_data *m,
 static void
 serial_done(struct req *r, struct imsg *imsg)
 {
-	struct msg_vmm_serial_data	 m;
+	const struct vm_console		*k = r->vm->console;
+	struct msg_vmm_serial_data	 m, both;
+	char				*buf;
 
 	if (msg_vmm_serial_data_get(imsg, &m) == -1) {
 		call_req_fail(r, "malformed answer from the VM monitor");
 		return;
 	}
-	serial_reply(r->call, &m, r->tail_lines);
+	/*
+	 * A VM from its own disks keeps its install CD's console while
+	 * it runs: that console's end, then this boot's.
+	 */
+	if (k == NULL || !vm_own_disks(r->vm)) {
+		serial_reply(r->call, &m, r->tail_lines);
+		return;
+	}
+	if ((buf = malloc(k->m.len + 1 + m.len)) == NULL)
+		fatal("%s", __func__);
+	memcpy(buf, k->m.data, k->m.len);
+	both.len = k->m.len;
+	if (both.len > 0 && buf[both.len - 1] != '\n')
+		buf[both.len++] = '\n';
+	memcpy(buf + both.len, m.data, m.len);
+	both.len += m.len;
+	both.data = buf;
+	both.total = k->m.total + m.total;
+	both.whole = k->m.whole;
+	both.replaced = k->m.replaced || m.replaced;
+	serial_reply(r->call, &both, r->tail_lines);
+	free(buf);
 }
 
 static void

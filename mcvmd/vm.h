@@ -97,6 +97,7 @@ struct vm_boot {
 	int		 agent;		/* the guest agent answers */
 	int		 poweroff;	/* the guest powered off: no crash */
 	int		 guest_end;	/* QMP: the guest reset or shut down */
+	int		 guest_ended;	/* and mcvmd ends QEMU (own disks) */
 	uint32_t	 shot_w;	/* the last screenshot's size, 0: */
 	uint32_t	 shot_h;	/* none yet */
 };
@@ -188,6 +189,7 @@ void		 vm_stop(uint64_t, struct vm *, int, uint32_t);
 void		 vm_destroy(uint64_t, struct vm *);
 void		 vm_destroy_finish(struct vm *);
 void		 vm_guest_ready(struct vm *);
+void		 vm_guest_end(struct vm *);
 void		 vm_timer_start(struct vm *, int,
 		    void (*)(int, short, void *));
 void		 vm_timer_clear(struct vm *);

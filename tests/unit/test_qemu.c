@@ -192,6 +192,7 @@ Test(qemu, argv_own_disks_install_bios)
 	cr_assert_not(has_word(&qa, "pflash"));
 	cr_assert(has_pair(&qa, "-machine", "q35"));
 	cr_assert(has_word(&qa, "-no-reboot"));
+	cr_assert(has_word(&qa, "-no-shutdown"));
 	cr_assert(has_pair(&qa, "-add-fd", "fd=9,set=20"));
 	cr_assert(has_pair(&qa, "-blockdev", "driver=raw,node-name=cd,"
 	    "read-only=on,file.driver=file,file.filename=/dev/fdset/20"));
@@ -221,6 +222,7 @@ Test(qemu, argv_own_disks_after_install)
 	cr_assert_eq(qemu_build_argv(&s, &qa), 0);
 	cr_assert_not(has_word(&qa, "ide-cd"));
 	cr_assert_not(has_word(&qa, "set=20"));
+	cr_assert(has_word(&qa, "-no-shutdown"));
 	cr_assert(has_pair(&qa, "-device",
 	    "virtio-blk-pci,drive=disk0,bootindex=0"));
 	cr_assert(has_pair(&qa, "-device",
