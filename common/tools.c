@@ -155,7 +155,14 @@ static const char *const convert_values[] = {
 	"'items':{'type':'object','properties':{'host_address':{'type':"\
 	"'string'},'host_port':{'type':'integer'},'guest_port':{'type':"\
 	"'integer'}},'required':['host_address','host_port',"		\
-	"'guest_port']}}"
+	"'guest_port']}},"						\
+	"'disks':{'type':'array','items':{'type':'string'},"		\
+	"'description':'own disks only: the images it boots'},"	\
+	"'persistent':{'type':'boolean'},'firmware':{'type':'string'},"	\
+	"'machine':{'type':'string'},'agent':{'type':'boolean',"	\
+	"'description':'false: no mcvm agent (own disks)'},"		\
+	"'iso':{'type':'string'},'install':{'type':'string',"		\
+	"'description':'pending: it boots the install CD (first); done'}"
 #define GUEST_PROPS							\
 	"'os':{'type':'string'},'kernel':{'type':'string'},"		\
 	"'agent_version':{'type':'string'}"

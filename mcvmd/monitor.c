@@ -275,8 +275,9 @@ vm_vmm_dispatch(int fd, short event, void *arg)
 
 	if (imsgev_read(iev, event) == -1) {
 		vm_monitor_close(vm);
-		if (vm->state == VS_BOOTING || vm->state == VS_RUNNING ||
-		    vm->state == VS_PAUSED)
+		/* Not when mcvmd ends QEMU after its guest's own end. */
+		if ((vm->state == VS_BOOTING || vm->state == VS_RUNNING ||
+		    vm->state == VS_PAUSED) && !vm->boot.guest_ended)
 			vm_fail(vm, "the VM monitor closed its channel");
 		return;
 	}

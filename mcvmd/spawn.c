@@ -159,6 +159,21 @@ vm_qemu_log_remove(const struct vm *vm)
 		(void)unlink(path);
 }
 
+/* A VM from its own disks: QMP answers, so it runs. */
+static void
+own_qmp_up(struct req *r, struct imsg *imsg)
+{
+	if (r->vm->state == VS_BOOTING)
+		vm_guest_ready(r->vm);
+}
+
+static void
+own_qmp_fail(struct req *r, enum req_end end, const char *why)
+{
+	if (end != REQ_VM_GONE && r->vm->state == VS_BOOTING)
+		vm_fail(r->vm, "QEMU's monitor did not answer");
+}
+
 /*
  * Starts the VM's processes: its cgroups, QEMU in the jail and the
  * monitor, connected by socketpairs that mcvmd makes and hands out.
@@ -290,11 +305,12 @@ vm_spawn(struct vm *vm)
 	vm_progress(vm, 2, 3, "booting");
 	log_info("%s: qemu pid %d, monitor pid %d, uid %u", vm->row.id,
 	    (int)vm->qemu_pid, (int)vm->vmm_pid, vm->row.uid);
-	/* No agent will answer: the VM runs once QEMU does. */
+	/* No agent will answer: the VM runs once QEMU's monitor does. */
 	if (vm_own_disks(vm)) {
 		log_info("%s: boots its own disks%s", vm->row.id,
 		    spec.cd ? ", the install CD first" : "");
-		vm_guest_ready(vm);
+		(void)req_send(req_new(RP_MONITOR, vm, IMSG_VMM_QMP_STATUS,
+		    own_qmp_up, own_qmp_fail));
 		return;
 	}
 	vm_timer_start(vm, VM_BOOT_TIMEOUT, vm_boot_timeout);
@@ -429,7 +445,7 @@ vm_reap(pid_t pid, int status)
 			vm->vmm_pid = 0;
 			if (vm->qemu_pid > 0 && vm->state != VS_STOPPING &&
 			    vm->state != VS_DESTROYING &&
-			    vm->state != VS_FAILED)
+			    vm->state != VS_FAILED && !vm->boot.guest_ended)
 				vm_fail(vm, "the VM monitor died");
 			else
 				log_info("%s: monitor exited", vm->row.id);
