@@ -127,7 +127,9 @@ struct msg_store_progress {
  * or a reflink clone of it in the VM's directory, or with persistent
  * the image itself.  iso, when not "", is the install CD: an image of
  * format iso of the workspace or a catalog image.  firmware FW_UEFI:
- * the firmware's code and the VM's own variables come too.
+ * the firmware's code and the VM's own variables come too.  The
+ * RESULT's disk_bytes is what the VM's own copies may grow to: the sum
+ * of their virtual sizes (0 with persistent).
  */
 struct msg_store_vm_disks {
 	const char	*vm_id;		/* ID_MAX */

@@ -143,6 +143,7 @@ int	 state_vm_insert(const struct vm_row *);
 int	 state_vm_set(const char *, const char *, const char *, const char *);
 int	 state_vm_delete(const char *);
 int	 state_vm_install_done(const char *);
+int	 state_vm_disk_bytes_set(const char *, uint64_t);
 void	 state_vm_destroyed_detail(const char *, int64_t, char *, size_t);
 int	 state_vm_destroyed(const char *, int64_t);
 int	 state_vm_each(int (*)(const struct vm_row *, void *), void *);

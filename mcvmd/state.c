@@ -468,6 +468,14 @@ state_vm_install_done(const char *id)
 	    "install = 1", id, 0, 0);
 }
 
+/* What a VM's disks count against the storage quota. */
+int
+state_vm_disk_bytes_set(const char *id, uint64_t bytes)
+{
+	return state_run("UPDATE vms SET disk_bytes = ?2 WHERE id = ?1", id,
+	    (int64_t)bytes, 0);
+}
+
 /* Removes a VM with its jobs and receipts; the audit log stays. */
 int
 state_vm_delete(const char *id)

@@ -248,6 +248,19 @@ store_own_disks_done(struct vm *vm, const struct msg_store_result *m)
 		vm_fail(vm, msg);
 		return;
 	}
+	/* Made: what its own copies may grow to counts from now on. */
+	if (vm->state == VS_CREATING && vm->op.pending &&
+	    vm->op.kind == VO_CREATE && m->disk_bytes > 0) {
+		if (vm_admit_storage(vm->row.ws_id, m->disk_bytes, msg,
+		    sizeof(msg)) == -1) {
+			vm_close_store_fds(vm);
+			vm_fail(vm, msg);
+			return;
+		}
+		vm->row.disk_bytes = m->disk_bytes;
+		if (state_vm_disk_bytes_set(vm->row.id, m->disk_bytes) == -1)
+			log_warnx("%s: disk size not recorded", vm->row.id);
+	}
 	log_info("%s: disks ready (%s)", vm->row.id, m->text);
 	vm_fsm(vm, VE_DISK_READY, NULL);
 	vm_progress(vm, 1, 3, "disks ready");

@@ -264,6 +264,7 @@ int		 vm_slot_alloc(uint32_t *);
 uint32_t	 vm_vcpus_limit(int *);
 int		 vm_admit(int64_t, uint32_t, uint32_t, uint64_t, char *,
 		    size_t);
+int		 vm_admit_storage(int64_t, uint64_t, char *, size_t);
 
 /* receipt.c */
 int		 vm_args_hash(const struct tool_args *, uint8_t [SHA256_LEN]);

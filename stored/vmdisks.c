@@ -453,13 +453,14 @@ iso_open(struct vd_req *r, int *fdp, char *text, size_t len)
 /* Disk i in the VM's directory: 0 with its fd and what it is. */
 static int
 disk_file_open(struct vd_req *r, unsigned int i, int *fdp, int *basefdp,
-    struct msg_store_vm_disk *d, char *text, size_t len)
+    struct msg_store_vm_disk *d, uint64_t *size, char *text, size_t len)
 {
+	struct stat	 st;
 	const char	*name = r->use.disks[i];
 	char		 file[VMDISK_FILE_MAX], backing[QCOW2_BACKING_MAX + 1];
 	char		 want[sizeof(IMAGE_BACKING_PREFIX) + OBJ_NAME_MAX];
 	enum image_format bf;
-	uint64_t	 bytes, bbytes;
+	uint64_t	 bbytes;
 	int		 rc;
 
 	d->format = IMG_RAW;
@@ -476,9 +477,15 @@ disk_file_open(struct vd_req *r, unsigned int i, int *fdp, int *basefdp,
 		    strerror(rc));
 		return rc;
 	}
+	if (fstat(*fdp, &st) == -1 || !S_ISREG(st.st_mode)) {
+		textf(text, len, "vm %s: %s is not a regular file", r->use.vm,
+		    file);
+		return EINVAL;
+	}
+	*size = (uint64_t)st.st_size;
 	if (d->format == IMG_RAW)
 		return 0;
-	if ((rc = qcow2_header(*fdp, &bytes, backing, sizeof(backing))) != 0) {
+	if ((rc = qcow2_header(*fdp, size, backing, sizeof(backing))) != 0) {
 		textf(text, len, "vm %s: %s is not an overlay stored made",
 		    r->use.vm, file);
 		return rc == 0 ? EINVAL : rc;
@@ -522,10 +529,12 @@ vd_send(struct vd_req *r)
 			rc = image_open(r->wsdfd, r->use.disks[i], 1,
 			    &fds[2 * i], &f, &bytes, text, sizeof(text));
 			d[i].format = f;
-			total += bytes;
-		} else
+		} else {
+			/* What its own copy may grow to: the quota's. */
 			rc = disk_file_open(r, i, &fds[2 * i], &fds[2 * i + 1],
-			    &d[i], text, sizeof(text));
+			    &d[i], &bytes, text, sizeof(text));
+			total += bytes;
+		}
 	}
 	if (rc == 0 && r->iso[0] != '\0')
 		rc = iso_open(r, &fds[cd], text, sizeof(text));

@@ -37,7 +37,7 @@ after(async () => {
 		    arguments: { vm_id: vm } }, undefined,
 		    { timeout: CALL_TIMEOUT_MS });
 	for (const n of ['inst-disk', 'inst-iso', 'efi-disk', 'inst-ovl',
-	    'inst-vmdk'])
+	    'inst-vmdk', 'big-disk'])
 		await alice?.callTool({ name: 'image_delete',
 		    arguments: { name: n } });
 	await alice?.close();
@@ -222,6 +222,11 @@ test('what a VM cannot boot is refused with the fix', async () => {
 	    disks: ['a', 'b', 'c', 'd', 'e'] }), /disks/);
 	assert.match(await refused(alice, 'vm_create', { request_id: 'bad-10',
 	    disks: ['inst-disk'], firmware: 'coreboot' }), /firmware/);
+	// A VM's own copy may grow to its image's size: that counts
+	// against the storage quota (40 GiB) with the image itself.
+	await call(alice, 'image_create', { name: 'big-disk', size: '25G' });
+	assert.match(await refused(alice, 'vm_create', { request_id: 'bad-12',
+	    disks: ['big-disk'] }), /may grow to 25600 MiB.*storage limit/);
 	// Another workspace's images are not there for it.
 	assert.match(await refused(bob, 'vm_create', { request_id: 'bad-11',
 	    disks: ['inst-disk'] }), /no image|no images/);
