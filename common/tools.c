@@ -764,7 +764,8 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	T(VM_EXEC, "vm_exec", "Run a command",
 	    TF_DESTRUCTIVE | TF_IDEMPOTENT | TF_OPENWORLD | TF_LONG,
 	    p_vm_exec, TT_VM_RUNNING, TR_JSON,
-	    "Start a shell command in a running VM and return with its "
+	    "Start a shell command in a running VM (one with mcvm's agent: "
+	    "not a VM from your own disks) and return with its "
 	    "job_id; bash -c runs it as uid ${AGENT_JOB_UID} in "
 	    "/workspace (or cwd). Without wait_seconds the answer is at "
 	    "once. With it, a command that ends within them is answered "
@@ -909,7 +910,9 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "agent's log on mcvm's guest): the last ${VMM_SERIAL_RING_KIB} "
 	    "KiB are kept, the oldest dropped, so a chatty guest never "
 	    "waits. A VM stopped by vm_stop keeps what it had written until "
-	    "it starts again. truncated: older lines exist; replaced: bytes "
+	    "it starts again; a VM from your own disks keeps it when its "
+	    "guest powers off, and shows its install CD's boot before the "
+	    "boot from its disks. truncated: older lines exist; replaced: bytes "
 	    "that were not valid text became the replacement character.",
 	    "{'type':'object','properties':{'lines':{'type':'array',"
 	    "'items':{'type':'string'}},'truncated':{'type':'boolean'},"
