@@ -104,7 +104,8 @@ struct msg_store_image_entry {
 	uint64_t	 disk_bytes;	/* allocated */
 	const char	*backing;	/* "" for none */
 	uint32_t	 backing_catalog; /* 0 or 1 */
-	uint32_t	 users;		/* images whose backing it is */
+	uint32_t	 users;		/* images whose backing it is; in a
+					   list, one more while VMs use it */
 	uint32_t	 snapshots;
 };
 

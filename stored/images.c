@@ -1154,10 +1154,15 @@ req_delete(struct img_op *o, struct ws_images *set, char *text, size_t len)
 static void
 req_list(struct img_op *o, struct ws_images *set)
 {
+	struct ws_image	 img;
 	unsigned int	 i;
 
-	for (i = 0; i < set->n; i++)
-		send_entry(o->id, &set->v[i], 0, 0);
+	for (i = 0; i < set->n; i++) {
+		img = set->v[i];
+		if (vmdisks_in_use(o->ws, img.name))
+			img.users++;	/* in use: by VMs too */
+		send_entry(o->id, &img, 0, 0);
+	}
 }
 
 /*

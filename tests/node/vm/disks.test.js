@@ -36,8 +36,9 @@ after(async () => {
 		await alice?.callTool({ name: 'vm_destroy',
 		    arguments: { vm_id: vm } }, undefined,
 		    { timeout: CALL_TIMEOUT_MS });
-	for (const n of ['inst-disk', 'inst-iso', 'efi-disk', 'inst-ovl',
-	    'inst-vmdk', 'big-disk'])
+	// The overlay before its base.
+	for (const n of ['inst-ovl', 'inst-vmdk', 'big-disk', 'inst-disk',
+	    'inst-iso', 'efi-disk'])
 		await alice?.callTool({ name: 'image_delete',
 		    arguments: { name: n } });
 	await alice?.close();
@@ -131,6 +132,9 @@ test('an OS is installed from an ISO onto an empty disk, which then ' +
 	    'it booted through the disk\'s own grub');
 
 	// The image is the VM's disk: in use while the VM exists.
+	const l = await call(alice, 'image_list', {});
+	assert.equal(l.images.find((i) => i.name === 'inst-disk').in_use, true);
+	assert.equal(l.images.find((i) => i.name === 'inst-iso').in_use, false);
 	assert.match(await refused(alice, 'image_delete',
 	    { name: 'inst-disk' }), /in use by a VM.*vm_destroy it first/);
 	assert.match(await refused(alice, 'image_resize',
@@ -233,4 +237,11 @@ test('what a VM cannot boot is refused with the fix', async () => {
 	// Nothing was left of the refused creations.
 	const vms = (await call(alice, 'vm_list', {})).vms;
 	assert.deepEqual(vms.map((x) => x.name), []);
+	// And what the file made goes: an overlay first, then its base.
+	for (const n of ['inst-ovl', 'inst-vmdk', 'big-disk', 'inst-disk',
+	    'inst-iso', 'efi-disk'])
+		await call(alice, 'image_delete', { name: n });
+	const left = (await call(alice, 'image_list', {})).images
+	    .filter((i) => !i.catalog);
+	assert.deepEqual(left.map((i) => i.name), []);
 });
