@@ -912,8 +912,9 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "waits. A VM stopped by vm_stop keeps what it had written until "
 	    "it starts again; a VM from your own disks keeps it when its "
 	    "guest powers off, and shows its install CD's boot before the "
-	    "boot from its disks. truncated: older lines exist; replaced: bytes "
-	    "that were not valid text became the replacement character.",
+	    "boot from its disks. truncated: older lines exist; replaced: "
+	    "bytes that were not valid text became the replacement "
+	    "character.",
 	    "{'type':'object','properties':{'lines':{'type':'array',"
 	    "'items':{'type':'string'}},'truncated':{'type':'boolean'},"
 	    "'replaced':{'type':'boolean'},'total_bytes':{'type':'integer',"

@@ -130,7 +130,8 @@ own_disks(const struct qemu_spec *s, struct qemu_argv *qa)
 		    d->base_format != IMG_RAW))))
 			return -1;
 		rc |= arg_add(qa, "-add-fd");
-		rc |= arg_add(qa, "fd=%d,set=%u", QEMU_FD_DISK_N(i), 10 + 2 * i);
+		rc |= arg_add(qa, "fd=%d,set=%u", QEMU_FD_DISK_N(i),
+		    10 + 2 * i);
 		if (d->has_base) {
 			rc |= arg_add(qa, "-add-fd");
 			rc |= arg_add(qa, "fd=%d,set=%u", QEMU_FD_BASE_N(i),
