@@ -393,3 +393,85 @@ msg_store_cancel_get(struct imsg *imsg)
 {
 	return m_empty(imsg, IMSG_STORE_CANCEL);
 }
+
+void
+msg_store_vm_disks_put(struct ibuf *b, const struct msg_store_vm_disks *m)
+{
+	uint32_t	 i;
+
+	m_add_str(b, m->vm_id);
+	m_add_u64(b, m->ws);
+	m_add_u32(b, m->create);
+	m_add_u32(b, m->persistent);
+	m_add_u32(b, m->firmware);
+	m_add_u32(b, m->ndisks);
+	for (i = 0; i < m->ndisks && i < VM_DISKS_MAX; i++)
+		m_add_str(b, m->disks[i]);
+	m_add_str(b, m->iso);
+}
+
+int
+msg_store_vm_disks_get(struct imsg *imsg, struct msg_store_vm_disks *m)
+{
+	struct mreader	 r;
+	uint32_t	 i, j;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_STORE_VM_DISKS) == -1 ||
+	    m_get_vm_id(&r, &m->vm_id) == -1 ||
+	    m_get_u64(&r, &m->ws) == -1 ||
+	    m_get_flag(&r, &m->create) == -1 ||
+	    m_get_flag(&r, &m->persistent) == -1 ||
+	    m_get_u32(&r, &m->firmware) == -1 ||
+	    m_get_u32(&r, &m->ndisks) == -1)
+		return -1;
+	if (m->ws == 0 || m->firmware > FW_UEFI || m->ndisks == 0 ||
+	    m->ndisks > VM_DISKS_MAX)
+		return m_fail();
+	for (i = 0; i < m->ndisks; i++) {
+		if (get_image(&r, &m->disks[i]) == -1)
+			return -1;
+		for (j = 0; j < i; j++)
+			if (strcmp(m->disks[i], m->disks[j]) == 0)
+				return m_fail();
+	}
+	if (m_get_str(&r, &m->iso, OBJ_NAME_MAX) == -1)
+		return -1;
+	if (m->iso[0] != '\0' && !valid_object_name(m->iso))
+		return m_fail();
+	return m_end(&r);
+}
+
+void
+msg_store_vm_disk_put(struct ibuf *b, const struct msg_store_vm_disk *m)
+{
+	m_add_u32(b, m->index);
+	m_add_u32(b, m->format);
+	m_add_u32(b, m->has_base);
+	m_add_u32(b, m->base_format);
+}
+
+static int
+vm_disk_format(uint32_t f)
+{
+	return f == IMG_QCOW2 || f == IMG_RAW;
+}
+
+int
+msg_store_vm_disk_get(struct imsg *imsg, struct msg_store_vm_disk *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_STORE_VM_DISK) == -1 ||
+	    m_get_u32(&r, &m->index) == -1 ||
+	    m_get_u32(&r, &m->format) == -1 ||
+	    m_get_flag(&r, &m->has_base) == -1 ||
+	    m_get_u32(&r, &m->base_format) == -1)
+		return -1;
+	if (m->index >= VM_DISKS_MAX || !vm_disk_format(m->format) ||
+	    !vm_disk_format(m->base_format) ||
+	    (m->has_base && m->format != IMG_QCOW2))
+		return m_fail();
+	return m_end(&r);
+}

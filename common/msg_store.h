@@ -104,7 +104,8 @@ struct msg_store_image_entry {
 	uint64_t	 disk_bytes;	/* allocated */
 	const char	*backing;	/* "" for none */
 	uint32_t	 backing_catalog; /* 0 or 1 */
-	uint32_t	 users;		/* images whose backing it is */
+	uint32_t	 users;		/* images whose backing it is; in a
+					   list, one more while VMs use it */
 	uint32_t	 snapshots;
 };
 
@@ -118,6 +119,36 @@ struct msg_store_image_snap {
 /* IMSG_STORE_PROGRESS: how far a long request is. */
 struct msg_store_progress {
 	uint32_t	 permille;	/* 0..1000 */
+};
+
+/*
+ * IMSG_STORE_VM_DISKS -> VM_DISK per disk, STORE_FD*, RESULT: the disks
+ * of a VM from its own disks, made (create 1) or opened again.  disks
+ * are images of workspace ws, the first the boot disk: each an overlay
+ * or a reflink clone of it in the VM's directory, or with persistent
+ * the image itself.  iso, when not "", is the install CD: an image of
+ * format iso of the workspace or a catalog image.  firmware FW_UEFI:
+ * the firmware's code and the VM's own variables come too.  The
+ * RESULT's disk_bytes is what the VM's own copies may grow to: the sum
+ * of their virtual sizes (0 with persistent).
+ */
+struct msg_store_vm_disks {
+	const char	*vm_id;		/* ID_MAX */
+	uint64_t	 ws;		/* > 0 */
+	uint32_t	 create;	/* 0 or 1 */
+	uint32_t	 persistent;	/* 0 or 1 */
+	uint32_t	 firmware;	/* enum vm_firmware */
+	uint32_t	 ndisks;	/* 1..VM_DISKS_MAX */
+	const char	*disks[VM_DISKS_MAX];	/* object names, distinct */
+	const char	*iso;		/* an object name, or "" */
+};
+
+/* IMSG_STORE_VM_DISK: what disk index is (STORE_FD_DISK_N(index)). */
+struct msg_store_vm_disk {
+	uint32_t	 index;		/* < VM_DISKS_MAX */
+	uint32_t	 format;	/* IMG_QCOW2 or IMG_RAW */
+	uint32_t	 has_base;	/* 0 or 1: on STORE_FD_BASE_N(index) */
+	uint32_t	 base_format;	/* IMG_QCOW2 or IMG_RAW */
 };
 
 /* IMSG_STORE_CANCEL: request peerid is to end now (its RESULT follows,
@@ -171,6 +202,12 @@ void	 msg_store_progress_put(struct ibuf *,
 	    const struct msg_store_progress *);
 int	 msg_store_progress_get(struct imsg *, struct msg_store_progress *);
 int	 msg_store_cancel_get(struct imsg *);
+void	 msg_store_vm_disks_put(struct ibuf *,
+	    const struct msg_store_vm_disks *);
+int	 msg_store_vm_disks_get(struct imsg *, struct msg_store_vm_disks *);
+void	 msg_store_vm_disk_put(struct ibuf *,
+	    const struct msg_store_vm_disk *);
+int	 msg_store_vm_disk_get(struct imsg *, struct msg_store_vm_disk *);
 const char *image_format_name(enum image_format);
 const char *image_format_driver(enum image_format);
 int	 image_format_parse(const char *);

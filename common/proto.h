@@ -83,6 +83,8 @@
 	X(IMSG_STORE_IMAGE_SNAP,	413,	IMSG_NONE)		\
 	X(IMSG_STORE_PROGRESS,		414,	IMSG_NONE)		\
 	X(IMSG_STORE_CANCEL,		415,	IMSG_NONE)		\
+	X(IMSG_STORE_VM_DISKS,		416,	IMSG_STORE_RESULT)	\
+	X(IMSG_STORE_VM_DISK,		417,	IMSG_NONE)		\
 									\
 	/* VM monitor <-> mcvmd; peerid is the request id, 0 unasked */	\
 	X(IMSG_VMM_READY,		500,	IMSG_NONE)		\
@@ -159,9 +161,34 @@ enum store_fd_role {
 	STORE_FD_KERNEL,	/* read-only */
 	STORE_FD_INITRD,	/* read-only */
 	STORE_FD_CHECKPOINT,	/* a migration stream, see STORE_CHECKPOINT */
+	STORE_FD_CD,		/* the install ISO, read-only */
+	STORE_FD_CODE,		/* UEFI firmware code, read-only */
+	STORE_FD_VARS,		/* the VM's own UEFI variables */
+	STORE_FD_DISK2,		/* disks 2-4 of a VM from its own disks, */
+	STORE_FD_BASE2,		/* each with its overlay's base */
+	STORE_FD_DISK3,
+	STORE_FD_BASE3,
+	STORE_FD_DISK4,
+	STORE_FD_BASE4,
 	STORE_FD_IMAGE,		/* an image's bytes: SIO_UPLOAD, SIO_DOWNLOAD */
 };
 #define STORE_FD_MAX		STORE_FD_IMAGE
+/* Disk i (0-3) of a VM from its own disks, and its base. */
+#define STORE_FD_DISK_N(i)	((i) == 0 ? STORE_FD_DISK : \
+				    STORE_FD_DISK2 + 2 * ((i) - 1))
+#define STORE_FD_BASE_N(i)	((i) == 0 ? STORE_FD_BASE : \
+				    STORE_FD_BASE2 + 2 * ((i) - 1))
+#define VM_DISKS_MAX		4	/* disks of a VM from its own disks */
+
+/* A VM's firmware and machine (vm_create's firmware and machine). */
+enum vm_firmware {
+	FW_BIOS = 0,
+	FW_UEFI,
+};
+enum vm_machine {
+	MACH_Q35 = 0,
+	MACH_PC,
+};
 
 /* IMSG_NET_FD roles */
 enum net_fd_role {

@@ -50,6 +50,7 @@ static const struct tool_number tool_numbers[] = {
 	NUM(TOOL_EXEC_TIMEOUT_DEFAULT),
 	NUM(TOOL_STOP_TIMEOUT_DEFAULT),
 	NUM(TOOL_FORWARDS_MAX),
+	NUM(VM_DISKS_MAX),
 	NUM(VM_STATUS_JOBS_MAX),
 	NUM(VM_STATUS_COMMAND_MAX),
 	NUM(AGENT_JOB_UID),
@@ -83,6 +84,9 @@ _Static_assert(TOOL_FILE_MAX <= AGENT_FILE_CHUNK_MAX, "file call bytes");
 
 static const char *const network_values[] = { "off", "on", NULL };
 static const char *const idle_mode_values[] = { "hibernate", "pause", NULL };
+/* In the order of enum vm_firmware and enum vm_machine. */
+static const char *const firmware_values[] = { "bios", "uefi", NULL };
+static const char *const machine_values[] = { "q35", "pc", NULL };
 static const char *const suspend_values[] = { "hibernate", "pause", NULL };
 static const char *const encoding_values[] = { "utf-8", "base64", NULL };
 static const char *const button_values[] = { "left", "right", "middle",
@@ -154,7 +158,14 @@ static const char *const convert_values[] = {
 	"'items':{'type':'object','properties':{'host_address':{'type':"\
 	"'string'},'host_port':{'type':'integer'},'guest_port':{'type':"\
 	"'integer'}},'required':['host_address','host_port',"		\
-	"'guest_port']}}"
+	"'guest_port']}},"						\
+	"'disks':{'type':'array','items':{'type':'string'},"		\
+	"'description':'own disks only: the images it boots'},"	\
+	"'persistent':{'type':'boolean'},'firmware':{'type':'string'},"	\
+	"'machine':{'type':'string'},'agent':{'type':'boolean',"	\
+	"'description':'false: no mcvm agent (own disks)'},"		\
+	"'iso':{'type':'string'},'install':{'type':'string',"		\
+	"'description':'pending: it boots the install CD (first); done'}"
 #define GUEST_PROPS							\
 	"'os':{'type':'string'},'kernel':{'type':'string'},"		\
 	"'agent_version':{'type':'string'}"
@@ -289,6 +300,33 @@ static const struct tool_param p_vm_create[] = {
 	    "A display (VGA), a keyboard, a tablet and a mouse, for "
 	    "vm_screenshot and the input tools; tty1 shows a shell. false: "
 	    "none of them, a little smaller and faster." },
+	[P_VM_CREATE_DISKS] = { "disks", TP_LIST, TS_NAME, 0, 0,
+	    VM_DISKS_MAX, OBJ_NAME_MAX, NULL, "[]",
+	    "Boot your own disks instead of a catalogue image: up to "
+	    "${VM_DISKS_MAX} of your workspace's images (qcow2 or raw, "
+	    "without a backing image), the first the boot disk. The VM "
+	    "gets an overlay (or a reflink clone) of each, unless "
+	    "persistent. Such a VM has no mcvm agent: no vm_exec nor file "
+	    "tools." },
+	[P_VM_CREATE_ISO] = { "iso", TP_STRING, TS_NAME, 0, 0, 0,
+	    OBJ_NAME_MAX, NULL, NULL,
+	    "An install CD, with disks: an image of format iso of your "
+	    "workspace, or a catalogue image. The VM boots it once; when "
+	    "the guest reboots or powers off, the VM starts again from the "
+	    "disks alone." },
+	[P_VM_CREATE_FIRMWARE] = { "firmware", TP_ENUM, 0, 0, 0, 0, 0,
+	    firmware_values, "\"bios\"",
+	    "With disks: \"bios\" (SeaBIOS) or \"uefi\" (OVMF, with the "
+	    "VM's own variable store)." },
+	[P_VM_CREATE_MACHINE] = { "machine", TP_ENUM, 0, 0, 0, 0, 0,
+	    machine_values, "\"q35\"",
+	    "With disks: the machine type, \"q35\" (PCIe, AHCI) or "
+	    "\"pc\" (i440FX, IDE)." },
+	[P_VM_CREATE_PERSISTENT] = PARAM_BOOL("persistent", "With disks: "
+	    "attach the images themselves, so that the guest writes into "
+	    "them (they are in use, and cannot be changed or deleted, "
+	    "while the VM exists). Default: the VM writes to overlays that "
+	    "vm_destroy deletes."),
 };
 PARAMS_SIZE(p_vm_create, VM_CREATE);
 
@@ -671,7 +709,11 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "network=\"on\" and your workspace may use it; port_forwards "
 	    "reach a guest's servers either way. idle_seconds and "
 	    "idle_mode are only recorded: this build does not suspend idle "
-	    "VMs, so a VM runs until you stop or destroy it. Destroy it "
+	    "VMs, so a VM runs until you stop or destroy it. With disks, "
+	    "the VM boots your own images instead (and iso installs onto "
+	    "them): it is running once QEMU runs, and has no agent, so "
+	    "only the display, serial, snapshot and lifecycle tools work "
+	    "on it. Destroy it "
 	    "with vm_destroy when done; workspace quotas limit VMs, memory, "
 	    "vCPUs and storage.",
 	    VM_OBJECT),
@@ -750,7 +792,8 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	T(VM_EXEC, "vm_exec", "Run a command",
 	    TF_DESTRUCTIVE | TF_IDEMPOTENT | TF_OPENWORLD | TF_LONG,
 	    p_vm_exec, TT_VM_RUNNING, TR_JSON,
-	    "Start a shell command in a running VM and return with its "
+	    "Start a shell command in a running VM (one with mcvm's agent: "
+	    "not a VM from your own disks) and return with its "
 	    "job_id; bash -c runs it as uid ${AGENT_JOB_UID} in "
 	    "/workspace (or cwd). Without wait_seconds the answer is at "
 	    "once. With it, a command that ends within them is answered "
@@ -895,8 +938,11 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "agent's log on mcvm's guest): the last ${VMM_SERIAL_RING_KIB} "
 	    "KiB are kept, the oldest dropped, so a chatty guest never "
 	    "waits. A VM stopped by vm_stop keeps what it had written until "
-	    "it starts again. truncated: older lines exist; replaced: bytes "
-	    "that were not valid text became the replacement character.",
+	    "it starts again; a VM from your own disks keeps it when its "
+	    "guest powers off, and shows its install CD's boot before the "
+	    "boot from its disks. truncated: older lines exist; replaced: "
+	    "bytes that were not valid text became the replacement "
+	    "character.",
 	    "{'type':'object','properties':{'lines':{'type':'array',"
 	    "'items':{'type':'string'}},'truncated':{'type':'boolean'},"
 	    "'replaced':{'type':'boolean'},'total_bytes':{'type':'integer',"

@@ -33,7 +33,7 @@
 #include "msg.h"
 #include "validate.h"
 
-#define TOOL_PARAMS_MAX		12	/* parameters of one tool */
+#define TOOL_PARAMS_MAX		16	/* parameters of one tool */
 #define TOOL_LIST_MAX		64	/* entries of a list parameter */
 #define TOOL_TEXT_MAX		(64 * 1024)	/* commands, stdin */
 #define TOOL_PATH_MAX		4096	/* guest paths */
@@ -147,7 +147,8 @@ enum tool_id {
 #define PARAMS_VM_CREATE(M, t)						\
 	M(t, REQUEST_ID) M(t, NAME) M(t, IMAGE) M(t, MEMORY_MIB)	\
 	M(t, VCPUS) M(t, NETWORK) M(t, IDLE_SECONDS) M(t, IDLE_MODE)	\
-	M(t, PORT_FORWARDS) M(t, DISPLAY)
+	M(t, PORT_FORWARDS) M(t, DISPLAY) M(t, DISKS) M(t, ISO)		\
+	M(t, FIRMWARE) M(t, MACHINE) M(t, PERSISTENT)
 #define PARAMS_VM_LIST(M, t)
 #define PARAMS_VM_STATUS(M, t)		M(t, VM_ID)
 #define PARAMS_VM_STOP(M, t)						\

@@ -146,3 +146,41 @@ dberr:
 	(void)snprintf(err, errlen, "state database error");
 	return -1;
 }
+
+/*
+ * The disks of a VM from its own disks, once stored said what its own
+ * copies may grow to: within the workspace's storage limit and the
+ * host's, with the VMs and images there are.
+ */
+int
+vm_admit_storage(int64_t ws, uint64_t disk, char *err, size_t errlen)
+{
+	uint64_t	 mem, dsk, cpus, img;
+	uint32_t	 n;
+
+	if (state_usage(ws, &n, &mem, &dsk, &cpus) == -1 ||
+	    state_ws_image_bytes(ws, &img) == -1) {
+		(void)snprintf(err, errlen, "state database error");
+		return -1;
+	}
+	if (dsk + img + disk > env->conf.ws_limits.max_storage) {
+		(void)snprintf(err, errlen, "its disks may grow to %llu MiB, "
+		    "which with the workspace's disks and images exceeds its "
+		    "storage limit of %llu MiB: use persistent disks, smaller "
+		    "images, or free space first",
+		    (unsigned long long)(disk >> 20), (unsigned long long)
+		    (env->conf.ws_limits.max_storage >> 20));
+		return -1;
+	}
+	if (state_usage(0, &n, &mem, &dsk, &cpus) == -1 ||
+	    state_ws_image_bytes(0, &img) == -1) {
+		(void)snprintf(err, errlen, "state database error");
+		return -1;
+	}
+	if (dsk + img + disk > env->conf.host_limits.max_storage) {
+		(void)snprintf(err, errlen, "the host is at its storage limit; "
+		    "try again later");
+		return -1;
+	}
+	return 0;
+}

@@ -427,6 +427,22 @@ dispatch_wake(struct tool_call *c)
 	return 0;
 }
 
+/* Whether the tool needs the guest agent (which own disks lack). */
+static int
+dispatch_agent_tool(const struct tool_call *c)
+{
+	switch (c->args->tool->id) {
+	case TOOL_VM_EXEC:
+	case TOOL_VM_READ_FILE:
+	case TOOL_VM_WRITE_FILE:
+	case TOOL_VM_LIST_FILES:
+		return 1;
+	default:
+		return c->args->tool->target == TT_VM_AGENT ||
+		    c->args->tool->target == TT_JOB;
+	}
+}
+
 /* The state the target must be in: -1 if the call was answered. */
 static int
 dispatch_state(struct tool_call *c)
@@ -436,6 +452,15 @@ dispatch_state(struct tool_call *c)
 	char		 msg[VM_MSG_MAX];
 	size_t		 len;
 
+	if (vm != NULL && vm_own_disks(vm) && dispatch_agent_tool(c)) {
+		vm_no_agent_text(vm, msg, sizeof(msg));
+		if (c->rid != NULL)
+			receipt_fail(c->auth->id, c->rid, vm->row.id, c->id,
+			    TOOL_ERROR, msg);
+		else
+			call_reply(c->id, TOOL_ERROR, msg);
+		return -1;
+	}
 	if (t != TT_VM_LIVE && t != TT_VM_RUNNING && t != TT_VM_AGENT &&
 	    t != TT_JOB)
 		return 0;

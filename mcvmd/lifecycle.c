@@ -107,6 +107,63 @@ vm_guest_ready(struct vm *vm)
 	vm_op_done(vm, 1, NULL);
 }
 
+/* ---- the guest's own end, on its own disks ------------------------------- */
+
+static void	 vm_term_timeout(int, short, void *);
+
+/* The boot's console is kept; QEMU, paused, ends now. */
+static void
+install_end_qemu(struct vm *vm)
+{
+	vm->boot.guest_ended = 1;
+	if (vm->qemu_pid > 0)
+		(void)kill(vm->qemu_pid, SIGTERM);
+	vm_timer_start(vm, VM_TERM_GRACE, vm_term_timeout);
+}
+
+static void
+install_console_done(struct req *r, struct imsg *imsg)
+{
+	struct msg_vmm_serial_data	 m;
+
+	if (msg_vmm_serial_data_get(imsg, &m) == -1)
+		log_warnx("%s: malformed serial data from the monitor",
+		    r->vm->row.id);
+	else
+		vm_console_keep(r->vm, &m);
+	install_end_qemu(r->vm);
+}
+
+static void
+install_console_cancel(struct req *r, enum req_end end, const char *why)
+{
+	if (end != REQ_VM_GONE)
+		install_end_qemu(r->vm);
+}
+
+/*
+ * The guest of a VM from its own disks reset or powered off, which
+ * paused QEMU (-no-shutdown): its console is kept (the VM has no agent
+ * to ask for it before a stop), then QEMU ends.  The VM is stopped, or
+ * after its install CD's boot starts again from its disks alone
+ * (vm_processes_gone).
+ */
+void
+vm_guest_end(struct vm *vm)
+{
+	struct req	*r;
+
+	if (!vm_own_disks(vm) || vm->state != VS_RUNNING ||
+	    vm->boot.guest_ended)
+		return;
+	log_info("%s: the guest %s", vm->row.id,
+	    vm->row.install == VM_INSTALL_PENDING ?
+	    "of the install CD's boot ended" : "powered off or reset");
+	r = req_new(RP_MONITOR, vm, IMSG_VMM_SERIAL_READ,
+	    install_console_done, install_console_cancel);
+	(void)req_send(r);
+}
+
 /*
  * The VM failed: its processes are killed, the state says why, and the
  * pending operation fails.  A VM that failed while being created is

@@ -112,6 +112,21 @@ struct vm_row {
 	uint32_t	 idle_mode;
 	uint64_t	 disk_bytes;
 	uint32_t	 display;	/* 1: VGA, keyboard, tablet, mouse */
+	/* A VM from its workspace's own disks: disks is not "". */
+	char		 disks[VM_DISKS_MAX * (OBJ_NAME_MAX + 1)];
+					/* image names, joined by ',' */
+	char		 iso[OBJ_NAME_MAX + 1];	/* install CD, or "" */
+	uint32_t	 firmware;	/* enum vm_firmware */
+	uint32_t	 machine;	/* enum vm_machine */
+	uint32_t	 persistent;	/* 1: the images are its disks */
+	uint32_t	 install;	/* enum vm_install */
+};
+
+/* Where a VM with an install CD is. */
+enum vm_install {
+	VM_INSTALL_NONE = 0,	/* no CD */
+	VM_INSTALL_PENDING,	/* it boots the CD (first) */
+	VM_INSTALL_DONE,	/* the guest reset or powered off once */
 };
 
 enum receipt_state {
@@ -127,6 +142,8 @@ enum receipt_state {
 int	 state_vm_insert(const struct vm_row *);
 int	 state_vm_set(const char *, const char *, const char *, const char *);
 int	 state_vm_delete(const char *);
+int	 state_vm_install_done(const char *);
+int	 state_vm_disk_bytes_set(const char *, uint64_t);
 void	 state_vm_destroyed_detail(const char *, int64_t, char *, size_t);
 int	 state_vm_destroyed(const char *, int64_t);
 int	 state_vm_each(int (*)(const struct vm_row *, void *), void *);

@@ -38,6 +38,8 @@ vm_monitor_attach(struct vm *vm, int fd)
 		vm->vmm_gen = 1;
 	vm->boot.agent = 0;
 	vm->boot.poweroff = 0;
+	vm->boot.guest_end = 0;
+	vm->boot.guest_ended = 0;
 	vm->boot.shot_w = vm->boot.shot_h = 0;
 }
 
@@ -154,6 +156,13 @@ vm_vmm_event(struct vm *vm, struct imsg *imsg)
 	case VMM_EV_SHUTDOWN:
 		/* A guest-initiated power-off is a stop, not a crash. */
 		vm->boot.poweroff = 1;
+		/* QMP's reason: the guest's own reset (which -no-reboot
+		 * makes an exit) or shutdown, not QEMU's end. */
+		if (strcmp(m.detail, "guest-shutdown") == 0 ||
+		    strcmp(m.detail, "guest-reset") == 0) {
+			vm->boot.guest_end = 1;
+			vm_guest_end(vm);
+		}
 		break;
 	case VMM_EV_GUEST_LOST:
 		vm->boot.agent = 0;
@@ -266,8 +275,9 @@ vm_vmm_dispatch(int fd, short event, void *arg)
 
 	if (imsgev_read(iev, event) == -1) {
 		vm_monitor_close(vm);
-		if (vm->state == VS_BOOTING || vm->state == VS_RUNNING ||
-		    vm->state == VS_PAUSED)
+		/* Not when mcvmd ends QEMU after its guest's own end. */
+		if ((vm->state == VS_BOOTING || vm->state == VS_RUNNING ||
+		    vm->state == VS_PAUSED) && !vm->boot.guest_ended)
 			vm_fail(vm, "the VM monitor closed its channel");
 		return;
 	}

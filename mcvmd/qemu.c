@@ -82,6 +82,82 @@ arg_add(struct qemu_argv *qa, const char *fmt, ...)
 	return 0;
 }
 
+static const char *
+qemu_driver(enum image_format f)
+{
+	return f == IMG_QCOW2 ? "qcow2" : "raw";
+}
+
+/*
+ * A VM from its own disks: its firmware (SeaBIOS, or OVMF from flash),
+ * the install CD first when it has one, then its disks in order, each
+ * on its fds.  fdset 10 + 2i is disk i, 11 + 2i its base, 20 the CD,
+ * 21 and 22 the firmware's code and variables.
+ */
+static int
+own_disks(const struct qemu_spec *s, struct qemu_argv *qa)
+{
+	const struct qemu_disk	*d;
+	unsigned int		 i, boot = 0;
+	int			 rc = 0;
+
+	if (s->firmware == FW_UEFI) {
+		rc |= arg_add(qa, "-add-fd");
+		rc |= arg_add(qa, "fd=%d,set=21", QEMU_FD_CODE);
+		rc |= arg_add(qa, "-add-fd");
+		rc |= arg_add(qa, "fd=%d,set=22", QEMU_FD_VARS);
+		rc |= arg_add(qa, "-blockdev");
+		rc |= arg_add(qa, "driver=raw,node-name=code,read-only=on,"
+		    "file.driver=file,file.filename=/dev/fdset/21");
+		rc |= arg_add(qa, "-blockdev");
+		rc |= arg_add(qa, "driver=raw,node-name=vars,"
+		    "file.driver=file,file.filename=/dev/fdset/22");
+	}
+	if (s->cd) {
+		rc |= arg_add(qa, "-add-fd");
+		rc |= arg_add(qa, "fd=%d,set=20", QEMU_FD_CD);
+		rc |= arg_add(qa, "-blockdev");
+		rc |= arg_add(qa, "driver=raw,node-name=cd,read-only=on,"
+		    "file.driver=file,file.filename=/dev/fdset/20");
+		rc |= arg_add(qa, "-device");
+		rc |= arg_add(qa, "ide-cd,drive=cd,bootindex=%u", boot++);
+	}
+	for (i = 0; i < s->ndisks; i++) {
+		d = &s->disks[i];
+		if ((d->format != IMG_QCOW2 && d->format != IMG_RAW) ||
+		    (d->has_base && (d->format != IMG_QCOW2 ||
+		    (d->base_format != IMG_QCOW2 &&
+		    d->base_format != IMG_RAW))))
+			return -1;
+		rc |= arg_add(qa, "-add-fd");
+		rc |= arg_add(qa, "fd=%d,set=%u", QEMU_FD_DISK_N(i),
+		    10 + 2 * i);
+		if (d->has_base) {
+			rc |= arg_add(qa, "-add-fd");
+			rc |= arg_add(qa, "fd=%d,set=%u", QEMU_FD_BASE_N(i),
+			    11 + 2 * i);
+			rc |= arg_add(qa, "-blockdev");
+			rc |= arg_add(qa, "driver=%s,node-name=base%u,"
+			    "read-only=on,file.driver=file,"
+			    "file.filename=/dev/fdset/%u",
+			    qemu_driver(d->base_format), i, 11 + 2 * i);
+			rc |= arg_add(qa, "-blockdev");
+			rc |= arg_add(qa, "driver=qcow2,node-name=disk%u,"
+			    "backing=base%u,file.driver=file,"
+			    "file.filename=/dev/fdset/%u", i, i, 10 + 2 * i);
+		} else {
+			rc |= arg_add(qa, "-blockdev");
+			rc |= arg_add(qa, "driver=%s,node-name=disk%u,"
+			    "file.driver=file,file.filename=/dev/fdset/%u",
+			    qemu_driver(d->format), i, 10 + 2 * i);
+		}
+		rc |= arg_add(qa, "-device");
+		rc |= arg_add(qa, "virtio-blk-pci,drive=disk%u,bootindex=%u",
+		    i, boot++);
+	}
+	return rc;
+}
+
 /*
  * The whole command line of one VM.  Returns 0, or -1 if a value is out
  * of range (which means a bug in mcvmd: callers validated them).
@@ -98,7 +174,12 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 	    !valid_range_u64(s->memory_mib, VM_MEMORY_MIN_MIB,
 	    VM_MEMORY_MAX_MIB) ||
 	    !valid_range_u64(s->vcpus, 1, VM_VCPUS_MAX) ||
-	    qemu_escape(s->vm_id, id, sizeof(id)) == -1)
+	    qemu_escape(s->vm_id, id, sizeof(id)) == -1 ||
+	    s->ndisks > VM_DISKS_MAX || (s->ndisks == 0 && (s->cd ||
+	    s->firmware != FW_BIOS || s->machine != MACH_Q35)) ||
+	    (s->ndisks > 0 && (s->restore || s->hold)) ||
+	    (s->firmware != FW_BIOS && s->firmware != FW_UEFI) ||
+	    (s->machine != MACH_Q35 && s->machine != MACH_PC))
 		return -1;
 
 	rc |= arg_add(qa, "%s", QEMU_BIN);
@@ -112,7 +193,10 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 	rc |= arg_add(qa, "on,obsolete=deny,elevateprivileges=deny,"
 	    "spawn=deny,resourcecontrol=deny");
 	rc |= arg_add(qa, "-machine");
-	rc |= arg_add(qa, "q35");
+	/* UEFI: the firmware's code and the VM's variables are flash. */
+	rc |= arg_add(qa, "%s%s", s->machine == MACH_PC ? "pc" : "q35",
+	    s->ndisks > 0 && s->firmware == FW_UEFI ?
+	    ",pflash0=code,pflash1=vars" : "");
 	rc |= arg_add(qa, "-accel");
 	if (s->accel == ACCEL_USE_KVM)
 		rc |= arg_add(qa, "kvm");
@@ -125,6 +209,14 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 	rc |= arg_add(qa, "-smp");
 	rc |= arg_add(qa, "%u", s->vcpus);
 	rc |= arg_add(qa, "-no-reboot");
+	/*
+	 * Own disks (no agent to ask for the console before a stop): the
+	 * guest's reset or power-off pauses QEMU instead of ending it, so
+	 * that mcvmd keeps its console before it ends QEMU (and after an
+	 * install CD's boot, boots the disks alone).
+	 */
+	if (s->ndisks > 0)
+		rc |= arg_add(qa, "-no-shutdown");
 	if (s->mac == NULL) {
 		rc |= arg_add(qa, "-nic");
 		rc |= arg_add(qa, "none");
@@ -137,7 +229,9 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 		rc |= arg_add(qa, "virtio-net-pci,netdev=net0,mac=%s", s->mac);
 	}
 
-	if (s->restore) {
+	if (s->ndisks > 0)
+		rc |= own_disks(s, qa);
+	else if (s->restore) {
 		/*
 		 * The guest's kernel is in the checkpoint: QEMU need not
 		 * hold a copy for the firmware.  The option ROM that -kernel
@@ -170,6 +264,8 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 	}
 
 	/* Disks are fds: /dev/fdset/N names an -add-fd set, no path. */
+	if (s->ndisks > 0)
+		goto devices;
 	rc |= arg_add(qa, "-add-fd");
 	rc |= arg_add(qa, "fd=%d,set=1", QEMU_FD_DISK);
 	if (s->disk_format == DISK_QCOW2) {
@@ -189,6 +285,7 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 	rc |= arg_add(qa, "-device");
 	rc |= arg_add(qa, "virtio-blk-pci,drive=disk");
 
+devices:
 	rc |= arg_add(qa, "-chardev");
 	rc |= arg_add(qa, "socket,id=qmp,fd=%d", QEMU_FD_QMP);
 	rc |= arg_add(qa, "-mon");

@@ -13,7 +13,7 @@
 #include "proto.h"
 
 #define QEMU_BIN		"/usr/bin/qemu-system-x86_64"
-#define QEMU_ARGV_MAX		96
+#define QEMU_ARGV_MAX		128
 #define QEMU_ARG_MAX		512	/* one argument, escaped */
 #define QEMU_TCG_TB_MIB		64	/* TCG translation cache: bounds RSS */
 #define QEMU_APPEND		AGENT_KERNEL_APPEND
@@ -29,7 +29,16 @@
 #define QEMU_FD_BASE		6
 #define QEMU_FD_TAP		7
 #define QEMU_FD_CHECKPOINT	8	/* restored from, read-only */
-#define QEMU_FD_MAX		QEMU_FD_CHECKPOINT
+#define QEMU_FD_CD		9	/* the install CD, read-only */
+#define QEMU_FD_CODE		10	/* UEFI code, read-only */
+#define QEMU_FD_VARS		11	/* the VM's UEFI variables */
+#define QEMU_FD_DISK2		12	/* disks 2-4, each with its base */
+#define QEMU_FD_MAX		(QEMU_FD_DISK2 + 2 * (VM_DISKS_MAX - 1) - 1)
+/* Disk i (0-3) of a VM from its own disks, and its overlay's base. */
+#define QEMU_FD_DISK_N(i)	((i) == 0 ? QEMU_FD_DISK :		\
+				    QEMU_FD_DISK2 + 2 * ((i) - 1))
+#define QEMU_FD_BASE_N(i)	((i) == 0 ? QEMU_FD_BASE :		\
+				    QEMU_FD_DISK2 + 2 * ((i) - 1) + 1)
 #define QEMU_MAC_LEN		17	/* "52:54:00:xx:xx:xx" */
 
 /* Paths inside QEMU's jail root. */
@@ -39,6 +48,13 @@
 enum accel_choice {
 	ACCEL_USE_TCG = 0,
 	ACCEL_USE_KVM,
+};
+
+/* One disk of a VM from its own disks. */
+struct qemu_disk {
+	enum image_format format;	/* IMG_QCOW2 or IMG_RAW */
+	int		 has_base;	/* an overlay of its base */
+	enum image_format base_format;	/* IMG_QCOW2 or IMG_RAW */
 };
 
 struct qemu_spec {
@@ -53,6 +69,16 @@ struct qemu_spec {
 	int		 hold;		/* a template: mcvm.hold */
 	int		 restore;	/* from QEMU_FD_CHECKPOINT */
 	int		 display;	/* VGA, tablet and virtio mouse */
+	/*
+	 * A VM from its own disks (ndisks > 0): no kernel, no template;
+	 * its firmware boots the CD first when cd is set, then the disks
+	 * in order.
+	 */
+	unsigned int	 ndisks;	/* 0..VM_DISKS_MAX */
+	struct qemu_disk disks[VM_DISKS_MAX];
+	int		 cd;		/* on QEMU_FD_CD */
+	enum vm_firmware firmware;	/* FW_UEFI: on QEMU_FD_CODE, VARS */
+	enum vm_machine	 machine;
 };
 
 struct qemu_argv {

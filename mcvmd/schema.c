@@ -105,6 +105,16 @@ static const char *const schema_steps[SCHEMA_VERSION] = {
 	 * said, for admission. */
 	"ALTER TABLE workspaces ADD COLUMN image_bytes INTEGER NOT NULL "
 	"  DEFAULT 0;",
+
+	/* 7: VMs from a workspace's own disks: the images, the install
+	 * CD and whether it was booted, firmware, machine, persistence.
+	 * The VMs made before boot a catalog image, by BIOS, on q35. */
+	"ALTER TABLE vms ADD COLUMN disks TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE vms ADD COLUMN iso TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE vms ADD COLUMN firmware INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE vms ADD COLUMN machine INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE vms ADD COLUMN persistent INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE vms ADD COLUMN install INTEGER NOT NULL DEFAULT 0;",
 };
 
 int

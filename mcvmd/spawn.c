@@ -159,6 +159,21 @@ vm_qemu_log_remove(const struct vm *vm)
 		(void)unlink(path);
 }
 
+/* A VM from its own disks: QMP answers, so it runs. */
+static void
+own_qmp_up(struct req *r, struct imsg *imsg)
+{
+	if (r->vm->state == VS_BOOTING)
+		vm_guest_ready(r->vm);
+}
+
+static void
+own_qmp_fail(struct req *r, enum req_end end, const char *why)
+{
+	if (end != REQ_VM_GONE && r->vm->state == VS_BOOTING)
+		vm_fail(r->vm, "QEMU's monitor did not answer");
+}
+
 /*
  * Starts the VM's processes: its cgroups, QEMU in the jail and the
  * monitor, connected by socketpairs that mcvmd makes and hands out.
@@ -188,6 +203,18 @@ vm_spawn(struct vm *vm)
 	spec.hold = vm->tpl;
 	spec.display = vm->row.display != 0;
 	spec.restore = vm->boot.restore;
+	if (vm_own_disks(vm)) {
+		spec.ndisks = vm->nvdisk;
+		for (i = 0; i < vm->nvdisk && i < VM_DISKS_MAX; i++) {
+			spec.disks[i].format = vm->vdisk[i].format;
+			spec.disks[i].has_base = vm->vdisk[i].has_base;
+			spec.disks[i].base_format = vm->vdisk[i].base_format;
+		}
+		spec.cd = vm->store_fds[STORE_FD_CD] != -1;
+		spec.firmware = vm->row.firmware;
+		spec.machine = vm->row.machine;
+		spec.has_initrd = 0;
+	}
 	if ((qa = calloc(1, sizeof(*qa))) == NULL)
 		fatal("%s", __func__);
 	if (qemu_build_argv(&spec, qa) == -1) {
@@ -230,8 +257,20 @@ vm_spawn(struct vm *vm)
 	jail.fds[QEMU_FD_AGENT] = agent[0];
 	jail.fds[QEMU_FD_DISK] = vm->store_fds[STORE_FD_DISK];
 	jail.fds[QEMU_FD_CHECKPOINT] = vm->store_fds[STORE_FD_CHECKPOINT];
-	if (vm->disk_format == DISK_QCOW2)
+	if (vm->disk_format == DISK_QCOW2 && !vm_own_disks(vm))
 		jail.fds[QEMU_FD_BASE] = vm->store_fds[STORE_FD_BASE];
+	for (i = 0; vm_own_disks(vm) && i < spec.ndisks; i++) {
+		jail.fds[QEMU_FD_DISK_N(i)] = vm->store_fds[STORE_FD_DISK_N(i)];
+		if (spec.disks[i].has_base)
+			jail.fds[QEMU_FD_BASE_N(i)] =
+			    vm->store_fds[STORE_FD_BASE_N(i)];
+	}
+	if (vm_own_disks(vm)) {
+		jail.kernel_fd = jail.initrd_fd = -1;
+		jail.fds[QEMU_FD_CD] = vm->store_fds[STORE_FD_CD];
+		jail.fds[QEMU_FD_CODE] = vm->store_fds[STORE_FD_CODE];
+		jail.fds[QEMU_FD_VARS] = vm->store_fds[STORE_FD_VARS];
+	}
 	for (i = 0; i < nprocs; i++)
 		jail.cgroup_procs[i] = procs[i];
 	jail.ncgroups = nprocs;
@@ -264,9 +303,17 @@ vm_spawn(struct vm *vm)
 		log_warnx("%s: old jobs not forgotten", vm->row.id);
 	vm_fsm(vm, VE_SPAWNED, NULL);
 	vm_progress(vm, 2, 3, "booting");
-	vm_timer_start(vm, VM_BOOT_TIMEOUT, vm_boot_timeout);
 	log_info("%s: qemu pid %d, monitor pid %d, uid %u", vm->row.id,
 	    (int)vm->qemu_pid, (int)vm->vmm_pid, vm->row.uid);
+	/* No agent will answer: the VM runs once QEMU's monitor does. */
+	if (vm_own_disks(vm)) {
+		log_info("%s: boots its own disks%s", vm->row.id,
+		    spec.cd ? ", the install CD first" : "");
+		(void)req_send(req_new(RP_MONITOR, vm, IMSG_VMM_QMP_STATUS,
+		    own_qmp_up, own_qmp_fail));
+		return;
+	}
+	vm_timer_start(vm, VM_BOOT_TIMEOUT, vm_boot_timeout);
 	return;
 fail:
 	free(qa);
@@ -293,6 +340,39 @@ vm_kill(struct vm *vm)
 		(void)kill(vm->vmm_pid, SIGKILL);
 	if (cgroups.ok && cgroup_vm_kill(&cgroups, vm->row.id) == -1)
 		log_warn("%s: cgroup kill", vm->row.id);
+}
+
+/*
+ * The install CD's boot ended as the guest asked (a reset or a
+ * power-off, see vm_guest_end): the install is done, recorded as
+ * such, and the VM starts again from its disks alone, the install's
+ * console kept for vm_serial_read.  0 if that is not what happened (a
+ * crash stays one).
+ */
+static int
+vm_install_booted(struct vm *vm)
+{
+	struct vm_console	*k;
+
+	if (!vm_own_disks(vm) || vm->row.install != VM_INSTALL_PENDING ||
+	    !vm->boot.guest_ended || vm->state != VS_RUNNING)
+		return 0;
+	if (state_vm_install_done(vm->row.id) == -1) {
+		log_warnx("%s: the install's end not recorded", vm->row.id);
+		return 0;
+	}
+	vm->row.install = VM_INSTALL_DONE;
+	log_info("%s: the install CD's boot ended; starting again from the "
+	    "disks alone", vm->row.id);
+	vm_fsm(vm, VE_GUEST_POWEROFF, "the install CD's boot ended");
+	k = vm->console;
+	vm->console = NULL;
+	vm_start(0, vm);
+	if (vm->console == NULL)
+		vm->console = k;
+	else
+		free(k);
+	return 1;
 }
 
 void
@@ -335,6 +415,8 @@ vm_processes_gone(struct vm *vm)
 	case VS_STOPPED:
 		break;
 	default:
+		if (vm_install_booted(vm))
+			break;
 		if (vm->boot.poweroff && vm->state != VS_CREATING) {
 			vm_fsm(vm, VE_GUEST_POWEROFF,
 			    "the guest powered off");
@@ -363,7 +445,7 @@ vm_reap(pid_t pid, int status)
 			vm->vmm_pid = 0;
 			if (vm->qemu_pid > 0 && vm->state != VS_STOPPING &&
 			    vm->state != VS_DESTROYING &&
-			    vm->state != VS_FAILED)
+			    vm->state != VS_FAILED && !vm->boot.guest_ended)
 				vm_fail(vm, "the VM monitor died");
 			else
 				log_info("%s: monitor exited", vm->row.id);

@@ -371,12 +371,22 @@ state_vm_row(sqlite3_stmt *st, struct vm_row *v)
 	(void)snprintf(v->ws, sizeof(v->ws), "%s",
 	    (const char *)sqlite3_column_text(st, 16));
 	v->display = (uint32_t)sqlite3_column_int64(st, 17);
+	(void)snprintf(v->disks, sizeof(v->disks), "%s",
+	    (const char *)sqlite3_column_text(st, 18));
+	(void)snprintf(v->iso, sizeof(v->iso), "%s",
+	    (const char *)sqlite3_column_text(st, 19));
+	v->firmware = (uint32_t)sqlite3_column_int64(st, 20);
+	v->machine = (uint32_t)sqlite3_column_int64(st, 21);
+	v->persistent = (uint32_t)sqlite3_column_int64(st, 22);
+	v->install = (uint32_t)sqlite3_column_int64(st, 23);
 }
 
 #define VM_COLUMNS	"v.id, v.workspace_id, v.name, v.state, v.intent, "  \
 	"v.slot, v.uid, v.memory_mib, v.vcpus, v.network, v.image, "	      \
 	"v.created, v.reason, v.idle_seconds, v.idle_mode, v.disk_bytes, "    \
-	"w.name, v.display FROM vms v JOIN workspaces w ON w.id = v.workspace_id"
+	"w.name, v.display, v.disks, v.iso, v.firmware, v.machine, "	      \
+	"v.persistent, v.install "					      \
+	"FROM vms v JOIN workspaces w ON w.id = v.workspace_id"
 
 int
 state_vm_insert(const struct vm_row *v)
@@ -387,9 +397,10 @@ state_vm_insert(const struct vm_row *v)
 
 	if ((st = state_prepare("INSERT INTO vms (id, workspace_id, name, "
 	    "state, intent, slot, uid, memory_mib, vcpus, network, image, "
-	    "created, updated, idle_seconds, idle_mode, disk_bytes, display) "
+	    "created, updated, idle_seconds, idle_mode, disk_bytes, display, "
+	    "disks, iso, firmware, machine, persistent, install) "
 	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, "
-	    "?13, ?14, ?15, ?16)")) == NULL)
+	    "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)")) == NULL)
 		return -1;
 	(void)sqlite3_bind_text(st, 1, v->id, -1, SQLITE_STATIC);
 	(void)sqlite3_bind_int64(st, 2, v->ws_id);
@@ -407,6 +418,12 @@ state_vm_insert(const struct vm_row *v)
 	(void)sqlite3_bind_int64(st, 14, v->idle_mode);
 	(void)sqlite3_bind_int64(st, 15, (int64_t)v->disk_bytes);
 	(void)sqlite3_bind_int64(st, 16, v->display);
+	(void)sqlite3_bind_text(st, 17, v->disks, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_text(st, 18, v->iso, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_int64(st, 19, v->firmware);
+	(void)sqlite3_bind_int64(st, 20, v->machine);
+	(void)sqlite3_bind_int64(st, 21, v->persistent);
+	(void)sqlite3_bind_int64(st, 22, v->install);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
@@ -441,6 +458,22 @@ state_vm_set(const char *id, const char *state, const char *intent,
 		return -1;
 	}
 	return 0;
+}
+
+/* The VM booted its install CD once: from now on its disks alone. */
+int
+state_vm_install_done(const char *id)
+{
+	return state_run("UPDATE vms SET install = 2 WHERE id = ?1 AND "
+	    "install = 1", id, 0, 0);
+}
+
+/* What a VM's disks count against the storage quota. */
+int
+state_vm_disk_bytes_set(const char *id, uint64_t bytes)
+{
+	return state_run("UPDATE vms SET disk_bytes = ?2 WHERE id = ?1", id,
+	    (int64_t)bytes, 0);
 }
 
 /* Removes a VM with its jobs and receipts; the audit log stays. */

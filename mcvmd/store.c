@@ -39,6 +39,40 @@ vm_store_is_up(void)
 	return store_up;
 }
 
+/*
+ * The disks of a VM from its own disks, made or opened: the install CD
+ * only while the install is pending.
+ */
+static void
+vm_store_own_disks(struct vm *vm, int create)
+{
+	struct msg_store_vm_disks	 m;
+	char				 names[VM_DISKS_MAX][OBJ_NAME_MAX + 1];
+	struct req			*r;
+	unsigned int			 i;
+
+	memset(&m, 0, sizeof(m));
+	m.vm_id = vm->row.id;
+	m.ws = (uint64_t)vm->row.ws_id;
+	m.create = create;
+	m.persistent = vm->row.persistent != 0;
+	m.firmware = vm->row.firmware == FW_UEFI ? FW_UEFI : FW_BIOS;
+	m.iso = vm->row.install == VM_INSTALL_PENDING ? vm->row.iso : "";
+	if ((m.ndisks = vm_disk_names(&vm->row, names)) == 0 ||
+	    (m.iso[0] != '\0' && !valid_object_name(m.iso))) {
+		vm_fail(vm, "its record of its disks is broken");
+		return;
+	}
+	for (i = 0; i < m.ndisks; i++)
+		m.disks[i] = names[i];
+	memset(vm->vdisk, 0, sizeof(vm->vdisk));
+	vm->nvdisk = 0;
+	r = req_new(RP_STORED, vm, IMSG_STORE_VM_DISKS, store_disk_done,
+	    store_cancel);
+	msg_store_vm_disks_put(r->msg, &m);
+	(void)req_send(r);
+}
+
 /* Asks stored to make (DISK_CREATE), open or delete vm's disk. */
 void
 vm_store_disk(struct vm *vm, uint32_t type)
@@ -48,6 +82,10 @@ vm_store_disk(struct vm *vm, uint32_t type)
 	struct msg_store_disk_delete	 d = { vm->row.id };
 	struct req			*r;
 
+	if (vm_own_disks(vm) && type != IMSG_STORE_DISK_DELETE) {
+		vm_store_own_disks(vm, type == IMSG_STORE_DISK_CREATE);
+		return;
+	}
 	r = req_new(RP_STORED, vm, type, type == IMSG_STORE_DISK_DELETE ?
 	    store_delete_done : store_disk_done, store_cancel);
 	if (type == IMSG_STORE_DISK_CREATE)
@@ -174,6 +212,80 @@ store_delete_done(struct req *r, struct imsg *imsg)
 	vm_destroy_finish(vm);
 }
 
+/* Whether stored sent every fd a VM from its own disks boots with. */
+static const char *
+own_disks_missing(const struct vm *vm)
+{
+	char		 names[VM_DISKS_MAX][OBJ_NAME_MAX + 1];
+	unsigned int	 i, n = vm_disk_names(&vm->row, names);
+
+	if (vm->nvdisk != n)
+		return "disks missing";
+	for (i = 0; i < n; i++)
+		if (vm->store_fds[STORE_FD_DISK_N(i)] == -1 ||
+		    (vm->vdisk[i].has_base &&
+		    vm->store_fds[STORE_FD_BASE_N(i)] == -1))
+			return "disk descriptors missing";
+	if (vm->row.install == VM_INSTALL_PENDING &&
+	    vm->store_fds[STORE_FD_CD] == -1)
+		return "the install CD's descriptor missing";
+	if (vm->row.firmware == FW_UEFI &&
+	    (vm->store_fds[STORE_FD_CODE] == -1 ||
+	    vm->store_fds[STORE_FD_VARS] == -1))
+		return "the firmware's descriptors missing";
+	return NULL;
+}
+
+static void
+store_own_disks_done(struct vm *vm, const struct msg_store_result *m)
+{
+	const char	*missing = NULL;
+	char		 msg[320];
+
+	if (m->status != 0 || (missing = own_disks_missing(vm)) != NULL) {
+		(void)snprintf(msg, sizeof(msg), "its disks could not be "
+		    "prepared: %s", m->status != 0 ? m->text : missing);
+		vm_close_store_fds(vm);
+		vm_fail(vm, msg);
+		return;
+	}
+	/* Made: what its own copies may grow to counts from now on. */
+	if (vm->state == VS_CREATING && vm->op.pending &&
+	    vm->op.kind == VO_CREATE && m->disk_bytes > 0) {
+		if (vm_admit_storage(vm->row.ws_id, m->disk_bytes, msg,
+		    sizeof(msg)) == -1) {
+			vm_close_store_fds(vm);
+			vm_fail(vm, msg);
+			return;
+		}
+		vm->row.disk_bytes = m->disk_bytes;
+		if (state_vm_disk_bytes_set(vm->row.id, m->disk_bytes) == -1)
+			log_warnx("%s: disk size not recorded", vm->row.id);
+	}
+	log_info("%s: disks ready (%s)", vm->row.id, m->text);
+	vm_fsm(vm, VE_DISK_READY, NULL);
+	vm_progress(vm, 1, 3, "disks ready");
+	vm->boot.restore = 0;
+	vm_net_setup(vm);
+}
+
+/* stored's IMSG_STORE_VM_DISK: what one disk of a request is. */
+static void
+vm_store_vm_disk(struct imsg *imsg)
+{
+	struct msg_store_vm_disk	 m;
+	struct req			*q;
+
+	if (msg_store_vm_disk_get(imsg, &m) == -1)
+		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
+	if ((q = req_find(RP_STORED, NULL, imsg->hdr.peerid)) == NULL ||
+	    q->vm == NULL)
+		return;
+	if (m.index != q->vm->nvdisk)
+		fatalx("stored: disk %u out of order", m.index);
+	q->vm->vdisk[q->vm->nvdisk++] = m;
+}
+
 /* The disk was made or opened (the fds came before), or not. */
 static void
 store_disk_done(struct req *r, struct imsg *imsg)
@@ -185,6 +297,10 @@ store_disk_done(struct req *r, struct imsg *imsg)
 	store_result_get(imsg, &m);
 	if (store_overtaken(vm, VS_CREATING))
 		return;
+	if (vm_own_disks(vm)) {
+		store_own_disks_done(vm, &m);
+		return;
+	}
 	if (m.status != 0 || vm->store_fds[STORE_FD_DISK] == -1 ||
 	    vm->store_fds[STORE_FD_KERNEL] == -1 ||
 	    (m.format == DISK_QCOW2 && vm->store_fds[STORE_FD_BASE] == -1)) {
@@ -450,6 +566,9 @@ vm_store_imsg(struct imsg *imsg)
 		return;
 	case IMSG_STORE_DISK_ENTRY:
 		vm_store_entry(imsg);
+		return;
+	case IMSG_STORE_VM_DISK:
+		vm_store_vm_disk(imsg);
 		return;
 	case IMSG_STORE_IMAGE_ENTRY:
 	case IMSG_STORE_IMAGE_SNAP:

@@ -162,6 +162,7 @@ vm_template_fits(const struct vm_row *row)
 {
 	/* The device profile is part of what a restored VM must match. */
 	return tpl.ready && row->network == 0 && row->display == 1 &&
+	    row->disks[0] == '\0' &&
 	    strcmp(row->image, tpl.image) == 0 &&
 	    row->memory_mib == tpl.memory_mib && row->vcpus == tpl.vcpus;
 }

@@ -490,13 +490,36 @@ serial_reply(uint64_t call, const struct msg_vmm_serial_data *m,
 static void
 serial_done(struct req *r, struct imsg *imsg)
 {
-	struct msg_vmm_serial_data	 m;
+	const struct vm_console		*k = r->vm->console;
+	struct msg_vmm_serial_data	 m, both;
+	char				*buf;
 
 	if (msg_vmm_serial_data_get(imsg, &m) == -1) {
 		call_req_fail(r, "malformed answer from the VM monitor");
 		return;
 	}
-	serial_reply(r->call, &m, r->tail_lines);
+	/*
+	 * A VM from its own disks keeps its install CD's console while
+	 * it runs: that console's end, then this boot's.
+	 */
+	if (k == NULL || !vm_own_disks(r->vm)) {
+		serial_reply(r->call, &m, r->tail_lines);
+		return;
+	}
+	if ((buf = malloc(k->m.len + 1 + m.len)) == NULL)
+		fatal("%s", __func__);
+	memcpy(buf, k->m.data, k->m.len);
+	both.len = k->m.len;
+	if (both.len > 0 && buf[both.len - 1] != '\n')
+		buf[both.len++] = '\n';
+	memcpy(buf + both.len, m.data, m.len);
+	both.len += m.len;
+	both.data = buf;
+	both.total = k->m.total + m.total;
+	both.whole = k->m.whole;
+	both.replaced = k->m.replaced || m.replaced;
+	serial_reply(r->call, &both, r->tail_lines);
+	free(buf);
 }
 
 static void
@@ -507,9 +530,14 @@ tool_vm_serial_read(struct tool_call *c)
 	struct req		*r;
 
 	tail = (uint32_t)TOOL_INT(c->args, VM_SERIAL_READ, TAIL_LINES, 50);
-	/* Stopped: what was kept when it stopped, until it starts. */
+	/*
+	 * Stopped: what was kept when it stopped, until it starts; a VM
+	 * from its own disks also between its install CD's boot and the
+	 * next.
+	 */
 	if (k != NULL && (c->vm->state == VS_STOPPED ||
-	    c->vm->state == VS_STOPPING)) {
+	    c->vm->state == VS_STOPPING || (vm_own_disks(c->vm) &&
+	    (c->vm->state == VS_CREATING || c->vm->state == VS_BOOTING)))) {
 		serial_reply(c->id, &k->m, tail);
 		return;
 	}

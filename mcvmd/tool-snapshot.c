@@ -70,6 +70,15 @@ snap_check(struct tool_call *c, const char *tag)
 		    "or digit, and not all digits");
 		return -1;
 	}
+	if (vm_own_disks(c->vm)) {
+		(void)snprintf(msg, sizeof(msg), "%s runs from your own "
+		    "disks, and this mcvm build takes live snapshots of VMs "
+		    "from a catalogue image only; nothing was done. A "
+		    "persistent VM's disks are your images: stop it and "
+		    "image_snapshot_create them", c->vm->row.id);
+		call_reply(c->id, TOOL_ERROR, msg);
+		return -1;
+	}
 	if (c->vm->disk_format != DISK_QCOW2) {
 		(void)snprintf(msg, sizeof(msg), "%s's disk is a raw reflink "
 		    "clone (this host's store is on XFS or Btrfs), and this "

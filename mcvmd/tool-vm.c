@@ -162,6 +162,9 @@ create_row(const struct tool_call *c, struct vm_row *row, const char **name,
     const char **image)
 {
 	const struct tool_args	*a = c->args;
+	const struct tool_value	*v;
+	const char		*iso;
+	size_t			 i, len;
 
 	memset(row, 0, sizeof(*row));
 	row->ws_id = c->auth->id;
@@ -178,7 +181,20 @@ create_row(const struct tool_call *c, struct vm_row *row, const char **name,
 	row->display = (uint32_t)TOOL_INT(a, VM_CREATE, DISPLAY, 1);
 	*name = TOOL_STR(a, VM_CREATE, NAME);
 	*image = TOOL_STR(a, VM_CREATE, IMAGE);
-	if (*image == NULL && env->conf.nimages > 0)
+	if ((v = TOOL_ARG(a, VM_CREATE, DISKS)) != NULL)
+		for (i = 0; i < v->nlist && i < VM_DISKS_MAX; i++) {
+			len = strlen(row->disks);
+			(void)snprintf(row->disks + len, sizeof(row->disks) -
+			    len, "%s%s", i > 0 ? "," : "", v->list[i]);
+		}
+	if ((iso = TOOL_STR(a, VM_CREATE, ISO)) != NULL) {
+		(void)snprintf(row->iso, sizeof(row->iso), "%s", iso);
+		row->install = VM_INSTALL_PENDING;
+	}
+	row->firmware = (uint32_t)TOOL_INT(a, VM_CREATE, FIRMWARE, FW_BIOS);
+	row->machine = (uint32_t)TOOL_INT(a, VM_CREATE, MACHINE, MACH_Q35);
+	row->persistent = (uint32_t)TOOL_INT(a, VM_CREATE, PERSISTENT, 0);
+	if (*image == NULL && row->disks[0] == '\0' && env->conf.nimages > 0)
 		*image = env->conf.images[0].name;
 }
 
@@ -186,14 +202,22 @@ create_row(const struct tool_call *c, struct vm_row *row, const char **name,
 static int
 tool_vm_create_check(struct tool_call *c)
 {
-	struct vm_row	 row;
-	const char	*rid, *name, *image;
+	const struct tool_value	*v;
+	struct vm_row		 row;
+	const char		*rid, *name, *image;
+	size_t			 i;
 
 	rid = TOOL_STR(c->args, VM_CREATE, REQUEST_ID);
 	create_row(c, &row, &name, &image);
 	/* Re-validate what frontd checked: mcvmd trusts no peer. */
+	v = TOOL_ARG(c->args, VM_CREATE, DISKS);
+	for (i = 0; v != NULL && i < v->nlist; i++)
+		if (v->nlist > VM_DISKS_MAX || !valid_object_name(v->list[i]))
+			fatalx("frontd: vm_create disks out of range");
 	if (rid == NULL || !valid_request_id(rid) ||
 	    (name != NULL && !valid_object_name(name)) ||
+	    (row.iso[0] != '\0' && !valid_object_name(row.iso)) ||
+	    row.firmware > FW_UEFI || row.machine > MACH_PC ||
 	    !valid_range_u64(row.memory_mib, VM_MEMORY_MIN_MIB,
 	    VM_MEMORY_MAX_MIB) || !valid_range_u64(row.vcpus, 1, VM_VCPUS_MAX))
 		fatalx("frontd: vm_create arguments out of range");
@@ -210,6 +234,47 @@ create_fail(struct tool_call *c, enum tool_status st, const char *msg)
 	receipt_fail(c->auth->id, c->rid, "", c->id, st, msg);
 }
 
+/*
+ * The parameters of a VM from its own disks go together: disks, and
+ * with them iso, firmware, machine and persistent, never image.  -1
+ * with err saying what to pass instead.
+ */
+static int
+create_own_check(const struct tool_call *c, const struct vm_row *row,
+    const char *image, char *err, size_t len)
+{
+	const struct tool_value	*v = TOOL_ARG(c->args, VM_CREATE, DISKS);
+	size_t			 i, j;
+
+	if (v == NULL || v->nlist == 0) {
+		if (row->iso[0] != '\0' ||
+		    TOOL_ARG(c->args, VM_CREATE, FIRMWARE) != NULL ||
+		    TOOL_ARG(c->args, VM_CREATE, MACHINE) != NULL ||
+		    TOOL_ARG(c->args, VM_CREATE, PERSISTENT) != NULL) {
+			(void)snprintf(err, len, "iso, firmware, machine and "
+			    "persistent go with disks: pass the images to "
+			    "boot in disks (for an install, an empty one "
+			    "made with image_create), or leave them out");
+			return -1;
+		}
+		return 0;
+	}
+	if (TOOL_STR(c->args, VM_CREATE, IMAGE) != NULL) {
+		(void)snprintf(err, len, "image and disks exclude each other: "
+		    "a VM boots a catalogue image, or your own disks");
+		return -1;
+	}
+	for (i = 0; i < v->nlist; i++)
+		for (j = 0; j < i; j++)
+			if (strcmp(v->list[i], v->list[j]) == 0) {
+				(void)snprintf(err, len, "disks: image %s is "
+				    "named twice; give each disk once",
+				    v->list[i]);
+				return -1;
+			}
+	return 0;
+}
+
 static void
 tool_vm_create(struct tool_call *c)
 {
@@ -218,7 +283,7 @@ tool_vm_create(struct tool_call *c)
 	struct vm		*vm;
 	const char		*name, *image;
 	struct fwd_spec		 fwd[VM_FORWARDS_MAX];
-	char			 err[320];
+	char			 err[320], audit[640];
 	uint64_t		 disk = 0;
 	uint32_t		 vlimit;
 	int64_t			 i, j;
@@ -271,18 +336,24 @@ tool_vm_create(struct tool_call *c)
 				return;
 			}
 	}
+	if (create_own_check(c, &row, image, err, sizeof(err)) == -1) {
+		create_fail(c, TOOL_ERROR, err);
+		return;
+	}
 	if (!vm_cgroups_ok()) {
 		create_fail(c, TOOL_UNAVAILABLE, "this host cannot confine VMs "
 		    "with cgroups: the operator must fix it (mcvmd's log says "
 		    "why)");
 		return;
 	}
-	if (image == NULL) {
+	if (image == NULL && row.disks[0] == '\0') {
 		create_fail(c, TOOL_ERROR, "no image is configured on this "
 		    "host");
 		return;
 	}
-	if (vm_image_find(image, &disk, err, sizeof(err)) == -1 ||
+	/* Own disks: their images count in the store already. */
+	if ((image != NULL && vm_image_find(image, &disk, err,
+	    sizeof(err)) == -1) ||
 	    vm_admit(c->auth->id, row.memory_mib, row.vcpus, disk, err,
 	    sizeof(err)) == -1) {
 		create_fail(c, TOOL_ERROR, err);
@@ -310,7 +381,8 @@ tool_vm_create(struct tool_call *c)
 	row.uid = env->conf.vm_uid_first + row.slot;
 	(void)snprintf(row.name, sizeof(row.name), "%s",
 	    name != NULL ? name : row.id);
-	(void)snprintf(row.image, sizeof(row.image), "%s", image);
+	(void)snprintf(row.image, sizeof(row.image), "%s",
+	    image != NULL ? image : "");
 	(void)snprintf(row.state, sizeof(row.state), "%s",
 	    vm_state_name(VS_CREATING));
 	(void)snprintf(row.intent, sizeof(row.intent), "%s",
@@ -331,9 +403,11 @@ tool_vm_create(struct tool_call *c)
 	/* The template has no NIC: a VM with forwards boots afresh. */
 	vm->boot.restore = !vm_net_has_nic(vm) && vm_template_fits(&row);
 	vm_op_begin(vm, c->id, VO_CREATE, c->rid);
-	(void)snprintf(err, sizeof(err), "workspace %s: vm %s (%s, %u MiB)",
-	    c->auth->name, vm->row.id, image, row.memory_mib);
-	(void)state_audit("mcvmd", "vm-create", err);
+	(void)snprintf(audit, sizeof(audit), "workspace %s: vm %s (%s%s%s, "
+	    "%u MiB)", c->auth->name, vm->row.id, image != NULL ? image :
+	    "disks ", row.disks, row.iso[0] != '\0' ? ", iso" : "",
+	    row.memory_mib);
+	(void)state_audit("mcvmd", "vm-create", audit);
 	vm_store_disk(vm, IMSG_STORE_DISK_CREATE);
 }
 

@@ -23,6 +23,8 @@ struct vm_list		 vms = TAILQ_HEAD_INITIALIZER(vms);
 
 static struct event	 sweep_ev;
 
+static void	 vm_disks_json(const struct vm *, json_t *);
+
 /* A VM by id, visible only to its own workspace (ws 0: any). */
 struct vm *
 vm_find(const char *id, int64_t ws)
@@ -98,6 +100,8 @@ vm_json(const struct vm *vm)
 		fatalx("%s: json_pack", __func__);
 	if (vm->row.reason[0] != '\0')
 		json_object_set_new(j, "reason", json_string(vm->row.reason));
+	if (vm_own_disks(vm))
+		vm_disks_json(vm, j);
 	if (vm->address[0] != '\0') {
 		json_object_set_new(j, "address", json_string(vm->address));
 		/* None inbound only: the guest has no route out. */
@@ -114,6 +118,79 @@ vm_json(const struct vm *vm)
 		json_object_set_new(j, "port_forwards", fwd);
 	}
 	return j;
+}
+
+/* Whether the VM boots its workspace's own disks (and has no agent). */
+int
+vm_own_disks(const struct vm *vm)
+{
+	return vm->row.disks[0] != '\0';
+}
+
+/*
+ * The row's disk names, each checked: their number, 0 for none (or a
+ * list that is not one vm_create made).
+ */
+unsigned int
+vm_disk_names(const struct vm_row *row,
+    char names[VM_DISKS_MAX][OBJ_NAME_MAX + 1])
+{
+	const char	*p = row->disks, *comma;
+	unsigned int	 n = 0;
+	size_t		 len;
+
+	while (*p != '\0') {
+		comma = strchr(p, ',');
+		len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+		if (n == VM_DISKS_MAX || len == 0 || len > OBJ_NAME_MAX)
+			return 0;
+		memcpy(names[n], p, len);
+		names[n][len] = '\0';
+		if (!valid_object_name(names[n]))
+			return 0;
+		n++;
+		p += len;
+		if (*p == ',' && *++p == '\0')
+			return 0;
+	}
+	return n;
+}
+
+static void
+vm_disks_json(const struct vm *vm, json_t *j)
+{
+	char		 names[VM_DISKS_MAX][OBJ_NAME_MAX + 1];
+	unsigned int	 i, n = vm_disk_names(&vm->row, names);
+	json_t		*a = json_array();
+	static const char *const install[] = { "none", "pending", "done" };
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, json_string(names[i]));
+	json_object_set_new(j, "disks", a);
+	json_object_set_new(j, "persistent", json_boolean(vm->row.persistent));
+	json_object_set_new(j, "firmware", json_string(vm->row.firmware ==
+	    FW_UEFI ? "uefi" : "bios"));
+	json_object_set_new(j, "machine", json_string(vm->row.machine ==
+	    MACH_PC ? "pc" : "q35"));
+	json_object_set_new(j, "agent", json_false());
+	if (vm->row.iso[0] != '\0') {
+		json_object_set_new(j, "iso", json_string(vm->row.iso));
+		json_object_set_new(j, "install", json_string(
+		    install[vm->row.install <= VM_INSTALL_DONE ?
+		    vm->row.install : 0]));
+	}
+}
+
+/* What the agent's tools answer on a VM that has none. */
+void
+vm_no_agent_text(const struct vm *vm, char *buf, size_t len)
+{
+	(void)snprintf(buf, len, "%s boots its own disks and has no mcvm "
+	    "agent: vm_exec, the job tools and the file tools do not work "
+	    "on it. What works: the display (vm_screenshot, vm_send_keys, "
+	    "vm_type_text, vm_click, vm_mouse_move), vm_serial_read, the "
+	    "snapshot tools and the lifecycle tools (vm_status, vm_stop, "
+	    "vm_start, vm_suspend, vm_resume, vm_destroy)", vm->row.id);
 }
 
 /* A VM object for row, in the state the row records. */

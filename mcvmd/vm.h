@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "mcvmd.h"
+#include "msg_store.h"
 #include "msg_vmm.h"
 #include "tools.h"
 
@@ -95,6 +96,8 @@ struct vm_boot {
 	int		 restore;	/* from the template's checkpoint */
 	int		 agent;		/* the guest agent answers */
 	int		 poweroff;	/* the guest powered off: no crash */
+	int		 guest_end;	/* QMP: the guest reset or shut down */
+	int		 guest_ended;	/* and mcvmd ends QEMU (own disks) */
 	uint32_t	 shot_w;	/* the last screenshot's size, 0: */
 	uint32_t	 shot_h;	/* none yet */
 };
@@ -135,6 +138,9 @@ struct vm {
 	size_t		 nfwd;
 	int		 store_fds[STORE_FD_MAX + 1];
 	enum disk_format disk_format;
+	/* A VM from its own disks: what stored said of each, this boot. */
+	struct msg_store_vm_disk vdisk[VM_DISKS_MAX];
+	unsigned int	 nvdisk;
 	char		 os[VM_GUEST_STR_MAX];
 	char		 kernel[VM_GUEST_STR_MAX];
 	char		 agent[VM_GUEST_STR_MAX];
@@ -152,6 +158,10 @@ struct vm	*vm_find(const char *, int64_t);
 struct vm	*vm_find_name(const char *, int64_t);
 struct vm	*vm_find_ref(const char *, int64_t);
 int		 vm_live(const struct vm *);
+int		 vm_own_disks(const struct vm *);
+unsigned int	 vm_disk_names(const struct vm_row *,
+		    char [VM_DISKS_MAX][OBJ_NAME_MAX + 1]);
+void		 vm_no_agent_text(const struct vm *, char *, size_t);
 json_t		*vm_json(const struct vm *);
 void		 vm_random_id(const char *, char *, size_t);
 void		 vm_status_notes(void (*)(const char *, const char *, void *),
@@ -179,6 +189,7 @@ void		 vm_stop(uint64_t, struct vm *, int, uint32_t);
 void		 vm_destroy(uint64_t, struct vm *);
 void		 vm_destroy_finish(struct vm *);
 void		 vm_guest_ready(struct vm *);
+void		 vm_guest_end(struct vm *);
 void		 vm_timer_start(struct vm *, int,
 		    void (*)(int, short, void *));
 void		 vm_timer_clear(struct vm *);
@@ -254,6 +265,7 @@ int		 vm_slot_alloc(uint32_t *);
 uint32_t	 vm_vcpus_limit(int *);
 int		 vm_admit(int64_t, uint32_t, uint32_t, uint64_t, char *,
 		    size_t);
+int		 vm_admit_storage(int64_t, uint64_t, char *, size_t);
 
 /* receipt.c */
 int		 vm_args_hash(const struct tool_args *, uint8_t [SHA256_LEN]);

@@ -22,8 +22,9 @@
  * most IMAGE_WS_JOBS_MAX at once, an image takes one operation at a
  * time, and mcvmd may cancel one (IMSG_STORE_CANCEL).
  *
- * An image is in use while another image's backing is it: then nothing
- * writes, resizes, snapshots or deletes it.
+ * An image is in use while another image's backing is it, or while a
+ * VM's disks are it or overlays of it (vmdisks_in_use): then nothing
+ * writes, resizes, snapshots, replaces or deletes it.
  */
 #include <sys/queue.h>
 #include <sys/stat.h>
@@ -48,6 +49,7 @@
 #include "log.h"
 #include "proc.h"
 #include "qemuimg.h"
+#include "vmdisks.h"
 
 #define IMAGE_WS_JOBS_MAX	2	/* qemu-img jobs of one workspace */
 #define IMAGE_OVERHEAD(b)	((b) / 8 + (64ULL << 20)) /* metadata room */
@@ -854,6 +856,11 @@ check_new_name(struct img_op *o, struct ws_images *set, const char *name,
 		    (*old)->users == 1 ? "" : "s");
 		return EBUSY;
 	}
+	if (vmdisks_in_use(o->ws, name)) {
+		textf(text, len, "image %s is a VM's disk, or the base of "
+		    "one, and cannot be replaced while that VM exists", name);
+		return EBUSY;
+	}
 	image_file(o->oldfile, sizeof(o->oldfile), "", name, (*old)->format);
 	return 0;
 }
@@ -1084,6 +1091,12 @@ writable(struct img_op *o, struct ws_images *set, struct ws_image **imgp,
 		textf(text, len, "image %s is the backing of %u image%s: it "
 		    "cannot change while they exist", o->name,
 		    (*imgp)->users, (*imgp)->users == 1 ? "" : "s");
+		return EBUSY;
+	}
+	if (vmdisks_in_use(o->ws, o->name)) {
+		textf(text, len, "image %s is in use by a VM (its disk, or "
+		    "the base of its disk): it cannot change while that VM "
+		    "exists; vm_destroy it first", o->name);
 		return EBUSY;
 	}
 	return 0;
@@ -1462,10 +1475,15 @@ req_download(struct img_op *o, struct ws_images *set, char *text,
 static void
 req_list(struct img_op *o, struct ws_images *set)
 {
+	struct ws_image	 img;
 	unsigned int	 i;
 
-	for (i = 0; i < set->n; i++)
-		send_entry(o->id, &set->v[i], 0, 0);
+	for (i = 0; i < set->n; i++) {
+		img = set->v[i];
+		if (vmdisks_in_use(o->ws, img.name))
+			img.users++;	/* in use: by VMs too */
+		send_entry(o->id, &img, 0, 0);
+	}
 }
 
 /*
@@ -1678,6 +1696,55 @@ images_cancel(uint32_t id)
 	qemuimg_cancel(o->job);
 	o->job = NULL;
 	op_end(o, ECANCELED, "cancelled; nothing was changed");
+}
+
+/*
+ * For a VM's disks (vmdisks.c): workspace ws's image directory, or -1
+ * with text (ENOENT: it has no images yet).
+ */
+int
+images_ws_dir(uint64_t ws, char *text, size_t len)
+{
+	int	 fd;
+
+	if ((fd = ws_dir(ws, 0, text, len)) == -2) {
+		textf(text, len, "your workspace has no images yet (see "
+		    "image_create)");
+		errno = ENOENT;
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Whether a VM may use image name of workspace ws now: no operation
+ * runs on it, and to be written (a persistent disk) no image backs on
+ * it.  0, or an errno value with text.
+ */
+int
+images_vm_check(uint64_t ws, int dfd, const char *name, int write,
+    char *text, size_t len)
+{
+	static struct ws_images	 set;
+	struct ws_image		*img;
+	int			 rc;
+
+	if (op_find_busy(ws, name) != NULL) {
+		textf(text, len, "image %s is busy with an image operation: "
+		    "retry once it ends", name);
+		return EBUSY;
+	}
+	if (!write)
+		return 0;
+	if ((rc = images_scan(dfd, &set, text, len)) != 0)
+		return rc;
+	if ((img = images_find(&set, name)) != NULL && img->users > 0) {
+		textf(text, len, "image %s is the backing of %u image%s: it "
+		    "cannot be a persistent disk while they exist", name,
+		    img->users, img->users == 1 ? "" : "s");
+		return EBUSY;
+	}
+	return 0;
 }
 
 /* Removes what a crash left half made in one workspace's store. */

@@ -48,6 +48,8 @@ void	 images_request(uint32_t, const struct msg_store_image *);
 void	 images_cancel(uint32_t);
 int	 images_scan(int, struct ws_images *, char *, size_t);
 uint64_t images_usage(const struct ws_image *);
+int	 images_ws_dir(uint64_t, char *, size_t);
+int	 images_vm_check(uint64_t, int, const char *, int, char *, size_t);
 int	 images_chain_json(const struct ws_images *, const struct ws_image *,
 	    int, char *, size_t);
 

@@ -24,6 +24,12 @@
  *    can, else a qcow2 overlay whose recorded backing is only a name,
  *    "mcvm-catalog:IMAGE"; QEMU gets the base from STORE_FD_BASE.
  *
+ *  - VMs from their own disks (vmdisks.c): overlays or reflink clones
+ *    of a workspace's images in the VM's directory, or with persistent
+ *    the images themselves, each in use while the VM exists; the
+ *    install ISO, and for UEFI OVMF's code and a per-VM copy of its
+ *    variables (both files opened as root at start).
+ *
  *  - qemu-img (qemuimg.c).  stored's filter forbids fork and exec, so
  *    before loading it stored forks a helper with the same uid, no
  *    capabilities and only a socketpair open; the helper forks a job
@@ -78,6 +84,7 @@
 #include "qemuimg.h"
 #include "stored.h"
 #include "validate.h"
+#include "vmdisks.h"
 
 #define STORED_USAGE	"mcvm-stored [-dhnSv] [-D macro=value] [-f file]"
 #define STORE_DIR	"images"
@@ -450,7 +457,10 @@ stored_disk_delete(uint32_t id, const char *vm)
 	int	 rc;
 
 	stored_overlay_cancel(vm);
+	vmdisks_cancel(vm);
 	rc = disk_delete(vmsfd, vm, text, sizeof(text));
+	if (rc == 0 || rc == ENOENT)
+		vmdisks_forget(vm);
 	if (rc == 0) {
 		imgcat_dep_del(&cat, vm);
 		log_info("%s", text);
@@ -548,6 +558,7 @@ stored_imsg(struct imsg *imsg)
 		struct msg_store_disk_delete	 delete;
 		struct msg_store_checkpoint	 checkpoint;
 		struct msg_store_image		 image;
+		struct msg_store_vm_disks	 vmdisks;
 	} m;
 	uint32_t	 id = imsg->hdr.peerid;
 
@@ -594,6 +605,11 @@ stored_imsg(struct imsg *imsg)
 		if (msg_store_image_get(imsg, &m.image) == -1)
 			stored_bad(imsg);
 		images_request(id, &m.image);
+		break;
+	case IMSG_STORE_VM_DISKS:
+		if (msg_store_vm_disks_get(imsg, &m.vmdisks) == -1)
+			stored_bad(imsg);
+		vmdisks_request(id, &m.vmdisks);
 		break;
 	case IMSG_STORE_CANCEL:
 		if (msg_store_cancel_get(imsg) == -1)
@@ -643,6 +659,8 @@ stored_scan_one(const char *vm, void *arg)
 	struct vm_disk	 vd;
 	char		 text[STORED_TEXT_MAX];
 
+	if (vmdisks_scan_one(vm))
+		return 0;
 	if (disk_open(vmsfd, vm, &vd, text, sizeof(text)) != 0) {
 		log_warnx("%s", text);
 		return 0;
@@ -685,6 +703,8 @@ main(int argc, char *argv[])
 	stored_path(wsdir, WS_DIR);
 	wsfd = stored_open_dir(wsdir, pw);
 	imgcat_open(&cat, &conf);
+	vmdisks_firmware_open();
+	vmdisks_init(vmsfd, &cat, &iev_parent);
 	if (unshare(CLONE_NEWNET) == -1)
 		fatal("unshare(CLONE_NEWNET)");
 

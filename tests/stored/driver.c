@@ -89,6 +89,20 @@ role_name(uint32_t role)
 		return "initrd";
 	case STORE_FD_CHECKPOINT:
 		return "checkpoint";
+	case STORE_FD_CD:
+		return "cd";
+	case STORE_FD_CODE:
+		return "code";
+	case STORE_FD_VARS:
+		return "vars";
+	case STORE_FD_DISK2:
+	case STORE_FD_DISK3:
+	case STORE_FD_DISK4:
+		return "diskN";
+	case STORE_FD_BASE2:
+	case STORE_FD_BASE3:
+	case STORE_FD_BASE4:
+		return "baseN";
 	}
 	return "unknown";
 }
@@ -127,9 +141,17 @@ before_reply(struct imsg *imsg, void *arg)
 {
 	struct msg_store_disk_entry	 e;
 	struct msg_store_fd		 f;
+	struct msg_store_vm_disk	 d;
 	int				*fds = arg;
 
 	switch (imsg->hdr.type) {
+	case IMSG_STORE_VM_DISK:
+		if (msg_store_vm_disk_get(imsg, &d) == -1 || imsg->fd != -1)
+			return test_fail("VM_DISK");
+		printf("vmdisk index=%u format=%s base=%s\n", d.index,
+		    image_format_name(d.format), d.has_base ?
+		    image_format_name(d.base_format) : "none");
+		return 0;
 	case IMSG_STORE_FD:
 		if (msg_store_fd_get(imsg, &f) == -1)
 			return test_fail("STORE_FD");
@@ -217,6 +239,40 @@ checkpoint(const char *vm, uint32_t write)
 
 	b = peer_request(&stored, IMSG_STORE_CHECKPOINT, &c);
 	msg_store_checkpoint_put(b, &m);
+	(void)call(b, &c, &fds);
+}
+
+/*
+ * IMSG_STORE_VM_DISKS: a VM from workspace ws's images, disks a
+ * comma-separated list, iso "-" for none; flags a string of c (create),
+ * p (persistent) and u (UEFI), or "-".
+ */
+static void
+vmdisks(const char *vm, const char *ws, const char *flags, const char *disks,
+    const char *iso)
+{
+	struct msg_store_vm_disks	 m;
+	struct peer_call		 c;
+	struct ibuf			*b;
+	static char			 list[256];
+	char				*p, *q;
+	int				 fds;
+
+	memset(&m, 0, sizeof(m));
+	m.vm_id = vm;
+	m.ws = strtoull(ws, NULL, 10);
+	m.create = strchr(flags, 'c') != NULL;
+	m.persistent = strchr(flags, 'p') != NULL;
+	m.firmware = strchr(flags, 'u') != NULL ? FW_UEFI : FW_BIOS;
+	(void)snprintf(list, sizeof(list), "%s", disks);
+	for (p = list; p != NULL && m.ndisks < VM_DISKS_MAX; p = q) {
+		if ((q = strchr(p, ',')) != NULL)
+			*q++ = '\0';
+		m.disks[m.ndisks++] = p;
+	}
+	m.iso = strcmp(iso, "-") == 0 ? "" : iso;
+	b = peer_request(&stored, IMSG_STORE_VM_DISKS, &c);
+	msg_store_vm_disks_put(b, &m);
 	(void)call(b, &c, &fds);
 }
 
@@ -332,6 +388,9 @@ main(int argc, char *argv[])
 			(void)request(IMSG_STORE_DISK_DELETE, ARG(1), NULL,
 			    &fds);
 			i++;
+		} else if (strcmp(cmd, "vmdisks") == 0) {
+			vmdisks(ARG(1), ARG(2), ARG(3), ARG(4), ARG(5));
+			i += 5;
 		} else if (strcmp(cmd, "checkpoint") == 0) {
 			checkpoint(ARG(1), (uint32_t)atoi(ARG(2)));
 			i += 2;

@@ -40,6 +40,8 @@ CODEC_WRAP(store_checkpoint)
 CODEC_WRAP(store_image)
 CODEC_WRAP(store_image_entry)
 CODEC_WRAP(store_image_snap)
+CODEC_WRAP(store_vm_disks)
+CODEC_WRAP(store_vm_disk)
 CODEC_WRAP(store_progress)
 
 /* An object name of n bytes. */
@@ -635,6 +637,78 @@ over_store_image_snap(void *p, int i)
 	return 0;
 }
 
+/* Distinct disk names, each at its largest. */
+static char	 vm_disk_names[VM_DISKS_MAX][OBJ_NAME_MAX + 1];
+
+static void
+fill_store_vm_disks(void *p)
+{
+	struct msg_store_vm_disks	*m = p;
+	unsigned int			 i;
+
+	m->vm_id = VM_ID;
+	m->ws = UINT64_MAX;
+	m->create = 1;
+	m->persistent = 1;
+	m->firmware = FW_UEFI;
+	m->ndisks = VM_DISKS_MAX;
+	for (i = 0; i < VM_DISKS_MAX; i++) {
+		memset(vm_disk_names[i], 'a', OBJ_NAME_MAX);
+		vm_disk_names[i][0] = (char)('a' + i);
+		vm_disk_names[i][OBJ_NAME_MAX] = '\0';
+		m->disks[i] = vm_disk_names[i];
+	}
+	m->iso = codec_str(OBJ_NAME_MAX);
+}
+
+static int
+over_store_vm_disks(void *p, int i)
+{
+	struct msg_store_vm_disks	*m = p;
+
+	switch (i) {
+	case 0: m->vm_id = "vm-"; break;
+	case 1: m->ws = 0; break;
+	case 2: m->create = 2; break;
+	case 3: m->persistent = 2; break;
+	case 4: m->firmware = FW_UEFI + 1; break;
+	case 5: m->ndisks = 0; break;
+	case 6: m->disks[1] = m->disks[0]; break;	/* twice */
+	case 7: m->disks[2] = "a b"; break;
+	case 8: m->iso = "a b"; break;
+	case 9: m->iso = codec_str(OBJ_NAME_MAX + 1); break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_store_vm_disk(void *p)
+{
+	struct msg_store_vm_disk	*m = p;
+
+	m->index = VM_DISKS_MAX - 1;
+	m->format = IMG_QCOW2;
+	m->has_base = 1;
+	m->base_format = IMG_RAW;
+}
+
+static int
+over_store_vm_disk(void *p, int i)
+{
+	struct msg_store_vm_disk	*m = p;
+
+	switch (i) {
+	case 0: m->index = VM_DISKS_MAX; break;
+	case 1: m->format = IMG_VMDK; break;
+	case 2: m->has_base = 2; break;
+	case 3: m->base_format = IMG_ISO; break;
+	case 4: m->format = IMG_RAW; break;	/* a raw disk with a base */
+	default: return -1;
+	}
+	return 0;
+}
+
 static void
 fill_store_progress(void *p)
 {
@@ -713,5 +787,9 @@ const struct codec codec_peers[] = {
 	CODEC(IMSG_STORE_PROGRESS, store_progress, fill_store_progress,
 	    over_store_progress),
 	CODEC0(IMSG_STORE_CANCEL, store_cancel),
+	CODEC(IMSG_STORE_VM_DISKS, store_vm_disks, fill_store_vm_disks,
+	    over_store_vm_disks),
+	CODEC(IMSG_STORE_VM_DISK, store_vm_disk, fill_store_vm_disk,
+	    over_store_vm_disk),
 	CODEC_END
 };

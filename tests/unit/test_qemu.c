@@ -174,6 +174,160 @@ Test(qemu, argv_display_profile)
 	cr_assert(has_pair(&qa, "-serial", "chardev:serial0"));
 }
 
+/* An install from the CD onto one empty raw disk, by BIOS on q35. */
+Test(qemu, argv_own_disks_install_bios)
+{
+	static struct qemu_argv	 qa;
+	struct qemu_spec	 s = spec_ok;
+
+	s.ndisks = 1;
+	s.disks[0].format = IMG_RAW;
+	s.cd = 1;
+	s.display = 1;
+	cr_assert_eq(qemu_build_argv(&s, &qa), 0);
+	/* No kernel: the firmware boots the CD, then the disk. */
+	cr_assert_not(has_word(&qa, "-kernel"));
+	cr_assert_not(has_word(&qa, "-initrd"));
+	cr_assert_not(has_word(&qa, "-append"));
+	cr_assert_not(has_word(&qa, "pflash"));
+	cr_assert(has_pair(&qa, "-machine", "q35"));
+	cr_assert(has_word(&qa, "-no-reboot"));
+	cr_assert(has_word(&qa, "-no-shutdown"));
+	cr_assert(has_pair(&qa, "-add-fd", "fd=9,set=20"));
+	cr_assert(has_pair(&qa, "-blockdev", "driver=raw,node-name=cd,"
+	    "read-only=on,file.driver=file,file.filename=/dev/fdset/20"));
+	cr_assert(has_pair(&qa, "-device", "ide-cd,drive=cd,bootindex=0"));
+	cr_assert(has_pair(&qa, "-add-fd", "fd=5,set=10"));
+	cr_assert(has_pair(&qa, "-blockdev", "driver=raw,node-name=disk0,"
+	    "file.driver=file,file.filename=/dev/fdset/10"));
+	cr_assert(has_pair(&qa, "-device",
+	    "virtio-blk-pci,drive=disk0,bootindex=1"));
+	/* Not the catalog disk's nodes. */
+	cr_assert_not(has_word(&qa, "drive=disk,"));
+	cr_assert_not(has_word(&qa, "/dev/fdset/1,"));
+	cr_assert(has_pair(&qa, "-device", "VGA"));
+	/* The agent's port stays; nothing answers on it. */
+	cr_assert(has_word(&qa, "org.mcvm.agent.0"));
+}
+
+/* Once installed: the disks alone, from the first. */
+Test(qemu, argv_own_disks_after_install)
+{
+	static struct qemu_argv	 qa;
+	struct qemu_spec	 s = spec_ok;
+
+	s.ndisks = 2;
+	s.disks[0].format = IMG_RAW;
+	s.disks[1].format = IMG_QCOW2;
+	cr_assert_eq(qemu_build_argv(&s, &qa), 0);
+	cr_assert_not(has_word(&qa, "ide-cd"));
+	cr_assert_not(has_word(&qa, "set=20"));
+	cr_assert(has_word(&qa, "-no-shutdown"));
+	cr_assert(has_pair(&qa, "-device",
+	    "virtio-blk-pci,drive=disk0,bootindex=0"));
+	cr_assert(has_pair(&qa, "-device",
+	    "virtio-blk-pci,drive=disk1,bootindex=1"));
+	cr_assert(has_pair(&qa, "-add-fd", "fd=12,set=12"));
+	cr_assert(has_pair(&qa, "-blockdev", "driver=qcow2,node-name=disk1,"
+	    "file.driver=file,file.filename=/dev/fdset/12"));
+}
+
+/* Overlays on their bases, four disks, UEFI on pc. */
+Test(qemu, argv_own_disks_overlays_uefi_pc)
+{
+	static struct qemu_argv	 qa;
+	struct qemu_spec	 s = spec_ok;
+	char			 want[QEMU_ARG_MAX];
+	unsigned int		 i;
+
+	s.ndisks = VM_DISKS_MAX;
+	for (i = 0; i < VM_DISKS_MAX; i++) {
+		s.disks[i].format = IMG_QCOW2;
+		s.disks[i].has_base = 1;
+		s.disks[i].base_format = i % 2 ? IMG_QCOW2 : IMG_RAW;
+	}
+	s.cd = 1;
+	s.firmware = FW_UEFI;
+	s.machine = MACH_PC;
+	s.display = 1;
+	s.mac = "52:54:00:12:34:56";
+	cr_assert_eq(qemu_build_argv(&s, &qa), 0);
+	cr_assert(has_pair(&qa, "-machine", "pc,pflash0=code,pflash1=vars"));
+	cr_assert(has_pair(&qa, "-add-fd", "fd=10,set=21"));
+	cr_assert(has_pair(&qa, "-add-fd", "fd=11,set=22"));
+	cr_assert(has_pair(&qa, "-blockdev", "driver=raw,node-name=code,"
+	    "read-only=on,file.driver=file,file.filename=/dev/fdset/21"));
+	cr_assert(has_pair(&qa, "-blockdev", "driver=raw,node-name=vars,"
+	    "file.driver=file,file.filename=/dev/fdset/22"));
+	for (i = 0; i < VM_DISKS_MAX; i++) {
+		(void)snprintf(want, sizeof(want), "fd=%d,set=%u",
+		    QEMU_FD_DISK_N(i), 10 + 2 * i);
+		cr_assert(has_pair(&qa, "-add-fd", want), "%s", want);
+		(void)snprintf(want, sizeof(want), "fd=%d,set=%u",
+		    QEMU_FD_BASE_N(i), 11 + 2 * i);
+		cr_assert(has_pair(&qa, "-add-fd", want), "%s", want);
+		(void)snprintf(want, sizeof(want), "driver=%s,"
+		    "node-name=base%u,read-only=on,file.driver=file,"
+		    "file.filename=/dev/fdset/%u", i % 2 ? "qcow2" : "raw", i,
+		    11 + 2 * i);
+		cr_assert(has_pair(&qa, "-blockdev", want), "%s", want);
+		(void)snprintf(want, sizeof(want), "driver=qcow2,"
+		    "node-name=disk%u,backing=base%u,file.driver=file,"
+		    "file.filename=/dev/fdset/%u", i, i, 10 + 2 * i);
+		cr_assert(has_pair(&qa, "-blockdev", want), "%s", want);
+		(void)snprintf(want, sizeof(want), "virtio-blk-pci,"
+		    "drive=disk%u,bootindex=%u", i, i + 1);
+		cr_assert(has_pair(&qa, "-device", want), "%s", want);
+	}
+	/* Every fd QEMU is given is a distinct one of the jail's. */
+	cr_assert_eq(QEMU_FD_BASE_N(VM_DISKS_MAX - 1), QEMU_FD_MAX);
+	cr_assert_gt(QEMU_FD_DISK_N(1), QEMU_FD_VARS);
+	cr_assert(has_word(&qa, "virtio-net-pci"));
+}
+
+Test(qemu, argv_own_disks_refuses_bad_values)
+{
+	static struct qemu_argv	 qa;
+	struct qemu_spec	 s = spec_ok;
+
+	/* CD, firmware and machine belong to own disks only. */
+	s.cd = 1;
+	cr_assert_eq(qemu_build_argv(&s, &qa), -1);
+	s = spec_ok;
+	s.firmware = FW_UEFI;
+	cr_assert_eq(qemu_build_argv(&s, &qa), -1);
+	s = spec_ok;
+	s.machine = MACH_PC;
+	cr_assert_eq(qemu_build_argv(&s, &qa), -1);
+	s = spec_ok;
+	s.ndisks = VM_DISKS_MAX + 1;
+	cr_assert_eq(qemu_build_argv(&s, &qa), -1);
+	s = spec_ok;
+	s.ndisks = 1;
+	s.disks[0].format = IMG_VMDK;
+	cr_assert_eq(qemu_build_argv(&s, &qa), -1);
+	s.disks[0].format = IMG_RAW;
+	s.disks[0].has_base = 1;	/* a raw disk has no base */
+	cr_assert_eq(qemu_build_argv(&s, &qa), -1);
+	s.disks[0].format = IMG_QCOW2;
+	s.disks[0].base_format = IMG_ISO;
+	cr_assert_eq(qemu_build_argv(&s, &qa), -1);
+	s.disks[0].base_format = IMG_RAW;
+	cr_assert_eq(qemu_build_argv(&s, &qa), 0);
+	/* Never from a template's checkpoint. */
+	s.restore = 1;
+	cr_assert_eq(qemu_build_argv(&s, &qa), -1);
+	s.restore = 0;
+	s.hold = 1;
+	cr_assert_eq(qemu_build_argv(&s, &qa), -1);
+	s.hold = 0;
+	s.firmware = 2;
+	cr_assert_eq(qemu_build_argv(&s, &qa), -1);
+	s.firmware = FW_BIOS;
+	s.machine = 2;
+	cr_assert_eq(qemu_build_argv(&s, &qa), -1);
+}
+
 Test(qemu, mac_validation)
 {
 	cr_assert(qemu_valid_mac("52:54:00:6d:00:07"));

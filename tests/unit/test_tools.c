@@ -355,7 +355,7 @@ Test(tools, parameter_indices_match_the_arrays)
 #undef PARAM
 	cr_assert_eq(param_tool, TOOL_COUNT);
 	cr_assert_eq(P_VM_EXEC_COMMAND, 2);
-	cr_assert_eq(P_VM_CREATE_COUNT, 10);
+	cr_assert_eq(P_VM_CREATE_COUNT, 15);
 	cr_assert_eq(P_VM_LIST_COUNT, 0);
 }
 
