@@ -56,6 +56,19 @@ pending_add(struct fop *op)
 	pending[b] = op;
 }
 
+/* The pending operation peerid names, left in the table; or NULL. */
+static struct fop *
+pending_peek(uint32_t peerid)
+{
+	struct fop	*op;
+
+	for (op = pending[peerid % PENDING_BUCKETS]; op != NULL;
+	    op = op->hnext)
+		if (op->peerid == peerid)
+			return op;
+	return NULL;
+}
+
 static struct fop *
 pending_take(uint32_t peerid)
 {
@@ -762,12 +775,8 @@ req_tool_result(uint32_t peerid, uint32_t status, const char *json)
 void
 req_image_fd(uint32_t peerid, int fd)
 {
-	struct fop	*op;
+	struct fop	*op = pending_peek(peerid);
 
-	for (op = pending[peerid % PENDING_BUCKETS]; op != NULL;
-	    op = op->hnext)
-		if (op->peerid == peerid)
-			break;
 	if (op == NULL || op->req == NULL || op->cancelled ||
 	    op->req->route != ROUTE_IMAGE) {
 		close(fd);
@@ -880,12 +889,8 @@ void
 req_progress(uint32_t peerid, uint64_t value, uint64_t total,
     const char *msg)
 {
-	struct fop	*op;
+	struct fop	*op = pending_peek(peerid);
 
-	for (op = pending[peerid % PENDING_BUCKETS]; op != NULL;
-	    op = op->hnext)
-		if (op->peerid == peerid)
-			break;
 	if (op == NULL || op->req == NULL || op->cancelled ||
 	    op->tool == NULL || op->req->route != ROUTE_MCP)
 		return;

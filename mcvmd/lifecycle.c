@@ -121,8 +121,9 @@ install_end_qemu(struct vm *vm)
 	vm_timer_start(vm, VM_TERM_GRACE, vm_term_timeout);
 }
 
+/* Keeps the console the monitor sent, for vm_serial_read. */
 static void
-install_console_done(struct req *r, struct imsg *imsg)
+console_keep(struct req *r, struct imsg *imsg)
 {
 	struct msg_vmm_serial_data	 m;
 
@@ -131,6 +132,12 @@ install_console_done(struct req *r, struct imsg *imsg)
 		    r->vm->row.id);
 	else
 		vm_console_keep(r->vm, &m);
+}
+
+static void
+install_console_done(struct req *r, struct imsg *imsg)
+{
+	console_keep(r, imsg);
 	install_end_qemu(r->vm);
 }
 
@@ -275,13 +282,7 @@ vm_console_forget(struct vm *vm)
 static void
 vm_stop_console_done(struct req *r, struct imsg *imsg)
 {
-	struct msg_vmm_serial_data	 m;
-
-	if (msg_vmm_serial_data_get(imsg, &m) == -1)
-		log_warnx("%s: malformed serial data from the monitor",
-		    r->vm->row.id);
-	else
-		vm_console_keep(r->vm, &m);
+	console_keep(r, imsg);
 	vm_poweroff(r->vm);
 }
 

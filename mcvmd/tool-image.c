@@ -179,7 +179,8 @@ image_done(struct req *r, struct imsg *imsg)
 		break;
 	case TOOL_NONE:
 		/* A download's image: a catalogue one sends no entry. */
-		if (r->image_op == SIO_DOWNLOAD && json_array_size(images) == 0) {
+		if (r->image_op == SIO_DOWNLOAD &&
+		    json_array_size(images) == 0) {
 			out = json_pack("{s:s, s:b}", "name", r->key,
 			    "catalog", 1);
 			break;
@@ -501,8 +502,9 @@ tool_image_url(struct tool_call *c)
 	char			 url[sizeof(path) + CONF_STR_MAX + 16];
 	time_t			 now = vm_now();
 	size_t			 i;
-	int			 write = c->args->tool->id == TOOL_IMAGE_UPLOAD_URL;
+	int			 write;
 
+	write = c->args->tool->id == TOOL_IMAGE_UPLOAD_URL;
 	for (i = 0; i < IMAGE_TICKETS_MAX && t == NULL; i++)
 		if (tickets[i].expires < now)
 			t = &tickets[i];

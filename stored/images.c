@@ -49,6 +49,7 @@
 #include "log.h"
 #include "proc.h"
 #include "qemuimg.h"
+#include "stored.h"
 #include "vmdisks.h"
 
 #define IMAGE_WS_JOBS_MAX	2	/* qemu-img jobs of one workspace */
@@ -89,33 +90,6 @@ static LIST_HEAD(, img_op)	 ops = LIST_HEAD_INITIALIZER(ops);
 static struct imsgev		*parent;
 static struct catalog		*cat;
 static int			 wsroot = -1;
-
-static void __attribute__((format(printf, 3, 4)))
-textf(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	va_start(ap, fmt);
-	(void)vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
-
-static void
-send_result(uint32_t id, int status, uint64_t usage, const char *text)
-{
-	struct msg_store_result	 m = { (uint32_t)status, DISK_RAW, usage,
-				    text };
-	struct ibuf		*b;
-
-	if ((b = imsg_create(&parent->ibuf, IMSG_STORE_RESULT, id, 0,
-	    64 + strlen(text))) == NULL)
-		fatal("%s", __func__);
-	msg_store_result_put(b, &m);
-	if (imsgev_close(parent, b) == -1)
-		fatal("%s", __func__);
-	if (status != 0)
-		log_debug("image request %u: %s", id, text);
-}
 
 static void
 send_entry(uint32_t id, const struct ws_image *img, int catalog,
@@ -487,7 +461,7 @@ op_end(struct img_op *o, int status, const char *text)
 			usage = set->usage;
 		free(set);
 	}
-	send_result(o->id, status, usage, text);
+	stored_result(o->id, status, DISK_RAW, usage, text);
 	op_free(o);
 }
 
@@ -1181,21 +1155,6 @@ req_delete(struct img_op *o, struct ws_images *set, char *text, size_t len)
 	return -1;	/* done, no job */
 }
 
-static void
-send_fd(uint32_t id, int fd)
-{
-	struct msg_store_fd	 m = { STORE_FD_IMAGE };
-	struct ibuf		*b;
-
-	if ((b = imsg_create(&parent->ibuf, IMSG_STORE_FD, id, 0, 8)) ==
-	    NULL)
-		fatal("%s", __func__);
-	msg_store_fd_put(b, &m);
-	imsg_set_fd(b, fd);
-	if (imsgev_close(parent, b) == -1)
-		fatal("%s", __func__);
-}
-
 /*
  * What an uploaded file is, from its first bytes: the format it is kept
  * as, or -1 with why in text.  A qcow2 must stand alone: no backing
@@ -1224,11 +1183,11 @@ upload_probe(int fd, char *text, size_t len)
 		if (rc == 0 && h[7] == 3 && n >= 80 && (h[79] & 0x04))
 			rc = EEXIST;
 		if (rc != 0) {
-			textf(text, len, rc == EEXIST ? "the qcow2 image refers "
-			    "to another file (a backing or data file): upload "
-			    "a standalone image (qemu-img convert -O qcow2 "
-			    "flattens it)" : "not a qcow2 image qemu-img can "
-			    "read (version 2 or 3)");
+			textf(text, len, "%s", rc == EEXIST ? "the qcow2 "
+			    "image refers to another file (a backing or data "
+			    "file): upload a standalone image (qemu-img "
+			    "convert -O qcow2 flattens it)" : "not a qcow2 "
+			    "image qemu-img can read (version 2 or 3)");
 			return -1;
 		}
 		return IMG_QCOW2;
@@ -1426,7 +1385,7 @@ req_upload(struct img_op *o, struct ws_images *set, char *text, size_t len)
 	event_add(&o->ev, NULL);
 	evtimer_add(&o->idle, &tv);
 	o->evset = 1;
-	send_fd(o->id, p[1]);
+	imsgev_send_fd(parent, IMSG_STORE_FD, o->id, STORE_FD_IMAGE, p[1]);
 	return 0;
 }
 
@@ -1455,7 +1414,8 @@ req_download(struct img_op *o, struct ws_images *set, char *text,
 			textf(text, len, "dup: %s", strerror(errno));
 			return EIO;
 		}
-		send_fd(o->id, fd);
+		imsgev_send_fd(parent, IMSG_STORE_FD, o->id, STORE_FD_IMAGE,
+		    fd);
 		textf(text, len, "catalog image %s", o->name);
 		return -1;
 	}
@@ -1466,7 +1426,7 @@ req_download(struct img_op *o, struct ws_images *set, char *text,
 		    strerror(errno));
 		return EIO;
 	}
-	send_fd(o->id, fd);
+	imsgev_send_fd(parent, IMSG_STORE_FD, o->id, STORE_FD_IMAGE, fd);
 	send_entry(o->id, img, 0, 0);
 	textf(text, len, "image %s", o->name);
 	return -1;
@@ -1500,7 +1460,7 @@ images_request(uint32_t id, const struct msg_store_image *m)
 	int			 rc = 0, make;
 
 	if ((o = calloc(1, sizeof(*o))) == NULL) {
-		send_result(id, ENOMEM, 0, "out of memory");
+		stored_result(id, ENOMEM, DISK_RAW, 0, "out of memory");
 		return;
 	}
 	o->id = id;
@@ -1526,7 +1486,7 @@ images_request(uint32_t id, const struct msg_store_image *m)
 			/* No store yet: nothing in it. */
 			o->dfd = -1;
 			if (m->op == SIO_LIST) {
-				send_result(id, 0, 0, "no images");
+				stored_result(id, 0, DISK_RAW, 0, "no images");
 				LIST_REMOVE(o, entry);
 				free(o);
 				return;
@@ -1545,7 +1505,7 @@ images_request(uint32_t id, const struct msg_store_image *m)
 		} else
 			rc = errno != 0 ? errno : EIO;
 		if (rc != 0) {
-			send_result(id, rc, 0, text);
+			stored_result(id, rc, DISK_RAW, 0, text);
 			LIST_REMOVE(o, entry);
 			free(o);
 			return;

@@ -20,7 +20,7 @@
 #define IMAGE_FREE_RESERVE	(1ULL << 30)	/* kept free on the store */
 #define IMAGE_SIZE_MAX		(16ULL << 40)	/* one image's virtual size */
 #define IMAGE_TEXT_MAX		512
-#define IMAGE_UPLOAD_CHUNK	(1024 * 1024)	/* pipe size, bytes per splice */
+#define IMAGE_UPLOAD_CHUNK	(1024 * 1024)	/* pipe size; bytes a splice */
 #define IMAGE_UPLOAD_STEPS	16		/* splices per wakeup */
 #define IMAGE_UPLOAD_IDLE	60		/* s without a byte: abort */
 

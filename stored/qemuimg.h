@@ -30,7 +30,7 @@
 
 /* qemuimg_spec flags */
 #define QEMUIMG_PROGRESS	0x1	/* stdout is -p's progress */
-#define QEMUIMG_STDOUT		0x2	/* stdout is kept (QEMUIMG_STDOUT_MAX) */
+#define QEMUIMG_STDOUT		0x2	/* stdout kept: QEMUIMG_STDOUT_MAX */
 
 struct qemuimg_spec {
 	const char	*argv[QEMUIMG_ARGV_MAX + 1];	/* NULL-terminated */

@@ -101,17 +101,6 @@ static struct event		 ev_hash;
 static int			 vmsfd = -1;
 static char			 vmsdir[PATH_MAX];
 
-/* Truncation is acceptable in a message meant for people. */
-static void __attribute__((format(printf, 3, 4)))
-textf(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	va_start(ap, fmt);
-	(void)vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
-
 static void
 stored_send_status(struct catalog_image *img)
 {
@@ -145,28 +134,6 @@ stored_hash(int fd, short event, void *arg)
 	else if (cat.changed)
 		(void)imgcat_records_save(&cat, AT_FDCWD, RECORDS_FILE);
 }
-
-static void
-stored_result(uint32_t id, int status, enum disk_format fmt, uint64_t bytes,
-    const char *text)
-{
-	struct msg_store_result	 m;
-	struct ibuf		*b;
-
-	m.status = (uint32_t)status;
-	m.format = fmt;
-	m.disk_bytes = bytes;
-	m.text = text;
-	if ((b = imsg_create(&iev_parent.ibuf, IMSG_STORE_RESULT, id, 0,
-	    64 + strlen(text))) == NULL)
-		fatal("%s", __func__);
-	msg_store_result_put(b, &m);
-	if (imsgev_close(&iev_parent, b) == -1)
-		fatal("%s", __func__);
-	if (status != 0)
-		log_debug("request %u: %s", id, text);
-}
-
 
 /*
  * Duplicates the catalog fds a VM needs: base (overlays only), kernel and
@@ -715,6 +682,7 @@ main(int argc, char *argv[])
 	(void)qemuimg_helper_start(&helper_sock, stored_helper_sandbox);
 	stored_sandbox(opts.sandbox_debug);
 	qemuimg_init(helper_sock);
+	stored_reply_init(&iev_parent);
 	images_init(wsfd, &cat, &iev_parent);
 
 	/* Verification starts once the loop runs, after the HELLO. */

@@ -46,6 +46,7 @@
 #include "log.h"
 #include "proc.h"
 #include "qemuimg.h"
+#include "stored.h"
 #include "validate.h"
 #include "vmdisks.h"
 
@@ -86,33 +87,6 @@ static int			 vmsfd = -1;
 static int			 code_fd = -1, vars_fd = -1;
 
 static void	 vd_make_next(struct vd_req *);
-
-static void __attribute__((format(printf, 3, 4)))
-textf(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	va_start(ap, fmt);
-	(void)vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
-
-static void
-vd_result(uint32_t id, int status, uint64_t bytes, const char *text)
-{
-	struct msg_store_result	 m = { (uint32_t)status, DISK_RAW, bytes,
-				    text };
-	struct ibuf		*b;
-
-	if ((b = imsg_create(&parent->ibuf, IMSG_STORE_RESULT, id, 0,
-	    64 + strlen(text))) == NULL)
-		fatal("%s", __func__);
-	msg_store_result_put(b, &m);
-	if (imsgev_close(parent, b) == -1)
-		fatal("%s", __func__);
-	if (status != 0)
-		log_debug("vm disks request %u: %s", id, text);
-}
 
 /* OVMF's files, opened as root before the privileges go. */
 void
@@ -549,7 +523,7 @@ vd_send(struct vd_req *r)
 	}
 	if (rc != 0) {
 		close_fds(fds, sizeof(fds) / sizeof(fds[0]));
-		vd_result(r->id, rc, 0, text);
+		stored_result(r->id, rc, DISK_RAW, 0, text);
 		return;
 	}
 	for (i = 0; i < r->use.n; i++) {
@@ -579,7 +553,7 @@ vd_send(struct vd_req *r)
 	textf(text, sizeof(text), "vm %s: %s (%s)%s%s", r->use.vm, file,
 	    r->use.persistent ? "persistent" : "its own copies",
 	    r->iso[0] != '\0' ? ", install CD " : "", r->iso);
-	vd_result(r->id, 0, total, text);
+	stored_result(r->id, 0, DISK_RAW, total, text);
 }
 
 static void
@@ -602,7 +576,7 @@ vd_undo(struct vd_req *r, int rc, const char *why)
 	vmdisks_forget(r->use.vm);
 	if (disk_delete(vmsfd, r->use.vm, text, sizeof(text)) != 0)
 		log_warnx("%s", text);
-	vd_result(r->id, rc, 0, why);
+	stored_result(r->id, rc, DISK_RAW, 0, why);
 	vd_free(r);
 }
 
@@ -785,7 +759,7 @@ vmdisks_request(uint32_t id, const struct msg_store_vm_disks *m)
 	int		 rc;
 
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
-		vd_result(id, ENOMEM, 0, "out of memory");
+		stored_result(id, ENOMEM, DISK_RAW, 0, "out of memory");
 		return;
 	}
 	r->id = id;
@@ -802,14 +776,14 @@ vmdisks_request(uint32_t id, const struct msg_store_vm_disks *m)
 	LIST_INSERT_HEAD(&reqs, r, entry);
 
 	if (r->firmware == FW_UEFI && code_fd == -1) {
-		vd_result(id, ENOENT, 0, "this host has no UEFI firmware "
-		    "(OVMF): use firmware \"bios\", or ask the operator to "
-		    "install it");
+		stored_result(id, ENOENT, DISK_RAW, 0, "this host has no UEFI "
+		    "firmware (OVMF): use firmware \"bios\", or ask the "
+		    "operator to install it");
 		vd_free(r);
 		return;
 	}
 	if ((r->wsdfd = images_ws_dir(r->use.ws, text, sizeof(text))) == -1) {
-		vd_result(id, errno, 0, text);
+		stored_result(id, errno, DISK_RAW, 0, text);
 		vd_free(r);
 		return;
 	}
@@ -818,7 +792,7 @@ vmdisks_request(uint32_t id, const struct msg_store_vm_disks *m)
 			if (r->made)
 				vd_undo(r, rc, text);
 			else {
-				vd_result(id, rc, 0, text);
+				stored_result(id, rc, DISK_RAW, 0, text);
 				vd_free(r);
 			}
 			return;
@@ -834,7 +808,7 @@ vmdisks_request(uint32_t id, const struct msg_store_vm_disks *m)
 		rc = r->vmdfd == -1 ? errno : rc;
 		textf(text, sizeof(text), "vm %s has no disks stored made: %s",
 		    r->use.vm, strerror(rc));
-		vd_result(id, rc, 0, text);
+		stored_result(id, rc, DISK_RAW, 0, text);
 		vd_free(r);
 		return;
 	}
@@ -842,7 +816,7 @@ vmdisks_request(uint32_t id, const struct msg_store_vm_disks *m)
 	    have.n != r->use.n) {
 		textf(text, sizeof(text), "vm %s's disks are not those asked "
 		    "for", r->use.vm);
-		vd_result(id, EINVAL, 0, text);
+		stored_result(id, EINVAL, DISK_RAW, 0, text);
 		vd_free(r);
 		return;
 	}
@@ -851,7 +825,7 @@ vmdisks_request(uint32_t id, const struct msg_store_vm_disks *m)
 			textf(text, sizeof(text), "vm %s's disk %u is image "
 			    "%s, not %s", r->use.vm, i, have.disks[i],
 			    r->use.disks[i]);
-			vd_result(id, EINVAL, 0, text);
+			stored_result(id, EINVAL, DISK_RAW, 0, text);
 			vd_free(r);
 			return;
 		}
@@ -873,6 +847,6 @@ vmdisks_cancel(const char *vm)
 	if (r->job != NULL)
 		qemuimg_cancel(r->job);
 	r->job = NULL;
-	vd_result(r->id, ECANCELED, 0, "the VM is being deleted");
+	stored_result(r->id, ECANCELED, DISK_RAW, 0, "the VM is being deleted");
 	vd_free(r);
 }

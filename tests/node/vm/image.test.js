@@ -171,7 +171,8 @@ test('a conversion reports its progress, and a cancelled one leaves nothing',
 	    { timeout: 600000, onprogress: (p) => seen.push(p) });
 	assert.ok(!r.isError, r.content?.[0]?.text);
 	const steps = seen.filter((p) => p.total === 1000);
-	assert.ok(steps.length >= 1, `no step reported: ${JSON.stringify(seen)}`);
+	assert.ok(steps.length >= 1,
+	    `no step reported: ${JSON.stringify(seen)}`);
 	assert.ok(steps.every((p) => p.progress <= 1000));
 	await call(alice, 'image_delete', { name: 'img-prog' });
 	// A caller that goes away stops qemu-img: no image is left.

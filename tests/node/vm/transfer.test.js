@@ -34,7 +34,8 @@ function request(method, name, { token = env.token, length, body, expect,
     query = '', path } = {}) {
 	const url = new URL(path ?? `/v1/images/${name}${query}`, env.url);
 	return new Promise((resolve, reject) => {
-		const headers = token ? { Authorization: `Bearer ${token}` } : {};
+		const headers = token ?
+		    { Authorization: `Bearer ${token}` } : {};
 		if (length !== undefined)
 			headers['Content-Length'] = String(length);
 		if (expect)
@@ -108,7 +109,8 @@ function daemons() {
 	const hex = port.toString(16).toUpperCase().padStart(4, '0');
 	const inodes = new Set();
 	for (const f of ['/proc/net/tcp', '/proc/net/tcp6'])
-		for (const l of fs.readFileSync(f, 'utf8').split('\n').slice(1)) {
+		for (const l of fs.readFileSync(f, 'utf8').split('\n')
+		    .slice(1)) {
 			const c = l.trim().split(/\s+/);
 			if (c.length > 9 && c[1].endsWith(`:${hex}`) &&
 			    c[3] === '0A')
@@ -118,7 +120,8 @@ function daemons() {
 	for (const p of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)))
 		try {
 			for (const fd of fs.readdirSync(`/proc/${p}/fd`)) {
-				const t = fs.readlinkSync(`/proc/${p}/fd/${fd}`);
+				const t = fs.readlinkSync(
+				    `/proc/${p}/fd/${fd}`);
 				const m = /^socket:\[(\d+)\]$/.exec(t);
 				if (m && inodes.has(m[1]))
 					frontd = p;
@@ -192,7 +195,8 @@ test('the format is probed, and a backing file refused', async () => {
 		execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', '-F',
 		    'qcow2', '-b', `${dir}/a.qcow2`, `${dir}/b.qcow2`]);
 		for (const [name, file, want] of [
-		    ['up-qcow2', 'a.qcow2', 201], ['up-backed', 'b.qcow2', 422]]) {
+		    ['up-qcow2', 'a.qcow2', 201],
+		    ['up-backed', 'b.qcow2', 422]]) {
 			const data = fs.readFileSync(`${dir}/${file}`);
 			const r = await request('PUT', name, {
 			    length: data.length, body: (q) => q.end(data) });
