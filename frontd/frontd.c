@@ -88,6 +88,19 @@ front_send_tool(struct fop *op, const struct tool_args *args)
 }
 
 void
+front_send_image(struct fop *op, const struct msg_front_image *m)
+{
+	struct ibuf	*b;
+
+	if ((b = imsg_create(&fenv->iev.ibuf, IMSG_FRONT_IMAGE, op->peerid, 0,
+	    128)) == NULL)
+		fatal("%s", __func__);
+	msg_front_image_put(b, m);
+	if (imsgev_close(&fenv->iev, b) == -1)
+		fatal("%s", __func__);
+}
+
+void
 front_send_cancel(uint32_t peerid)
 {
 	if (imsgev_compose(&fenv->iev, IMSG_FRONT_CANCEL, peerid, 0, -1,

@@ -128,6 +128,7 @@ extern struct frontd	*fenv;
 uint32_t	 front_peerid(void);
 void		 front_send_auth(struct fop *);
 int		 front_send_tool(struct fop *, const struct tool_args *);
+void		 front_send_image(struct fop *, const struct msg_front_image *);
 void		 front_send_cancel(uint32_t);
 
 /* request.c */

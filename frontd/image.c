@@ -70,31 +70,11 @@ image_query_ok(const char *query, int *overwrite, char *ticket)
 	return 0;
 }
 
-static void
-image_send(struct freq *fr, struct fop *op, int write, int overwrite,
-    uint64_t bytes)
-{
-	struct msg_front_image	 m;
-	struct ibuf		*b;
-
-	memcpy(m.hash, fr->hash, sizeof(m.hash));
-	m.ticket = fr->ticket;
-	m.name = fr->tool_name;
-	m.write = write;
-	m.overwrite = overwrite;
-	m.bytes = bytes;
-	if ((b = imsg_create(&fenv->iev.ibuf, IMSG_FRONT_IMAGE, op->peerid, 0,
-	    128)) == NULL)
-		fatal("%s", __func__);
-	msg_front_image_put(b, &m);
-	if (imsgev_close(&fenv->iev, b) == -1)
-		fatal("%s", __func__);
-}
-
 void
 image_route(struct freq *fr)
 {
 	struct http_request	*r = fr->http;
+	struct msg_front_image	 f;
 	struct fop		*op;
 	const char		*m = r->method;
 	uint64_t		 bytes = 0;
@@ -139,7 +119,13 @@ image_route(struct freq *fr)
 	}
 	req_op_link(fr, op);
 	fr->image_write = write;
-	image_send(fr, op, write, overwrite, bytes);
+	memcpy(f.hash, fr->hash, sizeof(f.hash));
+	f.ticket = fr->ticket;
+	f.name = fr->tool_name;
+	f.write = write;
+	f.overwrite = overwrite;
+	f.bytes = bytes;
+	front_send_image(op, &f);
 }
 
 /* The body is in the pipe, or could not all be: stored says which. */

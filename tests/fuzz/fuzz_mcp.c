@@ -57,6 +57,7 @@ struct http_conn {
 	void		(*abort)(void *);
 	void		*abort_arg;
 	struct peer_key	 key;
+	uint64_t	 clen;		/* the request's Content-Length */
 };
 
 /* What mcvmd has been asked and not yet answered. */
@@ -179,6 +180,32 @@ http_peer(const struct http_conn *c)
 	return "fuzz";
 }
 
+/* Bodies are whole here: no request is streamed, so none is sunk. */
+uint64_t
+http_body_length(const struct http_conn *c)
+{
+	return c->clen;
+}
+
+int
+http_sink(struct http_conn *c, int fd, void (*done)(void *, const char *),
+    void *arg)
+{
+	abort();	/* the fake mcvmd sends no descriptor */
+}
+
+void
+http_sink_cancel(struct http_conn *c)
+{
+}
+
+int
+http_send_fd(struct http_conn *c, int status, const char *ctype, int fd,
+    uint64_t size, void (*done)(void *, const char *), void *arg)
+{
+	abort();	/* the fake mcvmd sends no descriptor */
+}
+
 const struct peer_key *
 http_peer_key(const struct http_conn *c)
 {
@@ -242,6 +269,31 @@ front_send_tool(struct fop *op, const struct tool_args *args)
 	imsg_discard(b);
 	op_queue(1, op->peerid);
 	return 0;
+}
+
+/* An image transfer: encoded and decoded as the real pair does. */
+void
+front_send_image(struct fop *op, const struct msg_front_image *m)
+{
+	struct msg_front_image	 back;
+	struct imsg		 imsg;
+	struct ibuf		*b;
+
+	if ((b = imsg_create(NULL, IMSG_FRONT_IMAGE, op->peerid, 0,
+	    128)) == NULL)
+		abort();
+	msg_front_image_put(b, m);
+	memset(&imsg, 0, sizeof(imsg));
+	imsg.hdr.type = IMSG_FRONT_IMAGE;
+	imsg.fd = -1;
+	imsg.data = b->buf + IMSG_HDR_SIZE;
+	imsg.datalen = b->size - IMSG_HDR_SIZE;
+	if (msg_front_image_get(&imsg, &back) == -1) {
+		fprintf(stderr, "mcvmd would refuse an image request\n");
+		abort();
+	}
+	imsg_discard(b);
+	op_queue(1, op->peerid);
 }
 
 void
@@ -417,6 +469,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	r.body[f.clen] = '\0';
 	r.bodylen = f.clen;
 	c.head_only = f.head_only;
+	c.clen = f.clen;
 
 	req_handle(&c, &r, NULL);
 	fake_mcvmd();
