@@ -6,8 +6,7 @@
  * from this table and holds no text of its own about any tool; mcvmd
  * decodes and re-validates arguments against the same entries.
  *
- * Descriptions say what this build does.  A tool whose back end is not
- * built yet says so first (NOT_BUILT), and mcvmd refuses it.
+ * Descriptions say what this build does.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -98,11 +97,6 @@ static const char *const format_values[] = { "qcow2", "raw", NULL };
 static const char *const convert_values[] = {
 	"qcow2", "raw", "vmdk", "vdi", "vhdx", NULL
 };
-
-/* What every tool without a back end says first. */
-#define NOT_BUILT							\
-	"Not available in this build yet: a call is refused and does "	\
-	"nothing. "
 
 /* Parameters used by many tools. */
 #define PARAM_VM_ID							\

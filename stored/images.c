@@ -404,17 +404,19 @@ chain_catalog(struct ws_images *set, const struct ws_image *img)
 
 /* --- requests ------------------------------------------------------------ */
 
-static struct img_op *
-op_find_busy(uint64_t ws, const char *name)
+/* Whether an operation of workspace ws but self (or NULL) uses name. */
+static int
+op_busy(uint64_t ws, const struct img_op *self, const char *name)
 {
 	struct img_op	*o;
 
 	LIST_FOREACH(o, &ops, entry)
-		if (o->ws == ws && (strcmp(o->name, name) == 0 ||
+		if (o != self && o->ws == ws &&
+		    (strcmp(o->name, name) == 0 ||
 		    strcmp(o->dest, name) == 0 || (o->base[0] != '\0' &&
 		    strcmp(o->base, name) == 0)))
-			return o;
-	return NULL;
+			return 1;
+	return 0;
 }
 
 static unsigned int
@@ -448,7 +450,15 @@ op_free(struct img_op *o)
 	free(o);
 }
 
-/* Ends o with a result; the usage reported is the store's after it. */
+/* Ends o with a result, usage being what the store holds after it. */
+static void
+op_finish(struct img_op *o, int status, uint64_t usage, const char *text)
+{
+	stored_result(o->id, status, DISK_RAW, usage, text);
+	op_free(o);
+}
+
+/* The same, the store read again for its usage. */
 static void
 op_end(struct img_op *o, int status, const char *text)
 {
@@ -461,8 +471,7 @@ op_end(struct img_op *o, int status, const char *text)
 			usage = set->usage;
 		free(set);
 	}
-	stored_result(o->id, status, DISK_RAW, usage, text);
-	op_free(o);
+	op_finish(o, status, usage, text);
 }
 
 static int
@@ -658,6 +667,7 @@ op_report(struct img_op *o, const char *name, const struct img_info *info,
 	struct ws_images	*set;
 	struct ws_image		*img, *cur;
 	char			 why[IMAGE_TEXT_MAX];
+	uint64_t		 usage;
 	int			 depth;
 
 	if ((set = malloc(sizeof(*set))) == NULL) {
@@ -700,8 +710,9 @@ op_report(struct img_op *o, const char *name, const struct img_info *info,
 			break;
 		send_entry(o->id, cur, 0, 0);
 	}
+	usage = set->usage;
 	free(set);
-	op_end(o, 0, text);
+	op_finish(o, 0, usage, text);
 }
 
 static void
@@ -1524,20 +1535,16 @@ images_request(uint32_t id, const struct msg_store_image *m)
 	/* One operation at a time on an image, and a few per workspace. */
 	if (m->op != SIO_LIST && m->op != SIO_INFO &&
 	    m->op != SIO_SNAP_LIST && m->op != SIO_DOWNLOAD) {
-		struct img_op	*busy;
+		const char	*busy = NULL;
 
-		LIST_REMOVE(o, entry);
-		busy = op_find_busy(o->ws, o->name);
-		if (busy == NULL && o->dest[0] != '\0')
-			busy = op_find_busy(o->ws, o->dest);
-		LIST_INSERT_HEAD(&ops, o, entry);
+		if (op_busy(o->ws, o, o->name))
+			busy = o->name;
+		else if (o->dest[0] != '\0' && op_busy(o->ws, o, o->dest))
+			busy = o->dest;
 		if (busy != NULL) {
 			textf(text, sizeof(text), "image %s is busy with "
 			    "another operation; retry when it has ended",
-			    o->dest[0] != '\0' && busy->ws == o->ws &&
-			    (strcmp(busy->name, o->dest) == 0 ||
-			    strcmp(busy->dest, o->dest) == 0) ? o->dest :
-			    o->name);
+			    busy);
 			free(set);
 			op_end(o, EBUSY, text);
 			return;
@@ -1689,7 +1696,7 @@ images_vm_check(uint64_t ws, int dfd, const char *name, int write,
 	struct ws_image		*img;
 	int			 rc;
 
-	if (op_find_busy(ws, name) != NULL) {
+	if (op_busy(ws, NULL, name)) {
 		textf(text, len, "image %s is busy with an image operation: "
 		    "retry once it ends", name);
 		return EBUSY;
