@@ -225,6 +225,33 @@ msg_store_checkpoint_get(struct imsg *imsg, struct msg_store_checkpoint *m)
 	return m_end(&r);
 }
 
+void
+msg_store_vm_snapshot_put(struct ibuf *b,
+    const struct msg_store_vm_snapshot *m)
+{
+	m_add_str(b, m->vm_id);
+	m_add_u32(b, m->op);
+	m_add_str(b, m->tag);
+}
+
+int
+msg_store_vm_snapshot_get(struct imsg *imsg,
+    struct msg_store_vm_snapshot *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_STORE_VM_SNAPSHOT) == -1 ||
+	    m_get_vm_id(&r, &m->vm_id) == -1 ||
+	    m_get_u32(&r, &m->op) == -1 ||
+	    m_get_str(&r, &m->tag, OBJ_NAME_MAX) == -1)
+		return -1;
+	if (m->op < SVS_SAVE || m->op > SVS_DELETE ||
+	    !valid_snapshot_tag(m->tag))
+		return m_fail();
+	return m_end(&r);
+}
+
 static const char *const image_formats[IMG_NFORMATS] = {
 	[IMG_QCOW2] = "qcow2", [IMG_RAW] = "raw", [IMG_VMDK] = "vmdk",
 	[IMG_VDI] = "vdi", [IMG_VHDX] = "vhdx", [IMG_ISO] = "iso",

@@ -74,6 +74,24 @@ struct msg_store_checkpoint {
 };
 
 /*
+ * IMSG_STORE_VM_SNAPSHOT -> RESULT: the disk half of a live snapshot of
+ * a VM whose disk is a raw reflink clone, taken while its vCPUs are
+ * stopped (the RAM half is in its state file, STORE_FD_STATE): a clone
+ * of the disk kept as the snapshot's, that clone put back as the disk,
+ * or the clone deleted (none is no error).
+ */
+enum store_vm_snap_op {
+	SVS_SAVE = 1,
+	SVS_RESTORE,
+	SVS_DELETE,
+};
+struct msg_store_vm_snapshot {
+	const char	*vm_id;		/* a VM id, ID_MAX */
+	uint32_t	 op;		/* enum store_vm_snap_op */
+	const char	*tag;		/* valid_snapshot_tag() */
+};
+
+/*
  * IMSG_STORE_IMAGE -> IMAGE_ENTRY*, IMAGE_SNAP*, PROGRESS*, RESULT: one
  * operation on a workspace's image store (enum store_image_op).  Names
  * are object names or "" where the operation takes none.  budget is
@@ -183,6 +201,10 @@ void	 msg_store_fd_put(struct ibuf *, const struct msg_store_fd *);
 int	 msg_store_fd_get(struct imsg *, struct msg_store_fd *);
 void	 msg_store_result_put(struct ibuf *, const struct msg_store_result *);
 int	 msg_store_result_get(struct imsg *, struct msg_store_result *);
+void	 msg_store_vm_snapshot_put(struct ibuf *,
+	    const struct msg_store_vm_snapshot *);
+int	 msg_store_vm_snapshot_get(struct imsg *,
+	    struct msg_store_vm_snapshot *);
 void	 msg_store_checkpoint_put(struct ibuf *,
 	    const struct msg_store_checkpoint *);
 int	 msg_store_checkpoint_get(struct imsg *,

@@ -900,6 +900,7 @@ msg_vmm_snapshot_put(struct ibuf *b, const struct msg_vmm_snapshot *m)
 {
 	m_add_u32(b, m->op);
 	m_add_str(b, m->tag);
+	m_add_u32(b, m->hold);
 }
 
 int
@@ -910,7 +911,8 @@ msg_vmm_snapshot_get(struct imsg *imsg, struct msg_vmm_snapshot *m)
 	memset(m, 0, sizeof(*m));
 	if (m_open(&r, imsg, IMSG_VMM_SNAPSHOT) == -1 ||
 	    m_get_u32(&r, &m->op) == -1 ||
-	    m_get_str(&r, &m->tag, OBJ_NAME_MAX) == -1)
+	    m_get_str(&r, &m->tag, OBJ_NAME_MAX) == -1 ||
+	    m_get_flag(&r, &m->hold) == -1)
 		return -1;
 	if (m->op < VMM_SNAP_SAVE || m->op > VMM_SNAP_DELETE ||
 	    !valid_snapshot_tag(m->tag))

@@ -401,10 +401,15 @@ int	 msg_vmm_serial_data_get(struct imsg *,
 
 /*
  * IMSG_VMM_SNAPSHOT -> SNAPSHOT_DONE: a live snapshot of the VM's RAM,
- * devices and disk, internal to its qcow2 overlay (QEMU's snapshot-save,
- * snapshot-load and snapshot-delete jobs).  A save answers the bytes of
- * state it wrote, the others 0; found says whether the tag was on the
- * disk (a delete of one that is not is done at once).
+ * devices and disk, internal to a qcow2 node (QEMU's snapshot-save,
+ * snapshot-load and snapshot-delete jobs): its overlay, or for a raw
+ * disk the device-less state node beside it, whose disk half mcvmd has
+ * stored clone (STORE_VM_SNAPSHOT).  A save answers the bytes of state
+ * it wrote, the others 0; found says whether the tag was on the node (a
+ * delete of one that is not is done at once).  hold: the vCPUs are
+ * stopped first and, once the save or load is done, left stopped for
+ * the disk's clone (mcvmd sends CONT); a failure that changed nothing
+ * leaves them as they were.
  */
 enum vmm_snap_op {
 	VMM_SNAP_SAVE = 1,
@@ -417,6 +422,7 @@ enum vmm_snap_op {
 struct msg_vmm_snapshot {
 	uint32_t	 op;		/* VMM_SNAP_* */
 	const char	*tag;		/* valid_snapshot_tag() */
+	uint32_t	 hold;		/* 0 or 1 */
 };
 struct msg_vmm_snapshot_done {
 	uint64_t	 vm_size;	/* VMM_SNAP_SIZE_MAX */

@@ -20,6 +20,14 @@
 #define TOKEN_HASH_LEN		32	/* SHA-256 */
 
 /*
+ * QEMU's block nodes that mcvmd names on a VM's command line and its
+ * monitor looks for: a catalogue VM's disk, and beside a raw one the
+ * device-less qcow2 that holds its live snapshots' RAM and devices.
+ */
+#define QEMU_NODE_DISK		"disk"
+#define QEMU_NODE_STATE		"state"
+
+/*
  * The message list: name, value, and for a request the type of the reply
  * that ends it (IMSG_NONE for what is not a request).  Other messages may
  * come before that reply (NET_FD, STORE_FD, the ENTRY and STATUS_* rows,
@@ -85,6 +93,7 @@
 	X(IMSG_STORE_CANCEL,		415,	IMSG_NONE)		\
 	X(IMSG_STORE_VM_DISKS,		416,	IMSG_STORE_RESULT)	\
 	X(IMSG_STORE_VM_DISK,		417,	IMSG_NONE)		\
+	X(IMSG_STORE_VM_SNAPSHOT,	418,	IMSG_STORE_RESULT)	\
 									\
 	/* VM monitor <-> mcvmd; peerid is the request id, 0 unasked */	\
 	X(IMSG_VMM_READY,		500,	IMSG_NONE)		\
@@ -170,6 +179,7 @@ enum store_fd_role {
 	STORE_FD_BASE3,
 	STORE_FD_DISK4,
 	STORE_FD_BASE4,
+	STORE_FD_STATE,		/* a raw disk's snapshot state, qcow2 */
 	STORE_FD_IMAGE,		/* an image's bytes: SIO_UPLOAD, SIO_DOWNLOAD */
 };
 #define STORE_FD_MAX		STORE_FD_IMAGE

@@ -945,7 +945,7 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	T(VM_SNAPSHOT_CREATE, "vm_snapshot_create", "Take a live snapshot",
 	    TF_LONG, p_vm_snapshot_create, TT_VM_RUNNING, TR_JSON,
 	    "Save a live snapshot of a running VM under tag: its memory, "
-	    "devices and disk at one instant, inside the VM's own disk. "
+	    "devices and disk at one instant, kept with the VM's disk. "
 	    "The VM pauses while QEMU writes the state, then runs on. "
 	    "Answers tag, vm_size (bytes of state saved) and date (UTC, "
 	    "as \"2026-12-01T21:30:00Z\"). A VM keeps at most "
@@ -953,9 +953,9 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "workspace's storage limit (a save may take up to the VM's "
 	    "memory), stay across vm_stop and vm_start, and are deleted "
 	    "with the VM. Refused: a tag the VM has already (delete it "
-	    "first or choose another), a tag of digits only, a VM whose "
-	    "disk is a raw reflink clone (only qcow2 overlays have live "
-	    "snapshots in this build).",
+	    "first or choose another), a tag of digits only, a VM that "
+	    "runs from your own disks (vm_create disks: stop it and "
+	    "image_snapshot_create its images).",
 	    VM_SNAPSHOT_OUT),
 	T(VM_SNAPSHOT_RESTORE, "vm_snapshot_restore",
 	    "Restore a live snapshot",

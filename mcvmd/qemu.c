@@ -281,6 +281,18 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 		rc |= arg_add(qa, "-blockdev");
 		rc |= arg_add(qa, "driver=raw,node-name=disk,"
 		    "file.driver=file,file.filename=/dev/fdset/1");
+		/*
+		 * Where QEMU keeps a raw disk's live snapshots of RAM and
+		 * devices: a qcow2 on no device, with no backing whatever
+		 * its header says (JSON, as the key=value form has no null).
+		 */
+		rc |= arg_add(qa, "-add-fd");
+		rc |= arg_add(qa, "fd=%d,set=3", QEMU_FD_STATE);
+		rc |= arg_add(qa, "-blockdev");
+		rc |= arg_add(qa, "{\"driver\":\"qcow2\",\"node-name\":"
+		    "\"%s\",\"backing\":null,\"file\":{\"driver\":"
+		    "\"file\",\"filename\":\"/dev/fdset/3\"}}",
+		    QEMU_NODE_STATE);
 	}
 	rc |= arg_add(qa, "-device");
 	rc |= arg_add(qa, "virtio-blk-pci,drive=disk");

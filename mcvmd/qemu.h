@@ -33,7 +33,9 @@
 #define QEMU_FD_CODE		10	/* UEFI code, read-only */
 #define QEMU_FD_VARS		11	/* the VM's UEFI variables */
 #define QEMU_FD_DISK2		12	/* disks 2-4, each with its base */
-#define QEMU_FD_MAX		(QEMU_FD_DISK2 + 2 * (VM_DISKS_MAX - 1) - 1)
+#define QEMU_FD_STATE		(QEMU_FD_DISK2 + 2 * (VM_DISKS_MAX - 1))
+					/* a raw disk's snapshot state */
+#define QEMU_FD_MAX		QEMU_FD_STATE
 /* Disk i (0-3) of a VM from its own disks, and its overlay's base. */
 #define QEMU_FD_DISK_N(i)	((i) == 0 ? QEMU_FD_DISK :		\
 				    QEMU_FD_DISK2 + 2 * ((i) - 1))

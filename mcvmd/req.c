@@ -101,8 +101,19 @@ req_new(enum req_peer peer, struct vm *vm, uint32_t type, req_done_fn done,
 void
 req_next(struct req *r, uint32_t type, req_done_fn done)
 {
+	req_next_to(r, r->peer, type, done);
+}
+
+/* The same, to another peer (not a wait), for a VM's request. */
+void
+req_next_to(struct req *r, enum req_peer peer, uint32_t type,
+    req_done_fn done)
+{
 	if (r->live || r->msg != NULL)
 		fatalx("%s: request %u is in flight", __func__, r->id);
+	if (peer == RP_IMAGE || (peer == RP_MONITOR && r->vm == NULL))
+		fatalx("%s: no such next step", __func__);
+	r->peer = peer;
 	r->type = type;
 	r->done = done;
 	req_msg(r);

@@ -92,11 +92,14 @@ struct req {
 	int64_t		 ws;		/* its workspace */
 	char		 tag[OBJ_NAME_MAX + 1];	/* a live snapshot's */
 	int64_t		 since;		/* vm_snapshot_restore: its date */
+	uint64_t	 snap_size;	/* a raw disk's save: state bytes */
 };
 
 struct req	*req_new(enum req_peer, struct vm *, uint32_t, req_done_fn,
 		    req_cancel_fn);
 void		 req_next(struct req *, uint32_t, req_done_fn);
+void		 req_next_to(struct req *, enum req_peer, uint32_t,
+		    req_done_fn);
 int		 req_send(struct req *);
 struct req	*req_await(enum req_peer, uint32_t, const char *, req_done_fn,
 		    req_cancel_fn);

@@ -259,6 +259,8 @@ vm_spawn(struct vm *vm)
 	jail.fds[QEMU_FD_CHECKPOINT] = vm->store_fds[STORE_FD_CHECKPOINT];
 	if (vm->disk_format == DISK_QCOW2 && !vm_own_disks(vm))
 		jail.fds[QEMU_FD_BASE] = vm->store_fds[STORE_FD_BASE];
+	if (vm->disk_format == DISK_RAW && !vm_own_disks(vm))
+		jail.fds[QEMU_FD_STATE] = vm->store_fds[STORE_FD_STATE];
 	for (i = 0; vm_own_disks(vm) && i < spec.ndisks; i++) {
 		jail.fds[QEMU_FD_DISK_N(i)] = vm->store_fds[STORE_FD_DISK_N(i)];
 		if (spec.disks[i].has_base)

@@ -303,7 +303,8 @@ store_disk_done(struct req *r, struct imsg *imsg)
 	}
 	if (m.status != 0 || vm->store_fds[STORE_FD_DISK] == -1 ||
 	    vm->store_fds[STORE_FD_KERNEL] == -1 ||
-	    (m.format == DISK_QCOW2 && vm->store_fds[STORE_FD_BASE] == -1)) {
+	    (m.format == DISK_QCOW2 && vm->store_fds[STORE_FD_BASE] == -1) ||
+	    (m.format == DISK_RAW && vm->store_fds[STORE_FD_STATE] == -1)) {
 		(void)snprintf(msg, sizeof(msg), "the disk could not be "
 		    "prepared: %s", m.status != 0 ? m.text :
 		    "descriptors missing");

@@ -1,15 +1,29 @@
 /*
  * The live snapshot tools: vm_snapshot_create, vm_snapshot_restore,
  * vm_snapshot_delete and vm_snapshot_list.  A snapshot is the VM's RAM,
- * devices and disk at one instant, saved inside its qcow2 overlay by
- * QEMU's snapshot jobs, which the VM's monitor runs (vmm/snapshot.c);
- * QEMU pauses the vCPUs while it saves or loads.  state.db records each
- * one (vm_snapshots: tag, bytes of state, date), which counts against
- * the workspace's storage and goes with the VM; the snapshot's bytes are
- * in the VM's disk, which vm_destroy deletes.
+ * devices and disk at one instant, saved by QEMU's snapshot jobs, which
+ * the VM's monitor runs (vmm/snapshot.c); QEMU pauses the vCPUs while it
+ * saves or loads.  state.db records each one (vm_snapshots: tag, bytes
+ * of state, date), which counts against the workspace's storage and
+ * goes with the VM, as do its bytes, in the VM's directory, which
+ * vm_destroy deletes.
  *
- * A raw reflink clone (a store on XFS or Btrfs) has no internal
- * snapshots: the tools refuse such a VM and say why.
+ * A qcow2 overlay holds its snapshots whole.  A raw reflink clone (a
+ * store on XFS or Btrfs) keeps the RAM and devices in its state node and
+ * the disk as a reflink clone that stored makes, both while the vCPUs
+ * stay stopped:
+ *
+ *	create	monitor: stop, save to the state node	(held)
+ *		stored: clone the disk to the snapshot's
+ *		monitor: cont
+ *	restore	monitor: stop, load from the state node	(held)
+ *		stored: clone the snapshot's disk back
+ *		monitor: cont, then the guest's clock
+ *	delete	monitor: delete from the state node
+ *		stored: delete the snapshot's disk
+ *
+ * A save that fails resumes the VM as it was.  A restore that fails
+ * after the load began leaves the VM paused, as QEMU does, and says so.
  */
 #include <sys/statvfs.h>
 
@@ -22,6 +36,7 @@
 
 #include "dispatch.h"
 #include "log.h"
+#include "msg_store.h"
 #include "msg_vmm.h"
 #include "proto.h"
 #include "req.h"
@@ -79,15 +94,6 @@ snap_check(struct tool_call *c, const char *tag)
 		call_reply(c->id, TOOL_ERROR, msg);
 		return -1;
 	}
-	if (c->vm->disk_format != DISK_QCOW2) {
-		(void)snprintf(msg, sizeof(msg), "%s's disk is a raw reflink "
-		    "clone (this host's store is on XFS or Btrfs), and this "
-		    "mcvm build takes live snapshots of qcow2 overlays only; "
-		    "nothing was done: keep what matters in /workspace and "
-		    "copy it out with vm_read_file", c->vm->row.id);
-		call_reply(c->id, TOOL_ERROR, msg);
-		return -1;
-	}
 	return 0;
 }
 
@@ -113,6 +119,13 @@ snap_lookup(struct tool_call *c, const char *tag, uint64_t *vm_size,
 	return -1;
 }
 
+/* Whether vm's disk is a raw reflink clone: its snapshots are held. */
+static int
+snap_raw(const struct vm *vm)
+{
+	return vm->disk_format == DISK_RAW;
+}
+
 static struct req *
 snap_req(struct tool_call *c, uint32_t op, const char *tag,
     void (*done)(struct req *, struct imsg *))
@@ -126,8 +139,75 @@ snap_req(struct tool_call *c, uint32_t op, const char *tag,
 	(void)snprintf(r->tag, sizeof(r->tag), "%s", tag);
 	m.op = op;
 	m.tag = r->tag;
+	m.hold = snap_raw(c->vm) && op != VMM_SNAP_DELETE;
 	msg_vmm_snapshot_put(r->msg, &m);
 	return r;
+}
+
+/* A raw disk's next step: stored's half of the snapshot (SVS_*). */
+static void
+snap_disk(struct req *r, uint32_t op, req_done_fn done)
+{
+	struct msg_store_vm_snapshot	 m = { r->vm->row.id, op, r->tag };
+
+	r->wait_ms = 0;
+	req_next_to(r, RP_STORED, IMSG_STORE_VM_SNAPSHOT, done);
+	msg_store_vm_snapshot_put(r->msg, &m);
+	(void)req_send(r);
+}
+
+/*
+ * stored's answer: 0 when its half is done, or -1 with why in r->acc,
+ * whose text it is.
+ */
+static int
+snap_disk_result(struct req *r, struct imsg *imsg)
+{
+	struct msg_store_result	 m;
+
+	if (msg_store_result_get(imsg, &m) == -1)
+		fatalx("stored: malformed IMSG_STORE_RESULT");
+	if (m.status == 0)
+		return 0;
+	log_warnx("%s: %s", r->vm->row.id, m.text);
+	if ((r->acc = json_string(m.text)) == NULL)
+		fatalx("%s: json", __func__);
+	return -1;
+}
+
+/* After a held step: the vCPUs run again if the VM was running. */
+static void
+snap_cont(struct req *r, req_done_fn done)
+{
+	if (r->vm->state != VS_RUNNING) {
+		done(r, NULL);
+		return;
+	}
+	req_next_to(r, RP_MONITOR, IMSG_VMM_CONT, done);
+	(void)req_send(r);
+}
+
+static void
+snap_quiet(struct req *r, struct imsg *imsg)
+{
+}
+
+static void
+snap_quiet_cancel(struct req *r, enum req_end end, const char *why)
+{
+}
+
+/* A held save failed after the stop: resume what was running. */
+static void
+snap_resume(struct vm *vm)
+{
+	struct req	*r;
+
+	if (vm->state != VS_RUNNING || !vm->vmm_live)
+		return;
+	r = req_new(RP_MONITOR, vm, IMSG_VMM_CONT, snap_quiet,
+	    snap_quiet_cancel);
+	(void)req_send(r);
 }
 
 /* ---- vm_snapshot_create */
@@ -186,8 +266,8 @@ snap_admit(struct tool_call *c)
 	}
 	if (statvfs(env->conf.statedir, &sv) == 0 &&
 	    (uint64_t)sv.f_bavail * sv.f_frsize < need + SNAP_HOST_RESERVE) {
-		(void)snprintf(msg, sizeof(msg), "the host has %llu MiB of disk "
-		    "free, not enough for a snapshot of up to %u MiB; try "
+		(void)snprintf(msg, sizeof(msg), "the host has %llu MiB of "
+		    "disk free, not enough for a snapshot of up to %u MiB; try "
 		    "later", (unsigned long long)((uint64_t)sv.f_bavail *
 		    sv.f_frsize >> 20), c->vm->row.memory_mib);
 		call_reply(c->id, TOOL_ERROR, msg);
@@ -196,25 +276,79 @@ snap_admit(struct tool_call *c)
 	return 0;
 }
 
+/* The snapshot is whole: recorded, and answered. */
 static void
-create_done(struct req *r, struct imsg *imsg)
+create_record(struct req *r, struct imsg *imsg)
 {
-	struct msg_vmm_snapshot_done	 m;
-	int64_t				 now = (int64_t)time(NULL);
+	int64_t		 now = (int64_t)time(NULL);
 
-	if (msg_vmm_snapshot_done_get(imsg, &m) == -1) {
-		call_req_fail(r, "malformed answer from the VM monitor");
-		return;
-	}
-	if (state_snapshot_insert(r->vm->row.id, r->tag, m.vm_size,
+	if (state_snapshot_insert(r->vm->row.id, r->tag, r->snap_size,
 	    now) == -1) {
 		call_req_fail(r, "state database error: the snapshot was "
 		    "taken but not recorded");
 		return;
 	}
 	log_info("%s: snapshot %s taken, %llu bytes of state", r->vm->row.id,
-	    r->tag, (unsigned long long)m.vm_size);
-	call_reply_json(r->call, snap_json(r->tag, m.vm_size, now));
+	    r->tag, (unsigned long long)r->snap_size);
+	call_reply_json(r->call, snap_json(r->tag, r->snap_size, now));
+}
+
+/* A raw disk's clone failed: its RAM half goes too, then the answer. */
+static void
+create_undone(struct req *r, struct imsg *imsg)
+{
+	char	 msg[VM_MSG_MAX];
+
+	(void)snprintf(msg, sizeof(msg), "the snapshot's disk could not be "
+	    "kept (%s): nothing was kept, and the VM runs on as it was",
+	    json_string_value(r->acc));
+	call_req_fail(r, msg);
+}
+
+static void
+create_unsaved(struct req *r, struct imsg *imsg)
+{
+	struct msg_vmm_snapshot	 m = { VMM_SNAP_DELETE, r->tag, 0 };
+
+	r->wait_ms = VMM_SNAP_TIMEOUT_MS;
+	req_next_to(r, RP_MONITOR, IMSG_VMM_SNAPSHOT, create_undone);
+	r->cancel = call_req_cancel;
+	msg_vmm_snapshot_put(r->msg, &m);
+	(void)req_send(r);
+}
+
+static void
+create_cloned(struct req *r, struct imsg *imsg)
+{
+	snap_cont(r, snap_disk_result(r, imsg) == 0 ? create_record :
+	    create_unsaved);
+}
+
+static void
+create_done(struct req *r, struct imsg *imsg)
+{
+	struct msg_vmm_snapshot_done	 m;
+
+	if (msg_vmm_snapshot_done_get(imsg, &m) == -1) {
+		call_req_fail(r, "malformed answer from the VM monitor");
+		if (snap_raw(r->vm))
+			snap_resume(r->vm);
+		return;
+	}
+	r->snap_size = m.vm_size;
+	if (snap_raw(r->vm))
+		snap_disk(r, SVS_SAVE, create_cloned);
+	else
+		create_record(r, imsg);
+}
+
+/* A held save that failed: the VM runs on as it was. */
+static void
+create_cancel(struct req *r, enum req_end end, const char *why)
+{
+	call_req_cancel(r, end, why);
+	if (end != REQ_VM_GONE && snap_raw(r->vm))
+		snap_resume(r->vm);
 }
 
 static void
@@ -223,6 +357,7 @@ tool_vm_snapshot_create(struct tool_call *c)
 	const char	*tag = TOOL_STR(c->args, VM_SNAPSHOT_CREATE, TAG);
 	uint64_t	 size;
 	int64_t		 created;
+	struct req	*r;
 	char		 msg[VM_MSG_MAX];
 	int		 rc;
 
@@ -242,7 +377,9 @@ tool_vm_snapshot_create(struct tool_call *c)
 	}
 	if (snap_admit(c) == -1)
 		return;
-	(void)req_send(snap_req(c, VMM_SNAP_SAVE, tag, create_done));
+	r = snap_req(c, VMM_SNAP_SAVE, tag, create_done);
+	r->cancel = create_cancel;
+	(void)req_send(r);
 }
 
 /* ---- vm_snapshot_restore */
@@ -282,7 +419,7 @@ restore_done(struct req *r, struct imsg *imsg)
 	(void)clock_gettime(CLOCK_REALTIME, &ts);
 	r->cancel = call_req_cancel;
 	r->wait_ms = 0;
-	req_next(r, IMSG_VMM_SET_TIME, restore_time_set);
+	req_next_to(r, RP_MONITOR, IMSG_VMM_SET_TIME, restore_time_set);
 	m.sec = (uint64_t)ts.tv_sec;
 	m.nsec = (uint32_t)ts.tv_nsec;
 	msg_vmm_set_time_put(r->msg, &m);
@@ -318,11 +455,44 @@ restore_cancel(struct req *r, enum req_end end, const char *why)
 	struct req	*s;
 
 	call_req_fail(r, why != NULL ? why : "the restore failed");
-	if (end != REQ_ERROR || vm->state != VS_RUNNING || !vm->vmm_live)
+	if (end == REQ_VM_GONE || vm->state != VS_RUNNING || !vm->vmm_live)
 		return;
 	s = req_new(RP_MONITOR, vm, IMSG_VMM_QMP_STATUS, restore_status,
 	    restore_status_cancel);
 	(void)req_send(s);
+}
+
+/*
+ * A raw disk's snapshot disk could not be put back: the guest has the
+ * snapshot's memory over the disk it had, and must not run so.
+ */
+static void
+restore_cloned(struct req *r, struct imsg *imsg)
+{
+	struct vm	*vm = r->vm;
+	char		 msg[VM_MSG_MAX];
+
+	if (snap_disk_result(r, imsg) == 0) {
+		snap_cont(r, restore_done);
+		return;
+	}
+	(void)snprintf(msg, sizeof(msg), "%s has snapshot %s's memory but "
+	    "its disk could not be put back (%s): the VM is paused and must "
+	    "not run so; vm_snapshot_restore again, or vm_destroy it",
+	    vm->row.id, r->tag, json_string_value(r->acc));
+	call_req_fail(r, msg);
+	if (vm->state == VS_RUNNING)
+		vm_fsm(vm, VE_PAUSED, NULL);
+}
+
+/* Loaded: a raw disk's own half next, else done. */
+static void
+restore_loaded(struct req *r, struct imsg *imsg)
+{
+	if (snap_raw(r->vm))
+		snap_disk(r, SVS_RESTORE, restore_cloned);
+	else
+		restore_done(r, imsg);
 }
 
 static void
@@ -336,13 +506,32 @@ tool_vm_snapshot_restore(struct tool_call *c)
 	if (snap_check(c, tag) == -1 ||
 	    snap_lookup(c, tag, &size, &created) == -1)
 		return;
-	r = snap_req(c, VMM_SNAP_LOAD, tag, restore_done);
+	r = snap_req(c, VMM_SNAP_LOAD, tag, restore_loaded);
 	r->cancel = restore_cancel;
 	r->since = created;
 	(void)req_send(r);
 }
 
 /* ---- vm_snapshot_delete */
+
+static void
+delete_record(struct req *r, struct imsg *imsg)
+{
+	if (imsg != NULL && imsg->hdr.type == IMSG_STORE_RESULT &&
+	    snap_disk_result(r, imsg) == -1) {
+		call_req_fail(r, json_string_value(r->acc));
+		return;
+	}
+	if (state_snapshot_delete(r->vm->row.id, r->tag) == -1) {
+		call_req_fail(r, "state database error: the snapshot was "
+		    "deleted from the disk but is still listed");
+		return;
+	}
+	log_info("%s: snapshot %s deleted%s", r->vm->row.id, r->tag,
+	    r->since == -1 ? " (it was on the disk alone)" : "");
+	call_reply_json(r->call, json_pack("{s:s, s:b}", "tag", r->tag,
+	    "deleted", 1));
+}
 
 static void
 delete_done(struct req *r, struct imsg *imsg)
@@ -361,15 +550,10 @@ delete_done(struct req *r, struct imsg *imsg)
 		call_reply(r->call, TOOL_NOT_FOUND, msg);
 		return;
 	}
-	if (state_snapshot_delete(r->vm->row.id, r->tag) == -1) {
-		call_req_fail(r, "state database error: the snapshot was "
-		    "deleted from the disk but is still listed");
-		return;
-	}
-	log_info("%s: snapshot %s deleted%s", r->vm->row.id, r->tag,
-	    r->since == -1 ? " (it was on the disk alone)" : "");
-	call_reply_json(r->call, json_pack("{s:s, s:b}", "tag", r->tag,
-	    "deleted", 1));
+	if (snap_raw(r->vm))
+		snap_disk(r, SVS_DELETE, delete_record);
+	else
+		delete_record(r, NULL);
 }
 
 /*

@@ -24,6 +24,7 @@
 #include "catalog.h"
 #include "disk.h"
 #include "log.h"
+#include "msg_store.h"
 #include "validate.h"
 
 #define QCOW2_MAGIC	"QFI\xfb"
@@ -198,6 +199,110 @@ qcow2_header_read(int fd, uint64_t *size, char *image, size_t len)
 	return 0;
 }
 
+static void
+put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+static void
+put_be64(uint8_t *p, uint64_t v)
+{
+	put_be32(p, v >> 32);
+	put_be32(p + 4, (uint32_t)v);
+}
+
+/*
+ * Writes an empty version 2 qcow2 of QCOW2_STATE_BYTES into the empty
+ * file fd, as qemu-img create -o compat=0.10 lays it out: the header in
+ * cluster 0, the refcount table in 1, its one refcount block in 2 (the
+ * four clusters in use, once each), and the one-entry L1 table in 3.
+ * No backing file, no snapshots.  0 or an errno value.
+ */
+int
+disk_state_write(int fd)
+{
+	const uint64_t	 cl = 65536;
+	uint8_t		 h[QCOW2_HEADER_LEN], rt[8], rb[8], l1[8];
+	unsigned int	 i;
+
+	memset(h, 0, sizeof(h));
+	memcpy(h, QCOW2_MAGIC, 4);
+	put_be32(h + 4, 2);			/* version */
+	put_be32(h + 20, 16);			/* cluster_bits */
+	put_be64(h + 24, QCOW2_STATE_BYTES);	/* size */
+	put_be32(h + 36, 1);			/* l1_size */
+	put_be64(h + 40, 3 * cl);		/* l1_table_offset */
+	put_be64(h + 48, cl);			/* refcount_table_offset */
+	put_be32(h + 56, 1);			/* refcount_table_clusters */
+	put_be64(rt, 2 * cl);
+	for (i = 0; i < 4; i++) {
+		rb[2 * i] = 0;
+		rb[2 * i + 1] = 1;
+	}
+	memset(l1, 0, sizeof(l1));
+	if (pwrite(fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    pwrite(fd, rt, sizeof(rt), (off_t)cl) != (ssize_t)sizeof(rt) ||
+	    pwrite(fd, rb, sizeof(rb), (off_t)(2 * cl)) !=
+	    (ssize_t)sizeof(rb) ||
+	    pwrite(fd, l1, sizeof(l1), (off_t)(3 * cl)) !=
+	    (ssize_t)sizeof(l1))
+		return errno != 0 ? errno : EIO;
+	return 0;
+}
+
+/*
+ * The state file of a raw disk in dfd, made empty if it is not there
+ * (a VM from before state files, or a new one): an fd, or -1 with text.
+ * stored never reads what QEMU writes there; QEMU opens it with no
+ * backing whatever its header says.
+ */
+static int
+disk_state_open(int dfd, const char *vm, char *text, size_t len)
+{
+	static const char	 tmp[] = "." VM_DISK_STATE ".new";
+	int			 fd, rc;
+
+	fd = openat(dfd, VM_DISK_STATE, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd != -1 || errno != ENOENT)
+		goto out;
+	(void)unlinkat(dfd, tmp, 0);
+	if ((fd = openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, VM_DISK_MODE)) == -1)
+		goto out;
+	if ((rc = disk_state_write(fd)) != 0 || (fsync(fd) == -1 &&
+	    (rc = errno) != 0) || (renameat(dfd, tmp, dfd,
+	    VM_DISK_STATE) == -1 && (rc = errno) != 0) ||
+	    (fsync(dfd) == -1 && (rc = errno) != 0)) {
+		close(fd);
+		(void)unlinkat(dfd, tmp, 0);
+		errno = rc;
+		fd = -1;
+	}
+out:
+	if (fd == -1) {
+		rc = errno;
+		(void)snprintf(text, len, "vm %s: %s: %s", vm, VM_DISK_STATE,
+		    rc == ELOOP ? "is a symbolic link" : strerror(rc));
+		errno = rc;
+	}
+	return fd;
+}
+
+/* Closes what a vm_disk holds. */
+void
+disk_close(struct vm_disk *vd)
+{
+	if (vd->fd != -1)
+		close(vd->fd);
+	if (vd->state_fd != -1)
+		close(vd->state_fd);
+	vd->fd = vd->state_fd = -1;
+}
+
 /* Removes a VM's directory and what it holds, without following links. */
 static int
 disk_remove_dir(int vmsfd, const char *vm)
@@ -273,6 +378,7 @@ disk_open_file(int dfd, const char *vm, struct vm_disk *vd, char *text,
 
 	vd->backing[0] = '\0';
 	vd->format = DISK_RAW;
+	vd->state_fd = -1;
 	fd = openat(dfd, VM_DISK_RAW, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd == -1 && errno == ENOENT) {
 		vd->format = DISK_QCOW2;
@@ -292,9 +398,15 @@ disk_open_file(int dfd, const char *vm, struct vm_disk *vd, char *text,
 		    "file", vm);
 		return EINVAL;
 	}
-	if (vd->format == DISK_RAW)
+	if (vd->format == DISK_RAW) {
 		vd->bytes = (uint64_t)st.st_size;
-	else if ((rc = qcow2_header_read(fd, &vd->bytes, vd->backing,
+		if ((vd->state_fd = disk_state_open(dfd, vm, text,
+		    len)) == -1) {
+			rc = errno;
+			close(fd);
+			return rc;
+		}
+	} else if ((rc = qcow2_header_read(fd, &vd->bytes, vd->backing,
 	    sizeof(vd->backing))) != 0) {
 		close(fd);
 		(void)snprintf(text, len, "vm %s: %s: %s", vm, VM_DISK_QCOW2,
@@ -320,7 +432,7 @@ disk_create(int vmsfd, const char *vm, const char *image, int basefd,
 {
 	int	 dfd = -1, fd = -1, rc;
 
-	vd->fd = -1;
+	vd->fd = vd->state_fd = -1;
 	*dfdp = -1;
 	if (!valid_id(vm, VM_ID_PREFIX) || !valid_object_name(image)) {
 		(void)snprintf(text, len, "invalid vm id or image name");
@@ -406,15 +518,14 @@ disk_create_finish(int vmsfd, const char *vm, const char *image,
 {
 	int	 rc = made;
 
-	vd->fd = -1;
+	vd->fd = vd->state_fd = -1;
 	if (rc != 0)
 		(void)snprintf(text, len, "vm %s: qcow2 overlay of image %s: "
 		    "%s", vm, image, why[0] != '\0' ? why : strerror(rc));
 	else if ((rc = disk_open_file(dfd, vm, vd, text, len)) == 0 &&
 	    (vd->format != DISK_QCOW2 || vd->bytes != bytes ||
 	    strcmp(vd->backing, image) != 0)) {
-		close(vd->fd);
-		vd->fd = -1;
+		disk_close(vd);
 		rc = EIO;
 		(void)snprintf(text, len, "vm %s: the new overlay does not "
 		    "match image %s", vm, image);
@@ -457,7 +568,7 @@ disk_open(int vmsfd, const char *vm, struct vm_disk *vd, char *text,
 {
 	int	 dfd, rc;
 
-	vd->fd = -1;
+	vd->fd = vd->state_fd = -1;
 	if ((dfd = disk_vm_dir(vmsfd, vm, &rc, text, len)) == -1)
 		return rc;
 	rc = disk_open_file(dfd, vm, vd, text, len);
@@ -491,6 +602,76 @@ disk_checkpoint(int vmsfd, const char *vm, int write, int *fdp, char *text,
 	} else
 		*fdp = fd;
 	close(dfd);
+	return rc;
+}
+
+/*
+ * The disk half of a live snapshot of VM vm's raw disk, taken while its
+ * vCPUs are stopped (msg_store.h): SVS_SAVE clones the disk to
+ * snap-TAG.raw (through a new file renamed in place), SVS_RESTORE clones
+ * that back over the disk QEMU has open (a reflink replaces the extents
+ * and drops the page cache of what it replaced), SVS_DELETE removes it.
+ * 0 or an errno value, with text.
+ */
+int
+disk_snapshot(int vmsfd, const char *vm, uint32_t op, const char *tag,
+    char *text, size_t len)
+{
+	char		 name[sizeof(VM_SNAP_PREFIX VM_SNAP_SUFFIX) +
+			    OBJ_NAME_MAX], tmp[sizeof(name) + 5];
+	const char	*what;
+	int		 dfd, src = -1, dst = -1, rc = 0;
+
+	if (!valid_snapshot_tag(tag)) {
+		(void)snprintf(text, len, "invalid snapshot tag");
+		return EINVAL;
+	}
+	if ((dfd = disk_vm_dir(vmsfd, vm, &rc, text, len)) == -1)
+		return rc;
+	(void)snprintf(name, sizeof(name), VM_SNAP_PREFIX "%s" VM_SNAP_SUFFIX,
+	    tag);
+	(void)snprintf(tmp, sizeof(tmp), ".%s.new", name);
+	switch (op) {
+	case SVS_SAVE:
+		what = "save";
+		(void)unlinkat(dfd, tmp, 0);
+		if ((src = openat(dfd, VM_DISK_RAW, O_RDONLY | O_NOFOLLOW |
+		    O_CLOEXEC)) == -1 || (dst = openat(dfd, tmp, O_RDWR |
+		    O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    VM_DISK_MODE)) == -1 || ioctl(dst, FICLONE, src) == -1 ||
+		    fsync(dst) == -1 || renameat(dfd, tmp, dfd, name) == -1 ||
+		    fsync(dfd) == -1) {
+			rc = errno;
+			(void)unlinkat(dfd, tmp, 0);
+		}
+		break;
+	case SVS_RESTORE:
+		what = "restore";
+		if ((src = openat(dfd, name, O_RDONLY | O_NOFOLLOW |
+		    O_CLOEXEC)) == -1 || (dst = openat(dfd, VM_DISK_RAW,
+		    O_RDWR | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+		    ioctl(dst, FICLONE, src) == -1 || fsync(dst) == -1)
+			rc = errno;
+		break;
+	default:
+		what = "delete";
+		if ((unlinkat(dfd, name, 0) == -1 && errno != ENOENT) ||
+		    fsync(dfd) == -1)
+			rc = errno;
+		break;
+	}
+	if (src != -1)
+		close(src);
+	if (dst != -1)
+		close(dst);
+	close(dfd);
+	if (rc != 0)
+		(void)snprintf(text, len, "vm %s: %s of snapshot %s's disk: %s",
+		    vm, what, tag, rc == ENOENT ? "its clone is missing" :
+		    strerror(rc));
+	else
+		(void)snprintf(text, len, "vm %s: snapshot %s's disk: %s done",
+		    vm, tag, what);
 	return rc;
 }
 

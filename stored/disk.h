@@ -1,7 +1,10 @@
 /*
  * VM disks under <statedir>/vms/<vm id>/: a reflink clone of the catalog
  * disk (disk.raw) where the filesystem allows, or else a qcow2 overlay
- * (disk.qcow2) whose backing is the catalog disk.  Every call works
+ * (disk.qcow2) whose backing is the catalog disk.  A raw disk has a
+ * state file beside it (state.qcow2, an empty qcow2 with no backing),
+ * where QEMU keeps its live snapshots' RAM and devices, and a reflink
+ * clone per snapshot of the disk (snap-TAG.raw).  Every call works
  * relative to the vms directory's fd and checks the id again.
  */
 #ifndef MCVM_STORED_DISK_H
@@ -15,6 +18,9 @@
 
 #define VM_DISK_RAW		"disk.raw"
 #define VM_DISK_QCOW2		"disk.qcow2"
+#define VM_DISK_STATE		"state.qcow2"
+#define VM_SNAP_PREFIX		"snap-"		/* snap-TAG.raw */
+#define VM_SNAP_SUFFIX		".raw"
 #define VM_CHECKPOINT		"checkpoint"
 #define VM_DIR_MODE		0700
 #define VM_DISK_MODE		0600
@@ -23,9 +29,11 @@
 #define DISK_TEXT_MAX		512
 #define QCOW2_HEADER_LEN	72	/* version 2 header fields */
 #define QCOW2_BACKING_MAX	1023	/* qcow2's own limit */
+#define QCOW2_STATE_BYTES	65536	/* an empty state file's virtual size */
 
 struct vm_disk {
 	int		 fd;			/* read-write */
+	int		 state_fd;		/* raw: VM_DISK_STATE, or -1 */
 	enum disk_format format;
 	uint64_t	 bytes;			/* virtual size */
 	char		 backing[CONF_NAME_MAX]; /* overlay: catalog image */
@@ -39,6 +47,10 @@ int	 disk_create(int, const char *, const char *, int,
 int	 disk_create_finish(int, const char *, const char *, uint64_t, int,
 	    int, const char *, struct vm_disk *, char *, size_t);
 int	 disk_open(int, const char *, struct vm_disk *, char *, size_t);
+void	 disk_close(struct vm_disk *);
+int	 disk_snapshot(int, const char *, uint32_t, const char *, char *,
+	    size_t);
+int	 disk_state_write(int);
 int	 disk_checkpoint(int, const char *, int, int *, char *, size_t);
 int	 disk_delete(int, const char *, char *, size_t);
 int	 disk_list(int, int (*)(const char *, void *), void *);

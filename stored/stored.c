@@ -174,6 +174,10 @@ stored_send_disk(uint32_t id, struct vm_disk *vd, int fds[3],
 
 	imsgev_send_fd(&iev_parent, IMSG_STORE_FD, id, STORE_FD_DISK, vd->fd);
 	vd->fd = -1;
+	if (vd->state_fd != -1)
+		imsgev_send_fd(&iev_parent, IMSG_STORE_FD, id, STORE_FD_STATE,
+		    vd->state_fd);
+	vd->state_fd = -1;
 	for (i = 0; i < 3; i++)
 		if (fds[i] != -1)
 			imsgev_send_fd(&iev_parent, IMSG_STORE_FD, id,
@@ -222,7 +226,7 @@ stored_disk_made(uint32_t id, const char *vm, const char *name, int rc,
 	if (rc == 0 && vd->format == DISK_QCOW2 &&
 	    imgcat_dep_add(&cat, vm, name) == -1) {
 		rc = errno;
-		close(vd->fd);
+		disk_close(vd);
 		(void)disk_delete(vmsfd, vm, text, len);
 		textf(text, len, "vm %s: %s", vm, strerror(rc));
 	}
@@ -380,7 +384,7 @@ stored_disk_open(uint32_t id, const char *vm, const char *name)
 		return;
 	}
 	if (vd.format == DISK_QCOW2 && strcmp(vd.backing, name) != 0) {
-		close(vd.fd);
+		disk_close(&vd);
 		textf(text, sizeof(text), "vm %s's disk is an overlay "
 		    "of image %s, not %s", vm, vd.backing, name);
 		stored_result(id, EINVAL, DISK_RAW, 0, text);
@@ -388,7 +392,7 @@ stored_disk_open(uint32_t id, const char *vm, const char *name)
 	}
 	if ((rc = stored_dup_catalog(img, vd.format == DISK_QCOW2,
 	    fds)) != 0) {
-		close(vd.fd);
+		disk_close(&vd);
 		textf(text, sizeof(text), "cannot duplicate image "
 		    "%s's files: %s", name, strerror(rc));
 		stored_result(id, rc, DISK_RAW, 0, text);
@@ -415,6 +419,21 @@ stored_checkpoint(uint32_t id, const char *vm, uint32_t write)
 	imsgev_send_fd(&iev_parent, IMSG_STORE_FD, id, STORE_FD_CHECKPOINT,
 	    fd);
 	stored_result(id, 0, DISK_RAW, 0, text);
+}
+
+/* The disk half of a raw disk's live snapshot (disk_snapshot). */
+static void
+stored_vm_snapshot(uint32_t id, const struct msg_store_vm_snapshot *m)
+{
+	char	 text[STORED_TEXT_MAX];
+	int	 rc;
+
+	if ((rc = disk_snapshot(vmsfd, m->vm_id, m->op, m->tag, text,
+	    sizeof(text))) != 0)
+		log_warnx("%s", text);
+	else
+		log_debug("%s", text);
+	stored_result(id, rc, DISK_RAW, 0, text);
 }
 
 static void
@@ -526,6 +545,7 @@ stored_imsg(struct imsg *imsg)
 		struct msg_store_checkpoint	 checkpoint;
 		struct msg_store_image		 image;
 		struct msg_store_vm_disks	 vmdisks;
+		struct msg_store_vm_snapshot	 snap;
 	} m;
 	uint32_t	 id = imsg->hdr.peerid;
 
@@ -577,6 +597,11 @@ stored_imsg(struct imsg *imsg)
 		if (msg_store_vm_disks_get(imsg, &m.vmdisks) == -1)
 			stored_bad(imsg);
 		vmdisks_request(id, &m.vmdisks);
+		break;
+	case IMSG_STORE_VM_SNAPSHOT:
+		if (msg_store_vm_snapshot_get(imsg, &m.snap) == -1)
+			stored_bad(imsg);
+		stored_vm_snapshot(id, &m.snap);
 		break;
 	case IMSG_STORE_CANCEL:
 		if (msg_store_cancel_get(imsg) == -1)
@@ -632,7 +657,7 @@ stored_scan_one(const char *vm, void *arg)
 		log_warnx("%s", text);
 		return 0;
 	}
-	close(vd.fd);
+	disk_close(&vd);
 	if (vd.format == DISK_QCOW2 &&
 	    imgcat_dep_add(&cat, vm, vd.backing) == -1)
 		log_warnx("vm %s: overlay of image %s, which is not in the "

@@ -136,21 +136,32 @@ qmp_snap_name(char *dst, const char *src)
 	return 0;
 }
 
-/* One BlockDeviceInfo: the snapshots of QMP_SNAP_NODE. */
+/*
+ * One BlockDeviceInfo: the snapshots of QMP_SNAP_NODE or QMP_STATE_NODE,
+ * whichever is a qcow2 (a raw disk's node has the first name).
+ */
 static int
 qmp_decode_node(json_t *node, json_t *name, struct qmp_msg *m)
 {
-	json_t		*image, *snaps, *sn, *sname, *size;
+	json_t		*image, *snaps, *sn, *sname, *size, *drv;
 	json_int_t	 n;
 	size_t		 i;
+	const char	*s;
 
 	if (!json_is_string(name))
 		return -1;
-	if (strcmp(json_string_value(name), QMP_SNAP_NODE) != 0)
+	s = json_string_value(name);
+	if (strcmp(s, QMP_SNAP_NODE) != 0 && strcmp(s, QMP_STATE_NODE) != 0)
+		return 0;
+	if (!json_is_string(drv = json_object_get(node, "drv")))
+		return -1;
+	if (strcmp(json_string_value(drv), "qcow2") != 0)
 		return 0;
 	if (m->has_snaps)
-		return -1;		/* the node listed twice */
+		return -1;		/* two snapshot nodes, or one twice */
 	m->has_snaps = 1;
+	m->snap_node = strcmp(s, QMP_SNAP_NODE) == 0 ? QMP_SNAP_NODE :
+	    QMP_STATE_NODE;
 	if ((image = json_object_get(node, "image")) == NULL)
 		return 0;
 	if (!json_is_object(image))

@@ -17,6 +17,8 @@
 
 #include <jansson.h>
 
+#include "proto.h"
+
 #define QMP_MSG_MAX		(64 * 1024)	/* a line and newline */
 #define QMP_NAME_MAX		64	/* events, errors, status */
 #define QMP_TEXT_MAX		256	/* error texts, event details */
@@ -26,7 +28,8 @@
 #define QMP_FDSET_MAX		INT32_MAX
 #define QMP_SNAPS_MAX		32	/* snapshots of a node looked at */
 #define QMP_JOB_ID		"mcvm-snapshot"	/* the monitor's one job */
-#define QMP_SNAP_NODE		"disk"	/* the node snapshots live in */
+#define QMP_SNAP_NODE		QEMU_NODE_DISK	/* a qcow2 overlay, or */
+#define QMP_STATE_NODE		QEMU_NODE_STATE	/* a raw disk's state */
 #define QMP_SNAP_TAG_MAX	65	/* a tag and its NUL */
 
 /* An internal snapshot of QMP_SNAP_NODE, as query-named-block-nodes. */
@@ -73,8 +76,9 @@ struct qmp_msg {
 	/*
 	 * A return that is an array: of query-jobs, the job QMP_JOB_ID if
 	 * listed (its status, and its error if it failed); of
-	 * query-named-block-nodes, the internal snapshots of node
-	 * QMP_SNAP_NODE whose names are a tag's (others are not the
+	 * query-named-block-nodes, the qcow2 node of QMP_SNAP_NODE and
+	 * QMP_STATE_NODE (snap_node; two is a protocol error), and its
+	 * internal snapshots whose names are a tag's (others are not the
 	 * monitor's and are skipped, as are those past QMP_SNAPS_MAX).
 	 */
 	int		 has_job;
@@ -82,6 +86,7 @@ struct qmp_msg {
 	int		 has_job_error;
 	char		 job_error[QMP_TEXT_MAX];
 	int		 has_snaps;
+	const char	*snap_node;		/* one of the two names */
 	size_t		 nsnaps;
 	struct qmp_snap	 snaps[QMP_SNAPS_MAX];
 

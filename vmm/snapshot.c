@@ -1,10 +1,11 @@
 /*
  * Live snapshots (IMSG_VMM_SNAPSHOT): QEMU 7.2's snapshot-save,
- * snapshot-load and snapshot-delete jobs, on the qcow2 overlay (node
- * QMP_SNAP_NODE), with the VM's state saved into it as well.  A job runs
- * in QEMU while the monitor polls query-jobs; its error is read back
- * from there, and the job is dismissed however it ended.  The monitor
- * runs one job at a time, always named QMP_JOB_ID.  Its steps:
+ * snapshot-load and snapshot-delete jobs, on the qcow2 node that holds
+ * them (qmp.h: a qcow2 overlay, or a raw disk's state node), with the
+ * VM's state saved into it as well.  A job runs in QEMU while the
+ * monitor polls query-jobs; its error is read back from there, and the
+ * job is dismissed however it ended.  The monitor runs one job at a
+ * time, always named QMP_JOB_ID.  Its steps:
  *
  *	snap_start	query-jobs			-> snap_seen
  *	snap_seen	a job left concluded by an op that ran out of time:
@@ -16,7 +17,9 @@
  *			vCPUs before it looks, and a failed load leaves
  *			them stopped); a delete of one not there is done,
  *			and says it found none.
- *			snapshot-save/load/delete	-> snap_started
+ *			held (a raw disk's save or load): stop	-> snap_run
+ *			else snap_run
+ *	snap_run	snapshot-save/load/delete	-> snap_started
  *	snap_started	snap_poll in SNAP_POLL_MS
  *	snap_poll	query-jobs			-> snap_polled
  *	snap_polled	concluded: job-dismiss		-> snap_dismissed
@@ -24,6 +27,10 @@
  *	snap_dismissed	failed: a load, query-status	-> snap_after_load
  *			saved: query-named-block-nodes	-> snap_measured
  *			otherwise done
+ *
+ * A held op leaves the vCPUs stopped once it is done: QEMU resumes after
+ * a job only what was running when it began.  mcvmd then clones the
+ * disk and sends CONT, or CONT alone when the op failed after the stop.
  *
  * Every reply is QEMU's and read as untrusted (qmp.c); the op's
  * deadline is VMM_SNAP_TIMEOUT_MS.
@@ -45,6 +52,8 @@ _Static_assert(QMP_SNAP_TAG_MAX == OBJ_NAME_MAX + 1,
 
 struct snap {
 	uint32_t	 op;			/* VMM_SNAP_* */
+	int		 hold;
+	const char	*node;			/* QMP_SNAP_NODE or STATE */
 	char		 tag[QMP_SNAP_TAG_MAX];
 	int		 failed;
 	char		 error[QMP_TEXT_MAX];
@@ -54,6 +63,7 @@ static void	 snap_seen(struct vmm_req *, const struct qmp_msg *);
 static void	 snap_cleared(struct vmm_req *, const struct qmp_msg *);
 static void	 snap_look(struct vmm_req *);
 static void	 snap_looked(struct vmm_req *, const struct qmp_msg *);
+static void	 snap_run(struct vmm_req *, const struct qmp_msg *);
 static void	 snap_started(struct vmm_req *, const struct qmp_msg *);
 static void	 snap_poll(struct vmm_req *);
 static void	 snap_polled(struct vmm_req *, const struct qmp_msg *);
@@ -111,6 +121,7 @@ snap_start(struct vmm_req *r, const union vmm_args *a)
 		return;
 	}
 	s->op = a->snapshot.op;
+	s->hold = a->snapshot.hold != 0 && s->op != VMM_SNAP_DELETE;
 	/* The codec checked the tag; it fits. */
 	(void)snprintf(s->tag, sizeof(s->tag), "%s", a->snapshot.tag);
 	r->state = s;
@@ -150,15 +161,15 @@ static void
 snap_looked(struct vmm_req *r, const struct qmp_msg *m)
 {
 	struct snap	*s = r->state;
-	const char	*cmd;
 	char		 msg[128];
 	int		 there;
 
 	if (!m->has_snaps) {
-		vmm_fail(r, VMM_ERR_QMP, ENODEV, "QEMU lists no qcow2 disk "
-		    "node to snapshot");
+		vmm_fail(r, VMM_ERR_QMP, ENODEV, "QEMU lists no qcow2 node "
+		    "to snapshot");
 		return;
 	}
+	s->node = m->snap_node;
 	there = snap_find(m, s->tag) != NULL;
 	switch (s->op) {
 	case VMM_SNAP_SAVE:
@@ -170,7 +181,6 @@ snap_looked(struct vmm_req *r, const struct qmp_msg *m)
 			vmm_fail(r, VMM_ERR_QMP, EEXIST, msg);
 			return;
 		}
-		cmd = "snapshot-save";
 		break;
 	case VMM_SNAP_LOAD:
 		if (!there) {
@@ -179,25 +189,36 @@ snap_looked(struct vmm_req *r, const struct qmp_msg *m)
 			vmm_fail(r, VMM_ERR_QMP, ENOENT, msg);
 			return;
 		}
-		cmd = "snapshot-load";
 		break;
 	default:
 		if (!there) {
 			snap_answer(r, 0, 0);
 			return;
 		}
-		cmd = "snapshot-delete";
 		break;
 	}
-	log_info("snapshot %s: %s", snap_verb(s->op), s->tag);
-	if (s->op == VMM_SNAP_DELETE)
-		vmm_qmp_send(r, cmd, vmm_qmp_args("{s:s, s:s, s:[s]}",
-		    "job-id", QMP_JOB_ID, "tag", s->tag, "devices",
-		    QMP_SNAP_NODE), snap_started);
+	log_info("snapshot %s: %s on %s%s", snap_verb(s->op), s->tag, s->node,
+	    s->hold ? ", held" : "");
+	if (s->hold)
+		vmm_qmp_send(r, "stop", NULL, snap_run);
 	else
-		vmm_qmp_send(r, cmd, vmm_qmp_args("{s:s, s:s, s:s, s:[s]}",
-		    "job-id", QMP_JOB_ID, "tag", s->tag, "vmstate",
-		    QMP_SNAP_NODE, "devices", QMP_SNAP_NODE), snap_started);
+		snap_run(r, m);
+}
+
+static void
+snap_run(struct vmm_req *r, const struct qmp_msg *m)
+{
+	struct snap	*s = r->state;
+
+	if (s->op == VMM_SNAP_DELETE)
+		vmm_qmp_send(r, "snapshot-delete", vmm_qmp_args(
+		    "{s:s, s:s, s:[s]}", "job-id", QMP_JOB_ID, "tag", s->tag,
+		    "devices", s->node), snap_started);
+	else
+		vmm_qmp_send(r, s->op == VMM_SNAP_SAVE ? "snapshot-save" :
+		    "snapshot-load", vmm_qmp_args("{s:s, s:s, s:s, s:[s]}",
+		    "job-id", QMP_JOB_ID, "tag", s->tag, "vmstate", s->node,
+		    "devices", s->node), snap_started);
 }
 
 static void

@@ -3,7 +3,8 @@
 # mcvm.dev.conf from the build tree.  Source it from the repository root.
 #
 #	suite_start [mcvmd args...]	sets SUITE_DIR SUITE_PID SUITE_PORT
-#					SUITE_URL SUITE_SOCK MCVMCTL
+#					SUITE_URL SUITE_SOCK MCVMCTL; the
+#					state directory is SUITE_STATE if set
 #	suite_token WS FILE [args]	issues a token into FILE
 #	suite_child_pid NAME		pid of frontd, netd or stored
 #	suite_wait_running		until every child reports running
@@ -57,8 +58,8 @@ suite_start() {
 	SUITE_SOCK="$SUITE_DIR/run/control.sock"
 	MCVMCTL="$SUITE_BUILD/mcvmctl -s $SUITE_SOCK"
 	"$SUITE_BUILD/mcvmd" -d -f etc/mcvm.dev.conf \
-	    -D statedir="$SUITE_DIR/state" -D rundir="$SUITE_DIR/run" \
-	    -D listen="127.0.0.1:$SUITE_PORT" "$@" \
+	    -D statedir="${SUITE_STATE:-$SUITE_DIR/state}" \
+	    -D rundir="$SUITE_DIR/run" -D listen="127.0.0.1:$SUITE_PORT" "$@" \
 	    >"$SUITE_DIR/mcvmd.log" 2>&1 &
 	SUITE_PID=$!
 	suite_wait_running

@@ -103,6 +103,8 @@ role_name(uint32_t role)
 	case STORE_FD_BASE3:
 	case STORE_FD_BASE4:
 		return "baseN";
+	case STORE_FD_STATE:
+		return "state";
 	}
 	return "unknown";
 }

@@ -37,6 +37,7 @@ CODEC_WRAP(store_disk_entry)
 CODEC_WRAP(store_fd)
 CODEC_WRAP(store_result)
 CODEC_WRAP(store_checkpoint)
+CODEC_WRAP(store_vm_snapshot)
 CODEC_WRAP(store_image)
 CODEC_WRAP(store_image_entry)
 CODEC_WRAP(store_image_snap)
@@ -545,6 +546,33 @@ over_store_checkpoint(void *p, int i)
 }
 
 static void
+fill_store_vm_snapshot(void *p)
+{
+	struct msg_store_vm_snapshot	*m = p;
+
+	m->vm_id = VM_ID;
+	m->op = SVS_RESTORE;
+	m->tag = name(OBJ_NAME_MAX);
+}
+
+static int
+over_store_vm_snapshot(void *p, int i)
+{
+	struct msg_store_vm_snapshot	*m = p;
+
+	switch (i) {
+	case 0: m->vm_id = "vm-"; break;
+	case 1: m->op = 0; break;
+	case 2: m->op = SVS_DELETE + 1; break;
+	case 3: m->tag = name(OBJ_NAME_MAX + 1); break;
+	case 4: m->tag = "12"; break;
+	case 5: m->tag = "../x"; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
 fill_store_image(void *p)
 {
 	struct msg_store_image	*m = p;
@@ -778,6 +806,8 @@ const struct codec codec_peers[] = {
 	    over_store_result),
 	CODEC(IMSG_STORE_CHECKPOINT, store_checkpoint, fill_store_checkpoint,
 	    over_store_checkpoint),
+	CODEC(IMSG_STORE_VM_SNAPSHOT, store_vm_snapshot,
+	    fill_store_vm_snapshot, over_store_vm_snapshot),
 	CODEC(IMSG_STORE_IMAGE, store_image, fill_store_image,
 	    over_store_image),
 	CODEC(IMSG_STORE_IMAGE_ENTRY, store_image_entry,

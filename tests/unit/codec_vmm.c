@@ -597,6 +597,7 @@ fill_snapshot(void *p)
 
 	m->op = VMM_SNAP_DELETE;
 	m->tag = codec_str(OBJ_NAME_MAX);
+	m->hold = 1;
 }
 
 static int
@@ -612,6 +613,7 @@ over_snapshot(void *p, int i)
 	case 4: m->tag = "12"; break;
 	case 5: m->tag = "Up"; break;
 	case 6: m->tag = "a/b"; break;
+	case 7: m->hold = 2; break;
 	default: return -1;
 	}
 	return 0;

@@ -280,7 +280,8 @@ Test(qemu, argv_own_disks_overlays_uefi_pc)
 		cr_assert(has_pair(&qa, "-device", want), "%s", want);
 	}
 	/* Every fd QEMU is given is a distinct one of the jail's. */
-	cr_assert_eq(QEMU_FD_BASE_N(VM_DISKS_MAX - 1), QEMU_FD_MAX);
+	cr_assert_eq(QEMU_FD_BASE_N(VM_DISKS_MAX - 1) + 1, QEMU_FD_STATE);
+	cr_assert_eq(QEMU_FD_STATE, QEMU_FD_MAX);
 	cr_assert_gt(QEMU_FD_DISK_N(1), QEMU_FD_VARS);
 	cr_assert(has_word(&qa, "virtio-net-pci"));
 }

@@ -152,23 +152,31 @@ Test(qmp, query_jobs_return)
 	assert_rejected("{\"return\": [1], \"id\": 1}\n");
 }
 
-/* query-named-block-nodes: the snapshots of node QMP_SNAP_NODE. */
+/* A snapshot node as query-named-block-nodes lists it. */
+#define NODE(name, drv)	"\"node-name\": \"" name "\", \"drv\": \"" drv "\""
+#define QNODE		NODE(QMP_SNAP_NODE, "qcow2")
+
+/*
+ * query-named-block-nodes: the snapshots of the qcow2 one of nodes
+ * QMP_SNAP_NODE and QMP_STATE_NODE.
+ */
 Test(qmp, block_node_snapshots)
 {
 	char	 line[QMP_MSG_MAX], *p;
 	int	 i;
 
-	cr_assert_eq(feed("{\"return\": [{\"node-name\": \"base\", "
+	cr_assert_eq(feed("{\"return\": [{" NODE("base", "raw") ", "
 	    "\"image\": {\"snapshots\": [{\"name\": \"b\", "
-	    "\"vm-state-size\": 1}]}}, {\"node-name\": \"" QMP_SNAP_NODE
-	    "\", \"image\": {\"format\": \"qcow2\"}}], \"id\": 2}\n"), 0);
+	    "\"vm-state-size\": 1}]}}, {" QNODE ", "
+	    "\"image\": {\"format\": \"qcow2\"}}], \"id\": 2}\n"), 0);
 	cr_assert(got[0].has_snaps);
+	cr_assert_str_eq(got[0].snap_node, QMP_SNAP_NODE);
 	cr_assert_eq(got[0].nsnaps, 0);
 	cr_assert_eq(feed("{\"return\": [{\"node-name\": \"base\"}], "
 	    "\"id\": 3}\n"), 0);
 	cr_assert_not(got[1].has_snaps);
-	cr_assert_eq(feed("{\"return\": [{\"node-name\": \"" QMP_SNAP_NODE
-	    "\", \"image\": {\"snapshots\": [{\"id\": \"1\", \"name\": "
+	cr_assert_eq(feed("{\"return\": [{" QNODE ", "
+	    "\"image\": {\"snapshots\": [{\"id\": \"1\", \"name\": "
 	    "\"first\", \"vm-state-size\": 123456789, \"date-sec\": 1}, "
 	    "{\"id\": \"2\", \"name\": \"Not A Tag\", \"vm-state-size\": "
 	    "5}, {\"id\": \"3\", \"name\": \"disk-only\", "
@@ -181,8 +189,8 @@ Test(qmp, block_node_snapshots)
 	cr_assert_eq(got[2].snaps[1].vm_size, 0);
 
 	/* More than it looks at: the first QMP_SNAPS_MAX. */
-	p = line + snprintf(line, sizeof(line), "{\"return\": [{\"node-name\": "
-	    "\"" QMP_SNAP_NODE "\", \"image\": {\"snapshots\": [");
+	p = line + snprintf(line, sizeof(line), "{\"return\": [{" QNODE ", "
+	    "\"image\": {\"snapshots\": [");
 	for (i = 0; i < QMP_SNAPS_MAX + 3; i++)
 		p += snprintf(p, sizeof(line) - (size_t)(p - line),
 		    "%s{\"name\": \"s%d\", \"vm-state-size\": %d}",
@@ -193,18 +201,31 @@ Test(qmp, block_node_snapshots)
 	cr_assert_eq(got[3].nsnaps, QMP_SNAPS_MAX);
 	cr_assert_str_eq(got[3].snaps[QMP_SNAPS_MAX - 1].name, "s31");
 
-	assert_rejected("{\"return\": [{\"node-name\": \"" QMP_SNAP_NODE
-	    "\"}, {\"node-name\": \"" QMP_SNAP_NODE "\"}], \"id\": 1}\n");
-	assert_rejected("{\"return\": [{\"node-name\": \"" QMP_SNAP_NODE
-	    "\", \"image\": {\"snapshots\": [{\"name\": \"a\", "
-	    "\"vm-state-size\": -1}]}}], \"id\": 1}\n");
-	assert_rejected("{\"return\": [{\"node-name\": \"" QMP_SNAP_NODE
-	    "\", \"image\": {\"snapshots\": [{\"name\": \"a\"}]}}], "
+	/* A raw disk: its node is skipped, its state node's are the ones. */
+	cr_assert_eq(feed("{\"return\": [{" NODE(QMP_SNAP_NODE, "raw") ", "
+	    "\"image\": {}}, {" NODE(QMP_STATE_NODE, "qcow2") ", "
+	    "\"image\": {\"snapshots\": [{\"name\": \"t\", "
+	    "\"vm-state-size\": 7}]}}], \"id\": 6}\n"), 0);
+	cr_assert(got[4].has_snaps);
+	cr_assert_str_eq(got[4].snap_node, QMP_STATE_NODE);
+	cr_assert_eq(got[4].nsnaps, 1);
+	cr_assert_eq(got[4].snaps[0].vm_size, 7);
+
+	assert_rejected("{\"return\": [{" QNODE "}, {" QNODE "}], "
 	    "\"id\": 1}\n");
+	assert_rejected("{\"return\": [{" QNODE "}, {"
+	    NODE(QMP_STATE_NODE, "qcow2") "}], \"id\": 1}\n");
 	assert_rejected("{\"return\": [{\"node-name\": \"" QMP_SNAP_NODE
-	    "\", \"image\": {\"snapshots\": {}}}], \"id\": 1}\n");
-	assert_rejected("{\"return\": [{\"node-name\": \"" QMP_SNAP_NODE
-	    "\", \"image\": []}], \"id\": 1}\n");
+	    "\"}], \"id\": 1}\n");
+	assert_rejected("{\"return\": [{" QNODE ", \"image\": "
+	    "{\"snapshots\": [{\"name\": \"a\", \"vm-state-size\": -1}]}}], "
+	    "\"id\": 1}\n");
+	assert_rejected("{\"return\": [{" QNODE ", \"image\": "
+	    "{\"snapshots\": [{\"name\": \"a\"}]}}], \"id\": 1}\n");
+	assert_rejected("{\"return\": [{" QNODE ", \"image\": "
+	    "{\"snapshots\": {}}}], \"id\": 1}\n");
+	assert_rejected("{\"return\": [{" QNODE ", \"image\": []}], "
+	    "\"id\": 1}\n");
 	assert_rejected("{\"return\": [{\"node-name\": 3}], \"id\": 1}\n");
 }
 

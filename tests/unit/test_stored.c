@@ -18,6 +18,7 @@
 #include "config.h"
 #include "disk.h"
 #include "hash.h"
+#include "msg_store.h"
 #include "qemuimg.h"
 
 #define VM_A	"vm-00000000000000aa"
@@ -604,4 +605,46 @@ Test(stored_disk, qemuimg_progress_and_stdout)
 	cr_assert_eq(outlen, sizeof(out) - 1);
 	cr_assert_eq(out[outlen], '\0');
 	close(spec.dirfd);
+}
+
+/* A raw disk's state file is byte for byte what qemu-img makes. */
+Test(stored_disk, state_file_is_qemu_imgs_empty_qcow2)
+{
+	char	 cmd[1024], ours[128], theirs[128];
+	int	 fd;
+
+	(void)snprintf(ours, sizeof(ours), "%s/ours.qcow2", dir);
+	(void)snprintf(theirs, sizeof(theirs), "%s/theirs.qcow2", dir);
+	fd = open(ours, O_RDWR | O_CREAT | O_EXCL, 0600);
+	cr_assert_neq(fd, -1);
+	cr_assert_eq(disk_state_write(fd), 0);
+	close(fd);
+	(void)snprintf(cmd, sizeof(cmd), "qemu-img create -q -f qcow2 -o "
+	    "compat=0.10 '%s' %d && cmp '%s' '%s' && qemu-img check -q '%s'",
+	    theirs, QCOW2_STATE_BYTES, ours, theirs, ours);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+/* A snapshot's disk half of a VM without a disk, or a missing clone. */
+Test(stored_disk, snapshot_clone_errors_are_said)
+{
+	char	 text[DISK_TEXT_MAX], path[128];
+	int	 fd;
+
+	cr_assert_eq(disk_snapshot(vmsfd, VM_A, SVS_SAVE, "one", text,
+	    sizeof(text)), ENOENT);
+	cr_assert_eq(disk_snapshot(vmsfd, VM_A, SVS_SAVE, "../x", text,
+	    sizeof(text)), EINVAL);
+	(void)snprintf(path, sizeof(path), "%s/vms/%s", dir, VM_A);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	(void)snprintf(path, sizeof(path), "%s/vms/%s/%s", dir, VM_A,
+	    VM_DISK_RAW);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	cr_assert_neq(fd, -1);
+	close(fd);
+	cr_assert_eq(disk_snapshot(vmsfd, VM_A, SVS_RESTORE, "one", text,
+	    sizeof(text)), ENOENT);
+	cr_assert(strstr(text, "its clone is missing") != NULL, "%s", text);
+	cr_assert_eq(disk_snapshot(vmsfd, VM_A, SVS_DELETE, "one", text,
+	    sizeof(text)), 0, "%s", text);
 }

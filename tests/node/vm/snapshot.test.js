@@ -1,5 +1,6 @@
-// Live snapshots of a VM whose disk is a qcow2 overlay, through the
-// official MCP SDK client: a file in /workspace and a counter process
+// Live snapshots of a VM (its disk a qcow2 overlay in tests/suites/vms,
+// a raw reflink clone in tests/suites/reflink), through the official MCP
+// SDK client: a file in /workspace and a counter process
 // are changed after a snapshot and are as they were once it is
 // restored, the counter going on from the value it held.  The counter
 // counts only when told to (a tick file), so that every value it holds
