@@ -953,9 +953,9 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "workspace's storage limit (a save may take up to the VM's "
 	    "memory), stay across vm_stop and vm_start, and are deleted "
 	    "with the VM. Refused: a tag the VM has already (delete it "
-	    "first or choose another), a tag of digits only, a VM that "
-	    "runs from your own disks (vm_create disks: stop it and "
-	    "image_snapshot_create its images).",
+	    "first or choose another), a tag of digits only, a VM from "
+	    "your own disks with a raw one (its snapshots live in qcow2 "
+	    "disks).",
 	    VM_SNAPSHOT_OUT),
 	T(VM_SNAPSHOT_RESTORE, "vm_snapshot_restore",
 	    "Restore a live snapshot",

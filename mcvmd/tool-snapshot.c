@@ -71,8 +71,35 @@ snap_json(const char *tag, uint64_t vm_size, int64_t created)
 }
 
 /*
+ * A VM from its own disks keeps its snapshots in its qcow2 disks (each
+ * an overlay of an image, or a persistent qcow2 image), its state in
+ * the first: a raw one (a reflink clone, or a persistent raw image)
+ * cannot.  1 with why in msg if one is raw.
+ */
+static int
+snap_own_raw(const struct vm *vm, char *msg, size_t len)
+{
+	char		 names[VM_DISKS_MAX][OBJ_NAME_MAX + 1];
+	unsigned int	 i, n;
+
+	n = vm_disk_names(&vm->row, names);
+	for (i = 0; i < vm->nvdisk; i++)
+		if (vm->vdisk[i].format != IMG_QCOW2)
+			break;
+	if (i == vm->nvdisk)
+		return 0;
+	(void)snprintf(msg, len, "%s's disk %s is raw (%s), and live "
+	    "snapshots of a VM from your own disks are kept in qcow2 disks; "
+	    "nothing was done. Make the VM from a qcow2 image "
+	    "(image_convert format qcow2), or stop it and copy the image",
+	    vm->row.id, i < n ? names[i] : "?", vm->row.persistent ?
+	    "the image itself" : "a reflink clone of the image");
+	return 1;
+}
+
+/*
  * The checks every tool of a snapshot makes: the tag is one, and the
- * VM's disk can hold snapshots.  0 to go on; otherwise answered.
+ * VM's disks can hold snapshots.  0 to go on; otherwise answered.
  */
 static int
 snap_check(struct tool_call *c, const char *tag)
@@ -85,12 +112,7 @@ snap_check(struct tool_call *c, const char *tag)
 		    "or digit, and not all digits");
 		return -1;
 	}
-	if (vm_own_disks(c->vm)) {
-		(void)snprintf(msg, sizeof(msg), "%s runs from your own "
-		    "disks, and this mcvm build takes live snapshots of VMs "
-		    "from a catalogue image only; nothing was done. A "
-		    "persistent VM's disks are your images: stop it and "
-		    "image_snapshot_create them", c->vm->row.id);
+	if (vm_own_disks(c->vm) && snap_own_raw(c->vm, msg, sizeof(msg))) {
 		call_reply(c->id, TOOL_ERROR, msg);
 		return -1;
 	}
@@ -119,11 +141,14 @@ snap_lookup(struct tool_call *c, const char *tag, uint64_t *vm_size,
 	return -1;
 }
 
-/* Whether vm's disk is a raw reflink clone: its snapshots are held. */
+/*
+ * Whether vm's disk is a raw reflink clone of a catalogue image: its
+ * snapshots are held, their disk half stored's.
+ */
 static int
 snap_raw(const struct vm *vm)
 {
-	return vm->disk_format == DISK_RAW;
+	return !vm_own_disks(vm) && vm->disk_format == DISK_RAW;
 }
 
 static struct req *

@@ -136,10 +136,19 @@ qmp_snap_name(char *dst, const char *src)
 	return 0;
 }
 
-/*
- * One BlockDeviceInfo: the snapshots of QMP_SNAP_NODE or QMP_STATE_NODE,
- * whichever is a qcow2 (a raw disk's node has the first name).
- */
+/* Whether a node's name is one that may hold a VM's snapshots. */
+static int
+qmp_snap_node_name(const char *s)
+{
+	return strcmp(s, QMP_SNAP_NODE) == 0 ||
+	    strcmp(s, QMP_STATE_NODE) == 0 ||
+	    (strncmp(s, QMP_SNAP_NODE, sizeof(QMP_SNAP_NODE) - 1) == 0 &&
+	    s[sizeof(QMP_SNAP_NODE) - 1] >= '0' &&
+	    s[sizeof(QMP_SNAP_NODE) - 1] < '0' + VM_DISKS_MAX &&
+	    s[sizeof(QMP_SNAP_NODE)] == '\0');
+}
+
+/* One BlockDeviceInfo: a qcow2 node of those names, and its snapshots. */
 static int
 qmp_decode_node(json_t *node, json_t *name, struct qmp_msg *m)
 {
@@ -147,21 +156,24 @@ qmp_decode_node(json_t *node, json_t *name, struct qmp_msg *m)
 	json_int_t	 n;
 	size_t		 i;
 	const char	*s;
+	struct qmp_node	*q;
 
 	if (!json_is_string(name))
 		return -1;
 	s = json_string_value(name);
-	if (strcmp(s, QMP_SNAP_NODE) != 0 && strcmp(s, QMP_STATE_NODE) != 0)
+	if (!qmp_snap_node_name(s))
 		return 0;
 	if (!json_is_string(drv = json_object_get(node, "drv")))
 		return -1;
 	if (strcmp(json_string_value(drv), "qcow2") != 0)
 		return 0;
-	if (m->has_snaps)
-		return -1;		/* two snapshot nodes, or one twice */
-	m->has_snaps = 1;
-	m->snap_node = strcmp(s, QMP_SNAP_NODE) == 0 ? QMP_SNAP_NODE :
-	    QMP_STATE_NODE;
+	for (i = 0; i < m->nnodes; i++)
+		if (strcmp(m->nodes[i].name, s) == 0)
+			return -1;		/* the node listed twice */
+	if (m->nnodes == QMP_NODES_MAX)
+		return -1;			/* cannot be: names differ */
+	q = &m->nodes[m->nnodes++];
+	(void)snprintf(q->name, sizeof(q->name), "%s", s);
 	if ((image = json_object_get(node, "image")) == NULL)
 		return 0;
 	if (!json_is_object(image))
@@ -178,11 +190,11 @@ qmp_decode_node(json_t *node, json_t *name, struct qmp_msg *m)
 			return -1;
 		if ((n = json_integer_value(size)) < 0)
 			return -1;
-		if (m->nsnaps == QMP_SNAPS_MAX ||
-		    qmp_snap_name(m->snaps[m->nsnaps].name,
+		if (q->nsnaps == QMP_SNAPS_MAX ||
+		    qmp_snap_name(q->snaps[q->nsnaps].name,
 		    json_string_value(sname)) == -1)
 			continue;
-		m->snaps[m->nsnaps++].vm_size = (uint64_t)n;
+		q->snaps[q->nsnaps++].vm_size = (uint64_t)n;
 	}
 	return 0;
 }

@@ -30,12 +30,25 @@
 #define QMP_JOB_ID		"mcvm-snapshot"	/* the monitor's one job */
 #define QMP_SNAP_NODE		QEMU_NODE_DISK	/* a qcow2 overlay, or */
 #define QMP_STATE_NODE		QEMU_NODE_STATE	/* a raw disk's state */
+#define QMP_NODES_MAX		(2 + VM_DISKS_MAX)	/* and disk0-3 */
+#define QMP_NODE_NAME_MAX	8
 #define QMP_SNAP_TAG_MAX	65	/* a tag and its NUL */
 
-/* An internal snapshot of QMP_SNAP_NODE, as query-named-block-nodes. */
+/* An internal snapshot of a node, as query-named-block-nodes. */
 struct qmp_snap {
 	char		 name[QMP_SNAP_TAG_MAX];
 	uint64_t	 vm_size;
+};
+
+/*
+ * A qcow2 node that can hold a VM's snapshots: a catalogue VM's overlay
+ * (QMP_SNAP_NODE) or a raw disk's state node (QMP_STATE_NODE), or one of
+ * the disks of a VM from its own disks (disk0 to disk3).
+ */
+struct qmp_node {
+	char		 name[QMP_NODE_NAME_MAX];
+	size_t		 nsnaps;
+	struct qmp_snap	 snaps[QMP_SNAPS_MAX];
 };
 
 enum qmp_kind {
@@ -76,19 +89,18 @@ struct qmp_msg {
 	/*
 	 * A return that is an array: of query-jobs, the job QMP_JOB_ID if
 	 * listed (its status, and its error if it failed); of
-	 * query-named-block-nodes, the qcow2 node of QMP_SNAP_NODE and
-	 * QMP_STATE_NODE (snap_node; two is a protocol error), and its
-	 * internal snapshots whose names are a tag's (others are not the
-	 * monitor's and are skipped, as are those past QMP_SNAPS_MAX).
+	 * query-named-block-nodes, the qcow2 nodes of struct qmp_node's
+	 * names (one listed twice is a protocol error; a raw one is
+	 * skipped), each with its internal snapshots whose names are a
+	 * tag's (others are not the monitor's and are skipped, as are those
+	 * past QMP_SNAPS_MAX).
 	 */
 	int		 has_job;
 	char		 job_status[QMP_NAME_MAX];
 	int		 has_job_error;
 	char		 job_error[QMP_TEXT_MAX];
-	int		 has_snaps;
-	const char	*snap_node;		/* one of the two names */
-	size_t		 nsnaps;
-	struct qmp_snap	 snaps[QMP_SNAPS_MAX];
+	size_t		 nnodes;
+	struct qmp_node	 nodes[QMP_NODES_MAX];
 
 	/*
 	 * A return that is a JSON string (ringbuf-read, format base64): its

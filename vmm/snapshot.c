@@ -1,10 +1,11 @@
 /*
  * Live snapshots (IMSG_VMM_SNAPSHOT): QEMU 7.2's snapshot-save,
- * snapshot-load and snapshot-delete jobs, on the qcow2 node that holds
- * them (qmp.h: a qcow2 overlay, or a raw disk's state node), with the
- * VM's state saved into it as well.  A job runs in QEMU while the
- * monitor polls query-jobs; its error is read back from there, and the
- * job is dismissed however it ended.  The monitor runs one job at a
+ * snapshot-load and snapshot-delete jobs, on every qcow2 node that holds
+ * them (qmp.h: a catalogue VM's overlay or a raw disk's state node, or
+ * the disks of a VM from its own disks), with the VM's state saved into
+ * one of them: the state node, else the overlay, else the first disk.
+ * A job runs in QEMU while the monitor polls query-jobs; its error is
+ * read back from there, and the job is dismissed however it ended.  The monitor runs one job at a
  * time, always named QMP_JOB_ID.  Its steps:
  *
  *	snap_start	query-jobs			-> snap_seen
@@ -53,7 +54,8 @@ _Static_assert(QMP_SNAP_TAG_MAX == OBJ_NAME_MAX + 1,
 struct snap {
 	uint32_t	 op;			/* VMM_SNAP_* */
 	int		 hold;
-	const char	*node;			/* QMP_SNAP_NODE or STATE */
+	char		 nodes[QMP_NODES_MAX][QMP_NODE_NAME_MAX];
+	size_t		 nnodes;		/* nodes[0] has the state */
 	char		 tag[QMP_SNAP_TAG_MAX];
 	int		 failed;
 	char		 error[QMP_TEXT_MAX];
@@ -84,15 +86,45 @@ snap_verb(uint32_t op)
 	}
 }
 
-/* The snapshot tag of the node's list, or NULL. */
+/*
+ * The node of m that holds the VM's state: the state node, else the
+ * overlay, else the first of a VM's own disks.  NULL if m has none.
+ */
+static const struct qmp_node *
+snap_state_node(const struct qmp_msg *m)
+{
+	const struct qmp_node	*best = NULL;
+	size_t			 i;
+	int			 rank, best_rank = 0;
+
+	for (i = 0; i < m->nnodes; i++) {
+		if (strcmp(m->nodes[i].name, QMP_STATE_NODE) == 0)
+			rank = 3;
+		else if (strcmp(m->nodes[i].name, QMP_SNAP_NODE) == 0)
+			rank = 2;
+		else
+			rank = 1;
+		if (best == NULL || rank > best_rank || (rank == best_rank &&
+		    strcmp(m->nodes[i].name, best->name) < 0)) {
+			best = &m->nodes[i];
+			best_rank = rank;
+		}
+	}
+	return best;
+}
+
+/* The snapshot tag of the VM's state node in m, or NULL. */
 static const struct qmp_snap *
 snap_find(const struct qmp_msg *m, const char *tag)
 {
-	size_t	 i;
+	const struct qmp_node	*n;
+	size_t			 i;
 
-	for (i = 0; i < m->nsnaps; i++)
-		if (strcmp(m->snaps[i].name, tag) == 0)
-			return &m->snaps[i];
+	if ((n = snap_state_node(m)) == NULL)
+		return NULL;
+	for (i = 0; i < n->nsnaps; i++)
+		if (strcmp(n->snaps[i].name, tag) == 0)
+			return &n->snaps[i];
 	return NULL;
 }
 
@@ -160,16 +192,23 @@ snap_look(struct vmm_req *r)
 static void
 snap_looked(struct vmm_req *r, const struct qmp_msg *m)
 {
-	struct snap	*s = r->state;
-	char		 msg[128];
-	int		 there;
+	struct snap		*s = r->state;
+	const struct qmp_node	*state;
+	char			 msg[128];
+	size_t			 i;
+	int			 there;
 
-	if (!m->has_snaps) {
+	if ((state = snap_state_node(m)) == NULL) {
 		vmm_fail(r, VMM_ERR_QMP, ENODEV, "QEMU lists no qcow2 node "
 		    "to snapshot");
 		return;
 	}
-	s->node = m->snap_node;
+	(void)snprintf(s->nodes[0], sizeof(s->nodes[0]), "%s", state->name);
+	s->nnodes = 1;
+	for (i = 0; i < m->nnodes; i++)
+		if (&m->nodes[i] != state)
+			(void)snprintf(s->nodes[s->nnodes++],
+			    sizeof(s->nodes[0]), "%s", m->nodes[i].name);
 	there = snap_find(m, s->tag) != NULL;
 	switch (s->op) {
 	case VMM_SNAP_SAVE:
@@ -197,8 +236,9 @@ snap_looked(struct vmm_req *r, const struct qmp_msg *m)
 		}
 		break;
 	}
-	log_info("snapshot %s: %s on %s%s", snap_verb(s->op), s->tag, s->node,
-	    s->hold ? ", held" : "");
+	log_info("snapshot %s: %s, state on %s of %zu node%s%s",
+	    snap_verb(s->op), s->tag, s->nodes[0], s->nnodes,
+	    s->nnodes == 1 ? "" : "s", s->hold ? ", held" : "");
 	if (s->hold)
 		vmm_qmp_send(r, "stop", NULL, snap_run);
 	else
@@ -209,16 +249,24 @@ static void
 snap_run(struct vmm_req *r, const struct qmp_msg *m)
 {
 	struct snap	*s = r->state;
+	json_t		*devices;
+	size_t		 i;
 
+	if ((devices = json_array()) == NULL)
+		fatalx("%s: json_array", __func__);
+	for (i = 0; i < s->nnodes; i++)
+		if (json_array_append_new(devices,
+		    json_string(s->nodes[i])) == -1)
+			fatalx("%s: json", __func__);
 	if (s->op == VMM_SNAP_DELETE)
 		vmm_qmp_send(r, "snapshot-delete", vmm_qmp_args(
-		    "{s:s, s:s, s:[s]}", "job-id", QMP_JOB_ID, "tag", s->tag,
-		    "devices", s->node), snap_started);
+		    "{s:s, s:s, s:o}", "job-id", QMP_JOB_ID, "tag", s->tag,
+		    "devices", devices), snap_started);
 	else
 		vmm_qmp_send(r, s->op == VMM_SNAP_SAVE ? "snapshot-save" :
-		    "snapshot-load", vmm_qmp_args("{s:s, s:s, s:s, s:[s]}",
-		    "job-id", QMP_JOB_ID, "tag", s->tag, "vmstate", s->node,
-		    "devices", s->node), snap_started);
+		    "snapshot-load", vmm_qmp_args("{s:s, s:s, s:s, s:o}",
+		    "job-id", QMP_JOB_ID, "tag", s->tag, "vmstate",
+		    s->nodes[0], "devices", devices), snap_started);
 }
 
 static void

@@ -157,8 +157,9 @@ Test(qmp, query_jobs_return)
 #define QNODE		NODE(QMP_SNAP_NODE, "qcow2")
 
 /*
- * query-named-block-nodes: the snapshots of the qcow2 one of nodes
- * QMP_SNAP_NODE and QMP_STATE_NODE.
+ * query-named-block-nodes: the qcow2 nodes that may hold a VM's
+ * snapshots (the overlay, the state node, a VM's own disks), and the
+ * snapshots of each.
  */
 Test(qmp, block_node_snapshots)
 {
@@ -169,24 +170,23 @@ Test(qmp, block_node_snapshots)
 	    "\"image\": {\"snapshots\": [{\"name\": \"b\", "
 	    "\"vm-state-size\": 1}]}}, {" QNODE ", "
 	    "\"image\": {\"format\": \"qcow2\"}}], \"id\": 2}\n"), 0);
-	cr_assert(got[0].has_snaps);
-	cr_assert_str_eq(got[0].snap_node, QMP_SNAP_NODE);
-	cr_assert_eq(got[0].nsnaps, 0);
+	cr_assert_eq(got[0].nnodes, 1);
+	cr_assert_str_eq(got[0].nodes[0].name, QMP_SNAP_NODE);
+	cr_assert_eq(got[0].nodes[0].nsnaps, 0);
 	cr_assert_eq(feed("{\"return\": [{\"node-name\": \"base\"}], "
 	    "\"id\": 3}\n"), 0);
-	cr_assert_not(got[1].has_snaps);
+	cr_assert_eq(got[1].nnodes, 0);
 	cr_assert_eq(feed("{\"return\": [{" QNODE ", "
 	    "\"image\": {\"snapshots\": [{\"id\": \"1\", \"name\": "
 	    "\"first\", \"vm-state-size\": 123456789, \"date-sec\": 1}, "
 	    "{\"id\": \"2\", \"name\": \"Not A Tag\", \"vm-state-size\": "
 	    "5}, {\"id\": \"3\", \"name\": \"disk-only\", "
 	    "\"vm-state-size\": 0}]}}], \"id\": 4}\n"), 0);
-	cr_assert(got[2].has_snaps);
-	cr_assert_eq(got[2].nsnaps, 2);
-	cr_assert_str_eq(got[2].snaps[0].name, "first");
-	cr_assert_eq(got[2].snaps[0].vm_size, 123456789);
-	cr_assert_str_eq(got[2].snaps[1].name, "disk-only");
-	cr_assert_eq(got[2].snaps[1].vm_size, 0);
+	cr_assert_eq(got[2].nodes[0].nsnaps, 2);
+	cr_assert_str_eq(got[2].nodes[0].snaps[0].name, "first");
+	cr_assert_eq(got[2].nodes[0].snaps[0].vm_size, 123456789);
+	cr_assert_str_eq(got[2].nodes[0].snaps[1].name, "disk-only");
+	cr_assert_eq(got[2].nodes[0].snaps[1].vm_size, 0);
 
 	/* More than it looks at: the first QMP_SNAPS_MAX. */
 	p = line + snprintf(line, sizeof(line), "{\"return\": [{" QNODE ", "
@@ -198,23 +198,31 @@ Test(qmp, block_node_snapshots)
 	(void)snprintf(p, sizeof(line) - (size_t)(p - line),
 	    "]}}], \"id\": 5}\n");
 	cr_assert_eq(feed(line), 0);
-	cr_assert_eq(got[3].nsnaps, QMP_SNAPS_MAX);
-	cr_assert_str_eq(got[3].snaps[QMP_SNAPS_MAX - 1].name, "s31");
+	cr_assert_eq(got[3].nodes[0].nsnaps, QMP_SNAPS_MAX);
+	cr_assert_str_eq(got[3].nodes[0].snaps[QMP_SNAPS_MAX - 1].name,
+	    "s31");
 
 	/* A raw disk: its node is skipped, its state node's are the ones. */
 	cr_assert_eq(feed("{\"return\": [{" NODE(QMP_SNAP_NODE, "raw") ", "
 	    "\"image\": {}}, {" NODE(QMP_STATE_NODE, "qcow2") ", "
 	    "\"image\": {\"snapshots\": [{\"name\": \"t\", "
 	    "\"vm-state-size\": 7}]}}], \"id\": 6}\n"), 0);
-	cr_assert(got[4].has_snaps);
-	cr_assert_str_eq(got[4].snap_node, QMP_STATE_NODE);
-	cr_assert_eq(got[4].nsnaps, 1);
-	cr_assert_eq(got[4].snaps[0].vm_size, 7);
+	cr_assert_eq(got[4].nnodes, 1);
+	cr_assert_str_eq(got[4].nodes[0].name, QMP_STATE_NODE);
+	cr_assert_eq(got[4].nodes[0].snaps[0].vm_size, 7);
+
+	/* A VM's own disks, the raw one, the UEFI variables and bases not. */
+	cr_assert_eq(feed("{\"return\": [{" NODE("disk1", "qcow2") "}, {"
+	    NODE("disk0", "qcow2") "}, {" NODE("disk2", "raw") "}, {"
+	    NODE("vars", "raw") "}, {" NODE("base0", "qcow2") "}, {"
+	    NODE("disk4", "qcow2") "}, {" NODE("disk00", "qcow2") "}], "
+	    "\"id\": 7}\n"), 0);
+	cr_assert_eq(got[5].nnodes, 2);
+	cr_assert_str_eq(got[5].nodes[0].name, "disk1");
+	cr_assert_str_eq(got[5].nodes[1].name, "disk0");
 
 	assert_rejected("{\"return\": [{" QNODE "}, {" QNODE "}], "
 	    "\"id\": 1}\n");
-	assert_rejected("{\"return\": [{" QNODE "}, {"
-	    NODE(QMP_STATE_NODE, "qcow2") "}], \"id\": 1}\n");
 	assert_rejected("{\"return\": [{\"node-name\": \"" QMP_SNAP_NODE
 	    "\"}], \"id\": 1}\n");
 	assert_rejected("{\"return\": [{" QNODE ", \"image\": "

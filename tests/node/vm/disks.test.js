@@ -29,13 +29,14 @@ before(async () => {
 });
 
 after(async () => {
-	for (const vm of ['inst-vm', 'ovl-vm', 'efi-vm'])
+	for (const vm of ['inst-vm', 'ovl-vm', 'efi-vm', 'snap-vm',
+	    'snap-raw-vm'])
 		await alice?.callTool({ name: 'vm_destroy',
 		    arguments: { vm_id: vm } }, undefined,
 		    { timeout: CALL_TIMEOUT_MS });
 	// The overlay before its base.
 	for (const n of ['inst-ovl', 'inst-vmdk', 'big-disk', 'inst-disk',
-	    'inst-iso', 'efi-disk'])
+	    'inst-iso', 'efi-disk', 'snap-a', 'snap-b', 'snap-raw'])
 		await alice?.callTool({ name: 'image_delete',
 		    arguments: { name: n } });
 	await alice?.close();
@@ -190,6 +191,50 @@ test('UEFI: the ISO boots by OVMF and installs', async () => {
 	await until('efi-vm', 'the install done', (s) =>
 	    s.install === 'done');
 	await call(alice, 'vm_destroy', { vm_id: 'efi-vm' });
+});
+
+test('a VM from its own qcow2 disks has live snapshots; one with a raw ' +
+    'disk is refused', async () => {
+	await call(alice, 'image_create',
+	    { name: 'snap-a', size: '16M', format: 'qcow2' });
+	await call(alice, 'image_create',
+	    { name: 'snap-b', size: '8M', format: 'qcow2' });
+	// No OS on them: SeaBIOS finds nothing to boot and the VM runs on.
+	await call(alice, 'vm_create', { request_id: 'snap-1',
+	    name: 'snap-vm', disks: ['snap-a', 'snap-b'], memory_mib: 256 });
+	const t = await call(alice, 'vm_snapshot_create',
+	    { vm_id: 'snap-vm', tag: 'one' });
+	assert.equal(t.tag, 'one');
+	assert.ok(t.vm_size > 0, 'its RAM and devices were saved');
+	const l = await call(alice, 'vm_snapshot_list', { vm_id: 'snap-vm' });
+	assert.deepEqual(l.snapshots.map((x) => x.tag), ['one']);
+	assert.match(await refused(alice, 'vm_snapshot_create',
+	    { vm_id: 'snap-vm', tag: 'one' }), /already/);
+	const r = await call(alice, 'vm_snapshot_restore',
+	    { vm_id: 'snap-vm', tag: 'one' });
+	assert.equal(r.tag, 'one');
+	assert.equal((await call(alice, 'vm_status',
+	    { vm_id: 'snap-vm' })).state, 'running');
+	assert.match(await refused(alice, 'vm_snapshot_restore',
+	    { vm_id: 'snap-vm', tag: 'two' }), /no snapshot two/);
+	assert.equal((await call(alice, 'vm_snapshot_delete',
+	    { vm_id: 'snap-vm', tag: 'one' })).deleted, true);
+	assert.deepEqual((await call(alice, 'vm_snapshot_list',
+	    { vm_id: 'snap-vm' })).snapshots, []);
+	await call(alice, 'vm_destroy', { vm_id: 'snap-vm' });
+
+	// A persistent raw image is the VM's disk: no snapshots in it.
+	await call(alice, 'image_create',
+	    { name: 'snap-raw', size: '8M', format: 'raw' });
+	await call(alice, 'vm_create', { request_id: 'snap-2',
+	    name: 'snap-raw-vm', disks: ['snap-raw'], persistent: true,
+	    memory_mib: 256 });
+	assert.match(await refused(alice, 'vm_snapshot_create',
+	    { vm_id: 'snap-raw-vm', tag: 'one' }),
+	    /disk snap-raw is raw.*image_convert format qcow2/s);
+	await call(alice, 'vm_destroy', { vm_id: 'snap-raw-vm' });
+	for (const n of ['snap-a', 'snap-b', 'snap-raw'])
+		await call(alice, 'image_delete', { name: n });
 });
 
 test('what a VM cannot boot is refused with the fix', async () => {
