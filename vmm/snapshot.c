@@ -5,8 +5,9 @@
  * the disks of a VM from its own disks), with the VM's state saved into
  * one of them: the state node, else the overlay, else the first disk.
  * A job runs in QEMU while the monitor polls query-jobs; its error is
- * read back from there, and the job is dismissed however it ended.  The monitor runs one job at a
- * time, always named QMP_JOB_ID.  Its steps:
+ * read back from there, and the job is dismissed however it ended.
+ * The monitor runs one job at a time, always named QMP_JOB_ID.  Its
+ * steps:
  *
  *	snap_start	query-jobs			-> snap_seen
  *	snap_seen	a job left concluded by an op that ran out of time:
