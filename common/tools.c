@@ -138,7 +138,12 @@ static const char *const convert_values[] = {
 #define VM_PROPS							\
 	"'vm_id':{'type':'string'},'name':{'type':'string'},"		\
 	"'state':{'type':'string','description':'creating, booting, "	\
-	"running, paused, stopping, stopped or failed'},"		\
+	"running, paused, stopping, stopped, failed, hibernating or "	\
+	"hibernated'},"							\
+	"'suspension':{'type':'object','description':'paused or "	\
+	"hibernated only','properties':{'mode':{'type':'string'},"	\
+	"'since':{'type':'integer'},'why':{'type':'string'},"		\
+	"'checkpoint_bytes':{'type':'integer'}}},"			\
 	"'image':{'type':'string'},'memory_mib':{'type':'integer'},"	\
 	"'vcpus':{'type':'integer'},'network':{'type':'string'},"	\
 	"'display':{'type':'boolean'},"					\
@@ -349,10 +354,10 @@ static const struct tool_param p_vm_suspend[] = {
 	[P_VM_SUSPEND_VM_ID] = PARAM_VM_ID,
 	[P_VM_SUSPEND_MODE] = { "mode", TP_ENUM, 0, 0, 0, 0, 0,
 	    suspend_values, NULL,
-	    "Pass \"pause\": it stops the vCPUs and keeps RAM. "
-	    "\"hibernate\", which an omitted mode also means, is not "
-	    "available in this build yet and is refused." },
-	[P_VM_SUSPEND_FORCE] = PARAM_BOOL("force", "Pause even while jobs "
+	    "\"hibernate\" (the default) writes RAM and devices to a "
+	    "checkpoint and ends the VM's processes: it costs no memory. "
+	    "\"pause\" stops the vCPUs and keeps RAM in use." },
+	[P_VM_SUSPEND_FORCE] = PARAM_BOOL("force", "Suspend even while jobs "
 	    "run; they are frozen and continue on vm_resume."),
 };
 PARAMS_SIZE(p_vm_suspend, VM_SUSPEND);
@@ -751,30 +756,36 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "retry with force=true. With force=true, and for a paused VM "
 	    "or one whose guest agent has not answered yet, QEMU is "
 	    "terminated at once instead, like pulling the plug. Running "
-	    "jobs and memory are lost; the disk is kept. Start it again "
-	    "with vm_start.",
+	    "jobs and memory are lost; the disk is kept. A hibernated VM "
+	    "stops at once, its checkpoint discarded. Start it again with "
+	    "vm_start.",
 	    VM_OBJECT),
 	T(VM_START, "vm_start", "Start a stopped VM",
 	    TF_IDEMPOTENT | TF_LONG, p_vm_start, TT_VM, TR_JSON,
 	    "Boot a stopped or failed VM from its disk. Nothing of the "
 	    "previous run's memory survives; a paused VM is resumed with "
-	    "vm_resume instead. Starting a running VM changes nothing.",
+	    "vm_resume instead, and a hibernated one is resumed as by "
+	    "vm_resume. Starting a running VM changes nothing.",
 	    VM_OBJECT),
-	T(VM_SUSPEND, "vm_suspend", "Pause a VM",
+	T(VM_SUSPEND, "vm_suspend", "Suspend a VM",
 	    TF_IDEMPOTENT | TF_LONG, p_vm_suspend, TT_VM, TR_JSON,
-	    "Pause a running VM with mode=\"pause\": its jobs are frozen "
-	    "and its vCPUs stop; its memory stays in use. Refused while "
-	    "jobs run unless force=true; frozen jobs' timeouts do not "
-	    "count the paused time. Hibernation (mode=\"hibernate\", also "
-	    "what an omitted mode means) is not available in this build "
-	    "yet and is refused. A paused VM does nothing until vm_resume: "
-	    "vm_exec and the job and file tools refuse it.",
+	    "Suspend a running VM. mode=\"hibernate\" (the default): its "
+	    "jobs are frozen, its vCPUs stop, RAM and devices go to a "
+	    "checkpoint file, and its QEMU, monitor and network end, so "
+	    "that it uses no memory (state hibernated; a paused VM can "
+	    "hibernate too). mode=\"pause\": jobs frozen and vCPUs "
+	    "stopped, memory kept. Refused while jobs run unless "
+	    "force=true; frozen jobs' timeouts do not count the suspended "
+	    "time. A suspended VM does nothing until vm_resume: vm_exec and "
+	    "the job and file tools refuse it. A VM from your own disks "
+	    "can only pause.",
 	    VM_OBJECT),
-	T(VM_RESUME, "vm_resume", "Resume a paused VM",
+	T(VM_RESUME, "vm_resume", "Resume a suspended VM",
 	    TF_IDEMPOTENT | TF_LONG, p_vm_resume, TT_VM, TR_JSON,
-	    "Resume a paused VM: its vCPUs run again, the guest clock is "
-	    "set to the host's, and then its jobs continue. Resuming a "
-	    "running VM changes nothing.",
+	    "Resume a paused or hibernated VM: a hibernated one's QEMU "
+	    "loads its checkpoint and its network comes back; its vCPUs "
+	    "run again, the guest clock is set to the host's, and then its "
+	    "jobs continue. Resuming a running VM changes nothing.",
 	    VM_OBJECT),
 	T(VM_DESTROY, "vm_destroy", "Destroy a VM",
 	    TF_DESTRUCTIVE | TF_IDEMPOTENT, p_vm_destroy, TT_VM, TR_JSON,

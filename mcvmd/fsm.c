@@ -10,6 +10,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "vm.h"
@@ -53,6 +54,7 @@ static const struct fsm_cell fsm[VS_NSTATES][VE_NEVENTS] = {
 		[VE_FAIL] =		T(FAILED, DONE),
 		[VE_SHUTDOWN] =		T(STOPPED, DONE),
 		[VE_DESTROY] =		T(DESTROYING, BEGIN),
+		[VE_HIBERNATE] =	T(HIBERNATING, BEGIN),
 	},
 	[VS_PAUSED] = {
 		[VE_RESUMED] =		T(RUNNING, DONE),
@@ -61,6 +63,7 @@ static const struct fsm_cell fsm[VS_NSTATES][VE_NEVENTS] = {
 		[VE_FAIL] =		T(FAILED, DONE),
 		[VE_SHUTDOWN] =		T(STOPPED, DONE),
 		[VE_DESTROY] =		T(DESTROYING, BEGIN),
+		[VE_HIBERNATE] =	T(HIBERNATING, BEGIN),
 	},
 	[VS_STOPPING] = {
 		[VE_STOP_TIMEOUT] =	T(RUNNING, DONE),
@@ -82,6 +85,26 @@ static const struct fsm_cell fsm[VS_NSTATES][VE_NEVENTS] = {
 	[VS_DESTROYING] = {
 		[VE_DESTROY] =		T(DESTROYING, KEEP),
 	},
+	/*
+	 * A failed checkpoint leaves the VM running; an interrupted one
+	 * (mcvmd stopping) fails it, never a silent step back.
+	 */
+	[VS_HIBERNATING] = {
+		[VE_PAUSED] =		T(PAUSED, DONE),
+		[VE_RESUMED] =		T(RUNNING, DONE),
+		[VE_PROCESSES_GONE] =	T(HIBERNATED, DONE),
+		[VE_FAIL] =		T(FAILED, DONE),
+		[VE_SHUTDOWN] =		T(FAILED, DONE),
+		[VE_DESTROY] =		T(DESTROYING, BEGIN),
+	},
+	/* vm_start resumes it; vm_stop discards its checkpoint. */
+	[VS_HIBERNATED] = {
+		[VE_START] =		T(CREATING, BEGIN),
+		[VE_STOP] =		T(STOPPED, DONE),
+		[VE_FAIL] =		T(FAILED, DONE),
+		[VE_SHUTDOWN] =		T(HIBERNATED, DONE),
+		[VE_DESTROY] =		T(DESTROYING, BEGIN),
+	},
 };
 
 #undef T
@@ -95,6 +118,8 @@ static const char *const state_names[VS_NSTATES] = {
 	[VS_STOPPED] = "stopped",
 	[VS_FAILED] = "failed",
 	[VS_DESTROYING] = "destroying",
+	[VS_HIBERNATING] = "hibernating",
+	[VS_HIBERNATED] = "hibernated",
 };
 
 static const char *const event_names[VE_NEVENTS] = {
@@ -111,6 +136,7 @@ static const char *const op_names[] = {
 	[VO_PAUSE] = "pause",
 	[VO_RESUME] = "resume",
 	[VO_DESTROY] = "destroy",
+	[VO_HIBERNATE] = "hibernate",
 };
 
 /* The operation an event that begins one begins. */
@@ -118,6 +144,7 @@ static const enum vm_opkind event_op[VE_NEVENTS] = {
 	[VE_START] = VO_START,
 	[VE_STOP] = VO_STOP,
 	[VE_DESTROY] = VO_DESTROY,
+	[VE_HIBERNATE] = VO_HIBERNATE,
 };
 
 const char *
@@ -146,7 +173,7 @@ vm_event_name(enum vm_event e)
 const char *
 vm_op_name(enum vm_opkind op)
 {
-	return op <= VO_DESTROY ? op_names[op] : "unknown";
+	return op <= VO_HIBERNATE ? op_names[op] : "unknown";
 }
 
 /* Whether event is legal in state s: 1 and the next state, or 0. */
@@ -195,6 +222,7 @@ vm_fsm(struct vm *vm, enum vm_event e, const char *reason)
 	    vm_state_name(to), vm_event_name(e), reason != NULL ? ": " : "",
 	    reason != NULL ? reason : "");
 	vm->state = to;
+	vm->row.updated = (int64_t)time(NULL);
 	(void)snprintf(vm->row.state, sizeof(vm->row.state), "%s",
 	    vm_state_name(to));
 	if (intent != vm->row.intent)

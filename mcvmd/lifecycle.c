@@ -102,6 +102,10 @@ vm_op_done(struct vm *vm, int ok, const char *msg)
 void
 vm_guest_ready(struct vm *vm)
 {
+	if (vm->boot.resume) {
+		vm_hibernate_resumed(vm);	/* then here again */
+		return;
+	}
 	vm_timer_clear(vm);
 	vm_fsm(vm, VE_AGENT_READY, NULL);
 	vm_op_done(vm, 1, NULL);
@@ -111,14 +115,23 @@ vm_guest_ready(struct vm *vm)
 
 static void	 vm_term_timeout(int, short, void *);
 
+/* QEMU ends: SIGTERM, and SIGKILL to what is left after the grace. */
+void
+vm_qemu_term(struct vm *vm)
+{
+	if (vm->qemu_pid > 0)
+		(void)kill(vm->qemu_pid, SIGTERM);
+	vm_timer_start(vm, VM_TERM_GRACE, vm_term_timeout);
+	if (vm->qemu_pid <= 0 && vm->vmm_pid <= 0)
+		vm_processes_gone(vm);
+}
+
 /* The boot's console is kept; QEMU, paused, ends now. */
 static void
 install_end_qemu(struct vm *vm)
 {
 	vm->boot.guest_ended = 1;
-	if (vm->qemu_pid > 0)
-		(void)kill(vm->qemu_pid, SIGTERM);
-	vm_timer_start(vm, VM_TERM_GRACE, vm_term_timeout);
+	vm_qemu_term(vm);
 }
 
 /* Keeps the console the monitor sent, for vm_serial_read. */
@@ -180,12 +193,19 @@ void
 vm_fail(struct vm *vm, const char *why)
 {
 	int	 creating = vm->op.pending && vm->op.kind == VO_CREATE;
-	char	 msg[400];
+	char	 msg[400], resume[340];
 
 	vm_timer_clear(vm);
 	vm_kill(vm);
 	if (vm->state == VS_DESTROYING)
 		return;
+	if (vm->boot.resume && (vm->state == VS_CREATING ||
+	    vm->state == VS_BOOTING)) {
+		(void)snprintf(resume, sizeof(resume), "resuming from its "
+		    "checkpoint failed: %.300s", why);
+		vm->boot.resume = 0;
+		why = resume;
+	}
 	if (vm->boot.restore && vm->state == VS_BOOTING) {
 		/* QEMU ran from the checkpoint, and the guest never
 		 * answered. */
@@ -307,11 +327,7 @@ vm_stop(uint64_t call, struct vm *vm, int force, uint32_t timeout)
 	 * left in the cgroup after VM_TERM_GRACE.
 	 */
 	if (force || !vm->vmm_live || !vm->boot.agent) {
-		if (vm->qemu_pid > 0)
-			(void)kill(vm->qemu_pid, SIGTERM);
-		vm_timer_start(vm, VM_TERM_GRACE, vm_term_timeout);
-		if (vm->qemu_pid <= 0 && vm->vmm_pid <= 0)
-			vm_processes_gone(vm);
+		vm_qemu_term(vm);
 		return;
 	}
 	vm_timer_start(vm, (int)timeout, vm_stop_timeout);

@@ -119,6 +119,8 @@ struct vm_row {
 	uint32_t	 firmware;	/* enum vm_firmware */
 	uint32_t	 machine;	/* enum vm_machine */
 	uint32_t	 persistent;	/* 1: the images are its disks */
+	int64_t		 updated;	/* its state's last change */
+	uint64_t	 checkpoint_bytes;	/* hibernated: its checkpoint */
 	uint32_t	 install;	/* enum vm_install */
 };
 
@@ -143,6 +145,7 @@ int	 state_vm_insert(const struct vm_row *);
 int	 state_vm_set(const char *, const char *, const char *, const char *);
 int	 state_vm_delete(const char *);
 int	 state_vm_install_done(const char *);
+int	 state_vm_checkpoint(const char *, uint64_t);
 int	 state_vm_disk_bytes_set(const char *, uint64_t);
 void	 state_vm_destroyed_detail(const char *, int64_t, char *, size_t);
 int	 state_vm_destroyed(const char *, int64_t);

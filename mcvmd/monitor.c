@@ -84,20 +84,35 @@ net_config_cancel(struct req *r, enum req_end why, const char *text)
 		vm_net_configured(r->vm, 0);
 }
 
+/* The checkpoint is written (its MiB), for the template or a VM's own. */
 static void
 checkpoint_done(struct req *r, struct imsg *imsg)
 {
-	vm_checkpointed(r->vm, 1);
+	struct msg_vmm_ok	 m;
+
+	if (msg_vmm_ok_get(imsg, &m) == -1) {
+		vm_fail(r->vm, "malformed OK from the VM monitor");
+		return;
+	}
+	if (r->vm->tpl)
+		vm_checkpointed(r->vm, 1);
+	else
+		vm_hibernated(r->vm, 1, m.value, NULL);
 }
 
 static void
 checkpoint_cancel(struct req *r, enum req_end why, const char *text)
 {
-	if (why == REQ_EXPIRED || why == REQ_ERROR || why == REQ_BAD_REPLY)
+	if (why != REQ_EXPIRED && why != REQ_ERROR && why != REQ_BAD_REPLY)
+		return;
+	if (r->vm->tpl)
 		vm_checkpointed(r->vm, 0);
+	else
+		vm_hibernated(r->vm, 0, 0, text != NULL ? text :
+		    "the monitor did not answer in time");
 }
 
-/* The template's monitor writes its checkpoint to fd. */
+/* The monitor writes the VM's checkpoint to fd. */
 void
 vm_checkpoint_write(struct vm *vm, int fd)
 {

@@ -210,6 +210,12 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 	rc |= arg_add(qa, "%u", s->vcpus);
 	rc |= arg_add(qa, "-no-reboot");
 	/*
+	 * A checkpoint carries no run state, so that a VM restored from it
+	 * runs, even one that was paused while it was written (hibernated).
+	 */
+	rc |= arg_add(qa, "-global");
+	rc |= arg_add(qa, "migration.store-global-state=off");
+	/*
 	 * Own disks (no agent to ask for the console before a stop): the
 	 * guest's reset or power-off pauses QEMU instead of ending it, so
 	 * that mcvmd keeps its console before it ends QEMU (and after an

@@ -71,6 +71,7 @@ struct req {
 	uint64_t	 call;		/* frontd call, 0 for none */
 	const char	*what;		/* the tool, for messages */
 	int		 force;
+	int		 hibernate;	/* vm_suspend: the mode */
 	uint32_t	 encoding;	/* vm_job_output: 0 utf-8, 1 base64 */
 	uint32_t	 wait_ms;	/* for the job to end */
 	uint32_t	 wait_left_ms;	/* vm_exec, vm_job_output: to wait */

@@ -115,6 +115,10 @@ static const char *const schema_steps[SCHEMA_VERSION] = {
 	"ALTER TABLE vms ADD COLUMN machine INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE vms ADD COLUMN persistent INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE vms ADD COLUMN install INTEGER NOT NULL DEFAULT 0;",
+
+	/* 8: a hibernated VM's checkpoint: its bytes (0: none). */
+	"ALTER TABLE vms ADD COLUMN checkpoint_bytes INTEGER NOT NULL "
+	"  DEFAULT 0;",
 };
 
 int

@@ -104,6 +104,7 @@ vm_fork_monitor(struct vm *vm, char procs[][PATH_MAX], size_t nprocs,
 	(void)snprintf(uid, sizeof(uid), "%u", vm->row.uid);
 	(void)snprintf(gid, sizeof(gid), "%u", vm->row.uid);
 	argc = child_argv(VM_VMM_BINARY, argv);
+	/* A resumed VM's guest is no template's: a new session serves it. */
 	if (vm->tpl || vm->boot.restore) {
 		argv[argc++] = "-m";
 		argv[argc++] = vm->tpl ? "hold" : "restore";
@@ -202,7 +203,7 @@ vm_spawn(struct vm *vm)
 	spec.mac = vm_net_has_nic(vm) ? vm->mac : NULL;
 	spec.hold = vm->tpl;
 	spec.display = vm->row.display != 0;
-	spec.restore = vm->boot.restore;
+	spec.restore = vm->boot.restore || vm->boot.resume;
 	if (vm_own_disks(vm)) {
 		spec.ndisks = vm->nvdisk;
 		for (i = 0; i < vm->nvdisk && i < VM_DISKS_MAX; i++) {
@@ -246,8 +247,8 @@ vm_spawn(struct vm *vm)
 	jail.gid = vm->row.uid;
 	jail.kvm = accel == ACCEL_USE_KVM;
 	/* A restored guest has its kernel in the checkpoint. */
-	jail.kernel_fd = vm->boot.restore ? -1 : vm->store_fds[STORE_FD_KERNEL];
-	jail.initrd_fd = vm->boot.restore ? -1 : vm->store_fds[STORE_FD_INITRD];
+	jail.kernel_fd = spec.restore ? -1 : vm->store_fds[STORE_FD_KERNEL];
+	jail.initrd_fd = spec.restore ? -1 : vm->store_fds[STORE_FD_INITRD];
 	jail.log_fd = log;
 	jail.netns_fd = vm->net_fds[NET_FD_NETNS];
 	for (i = 0; i <= QEMU_FD_MAX; i++)
@@ -300,8 +301,9 @@ vm_spawn(struct vm *vm)
 	vm_close_store_fds(vm);
 	free(qa);
 	vm_monitor_attach(vm, sp[0]);
-	/* A new boot: the jobs of the last one are gone with it. */
-	if (state_jobs_forget(vm->row.id) == -1)
+	/* A new boot: the jobs of the last one are gone with it (a
+	 * resumed VM's are not: they come back with its memory). */
+	if (!vm->boot.resume && state_jobs_forget(vm->row.id) == -1)
 		log_warnx("%s: old jobs not forgotten", vm->row.id);
 	vm_fsm(vm, VE_SPAWNED, NULL);
 	vm_progress(vm, 2, 3, "booting");
@@ -398,6 +400,16 @@ vm_processes_gone(struct vm *vm)
 		vm_net_teardown(vm);
 
 	switch (vm->state) {
+	case VS_HIBERNATING:
+		if (!vm->boot.checkpointed) {
+			vm_fail(vm, "QEMU exited before its checkpoint was "
+			    "written");
+			break;
+		}
+		vm->boot.checkpointed = 0;
+		vm_fsm(vm, VE_PROCESSES_GONE, NULL);
+		vm_op_done(vm, 1, NULL);
+		break;
 	case VS_STOPPING:
 		if (vm->tpl) {
 			/* Only its directory, with the checkpoint, stays. */
@@ -447,7 +459,8 @@ vm_reap(pid_t pid, int status)
 			vm->vmm_pid = 0;
 			if (vm->qemu_pid > 0 && vm->state != VS_STOPPING &&
 			    vm->state != VS_DESTROYING &&
-			    vm->state != VS_FAILED && !vm->boot.guest_ended)
+			    vm->state != VS_FAILED && !vm->boot.guest_ended &&
+			    !vm->boot.checkpointed)
 				vm_fail(vm, "the VM monitor died");
 			else
 				log_info("%s: monitor exited", vm->row.id);

@@ -379,13 +379,15 @@ state_vm_row(sqlite3_stmt *st, struct vm_row *v)
 	v->machine = (uint32_t)sqlite3_column_int64(st, 21);
 	v->persistent = (uint32_t)sqlite3_column_int64(st, 22);
 	v->install = (uint32_t)sqlite3_column_int64(st, 23);
+	v->updated = sqlite3_column_int64(st, 24);
+	v->checkpoint_bytes = (uint64_t)sqlite3_column_int64(st, 25);
 }
 
 #define VM_COLUMNS	"v.id, v.workspace_id, v.name, v.state, v.intent, "  \
 	"v.slot, v.uid, v.memory_mib, v.vcpus, v.network, v.image, "	      \
 	"v.created, v.reason, v.idle_seconds, v.idle_mode, v.disk_bytes, "    \
 	"w.name, v.display, v.disks, v.iso, v.firmware, v.machine, "	      \
-	"v.persistent, v.install "					      \
+	"v.persistent, v.install, v.updated, v.checkpoint_bytes "	      \
 	"FROM vms v JOIN workspaces w ON w.id = v.workspace_id"
 
 int
@@ -458,6 +460,14 @@ state_vm_set(const char *id, const char *state, const char *intent,
 		return -1;
 	}
 	return 0;
+}
+
+/* A hibernated VM's checkpoint: its bytes, 0 once it is gone. */
+int
+state_vm_checkpoint(const char *id, uint64_t bytes)
+{
+	return state_run("UPDATE vms SET checkpoint_bytes = ?2 WHERE id = ?1",
+	    id, (int64_t)bytes, 0);
 }
 
 /* The VM booted its install CD once: from now on its disks alone. */

@@ -316,6 +316,10 @@ store_disk_done(struct req *r, struct imsg *imsg)
 	log_info("%s: disk ready (%s)", vm->row.id, m.text);
 	vm_fsm(vm, VE_DISK_READY, NULL);
 	vm_progress(vm, 1, 3, "disk ready");
+	if (vm->boot.resume) {
+		vm_store_checkpoint(vm, vm->row.id, 0);
+		return;
+	}
 	if (vm->boot.restore && vm_template_ready()) {
 		vm_store_checkpoint(vm, vm_template_id(), 0);
 		return;
@@ -339,8 +343,12 @@ store_checkpoint_done(struct req *r, struct imsg *imsg)
 	char			 msg[400];
 
 	store_result_get(imsg, &m);
-	/* The template asks once it holds; a new VM before it boots. */
-	if (store_overtaken(vm, vm->tpl ? VS_BOOTING : VS_CREATING))
+	/*
+	 * The template asks once it holds, a hibernating VM once paused;
+	 * a new or resumed VM before it boots.
+	 */
+	if (store_overtaken(vm, vm->tpl ? VS_BOOTING :
+	    vm->state == VS_HIBERNATING ? VS_HIBERNATING : VS_CREATING))
 		return;
 	fd = vm->store_fds[STORE_FD_CHECKPOINT];
 	vm->store_fds[STORE_FD_CHECKPOINT] = -1;
@@ -350,14 +358,23 @@ store_checkpoint_done(struct req *r, struct imsg *imsg)
 		err = "no descriptor";
 	if (err != NULL && fd != -1)
 		close(fd);
-	if (vm->tpl) {
+	if (vm->tpl || vm->state == VS_HIBERNATING) {
 		if (err != NULL) {
 			(void)snprintf(msg, sizeof(msg), "no checkpoint "
 			    "file: %s", err);
-			vm_fail(vm, msg);
+			if (vm->tpl)
+				vm_fail(vm, msg);
+			else
+				vm_hibernated(vm, 0, 0, msg);
 			return;
 		}
 		vm_checkpoint_write(vm, fd);
+		return;
+	}
+	if (err != NULL && vm->boot.resume) {
+		(void)snprintf(msg, sizeof(msg), "its checkpoint cannot be "
+		    "read: %s", err);
+		vm_fail(vm, msg);
 		return;
 	}
 	if (err != NULL) {

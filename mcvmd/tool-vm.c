@@ -603,6 +603,15 @@ tool_vm_stop(struct tool_call *c)
 		call_reply_json(c->id, vm_json(vm));
 		return;
 	}
+	/* Its memory goes: it will boot again. */
+	if (vm->state == VS_HIBERNATED && !vm->op.pending) {
+		vm->row.checkpoint_bytes = 0;
+		(void)state_vm_checkpoint(vm->row.id, 0);
+		vm_fsm(vm, VE_STOP, "stopped while hibernated: its checkpoint "
+		    "was discarded");
+		call_reply_json(c->id, vm_json(vm));
+		return;
+	}
 	if (vm->op.pending || (vm->state != VS_RUNNING &&
 	    vm->state != VS_PAUSED && vm->state != VS_BOOTING)) {
 		call_refuse_state(c->id, vm);
@@ -621,16 +630,20 @@ tool_vm_start(struct tool_call *c)
 		call_reply_json(c->id, vm_json(vm));
 		return;
 	}
-	if (vm->state != VS_STOPPED && vm->state != VS_FAILED) {
+	if (vm->state != VS_STOPPED && vm->state != VS_FAILED &&
+	    vm->state != VS_HIBERNATED) {
 		call_refuse_state(c->id, vm);
 		return;
 	}
-	if (vm->qemu_pid > 0 || vm->vmm_pid > 0) {
+	if (vm->qemu_pid > 0 || vm->vmm_pid > 0 || vm->op.pending) {
 		call_reply(c->id, TOOL_ERROR, "the VM's processes are still "
 		    "stopping; retry in a moment");
 		return;
 	}
-	vm_start(c->id, vm);
+	if (vm->state == VS_HIBERNATED)
+		vm_hibernate_resume(c->id, vm);
+	else
+		vm_start(c->id, vm);
 }
 
 static void
@@ -704,6 +717,10 @@ suspend_frozen(struct req *r, struct imsg *imsg)
 {
 	if (!chain_holds(r, VS_RUNNING))
 		return;
+	if (r->hibernate) {
+		vm_hibernate(r->call, r->vm, "hibernated by vm_suspend");
+		return;
+	}
 	req_next(r, IMSG_VMM_PAUSE, suspend_paused);
 	(void)req_send(r);
 }
@@ -743,18 +760,25 @@ tool_vm_suspend(struct tool_call *c)
 	int64_t		 mode = TOOL_INT(c->args, VM_SUSPEND, MODE, 0);
 	int64_t		 force = TOOL_INT(c->args, VM_SUSPEND, FORCE, 0);
 
-	if (mode == 0) {
-		call_reply(c->id, TOOL_UNAVAILABLE, "hibernation is not "
-		    "available in this mcvm build yet: use mode \"pause\", "
-		    "which keeps the VM's memory");
-		return;
-	}
-	if (vm->state == VS_PAUSED) {
+	if ((mode == 0 && vm->state == VS_HIBERNATED) ||
+	    (mode != 0 && vm->state == VS_PAUSED)) {
 		call_reply_json(c->id, vm_json(vm));
 		return;
 	}
-	if (vm->state != VS_RUNNING || !vm->vmm_live) {
+	if (mode == 0 && vm_own_disks(vm)) {
+		call_reply(c->id, TOOL_UNAVAILABLE, "a VM from your own disks "
+		    "cannot hibernate in this mcvm build: use mode \"pause\", "
+		    "which keeps its memory in QEMU");
+		return;
+	}
+	if (vm->op.pending || (vm->state != VS_RUNNING &&
+	    vm->state != VS_PAUSED) || !vm->vmm_live) {
 		call_refuse_state(c->id, vm);
+		return;
+	}
+	/* Paused, its jobs are frozen already (or there were none). */
+	if (vm->state == VS_PAUSED) {
+		vm_hibernate(c->id, vm, "hibernated by vm_suspend");
 		return;
 	}
 	if (vm->boot.agent)
@@ -763,7 +787,8 @@ tool_vm_suspend(struct tool_call *c)
 		r = call_req(c, IMSG_VMM_PAUSE, suspend_paused);
 	r->cancel = suspend_cancel;
 	r->force = force != 0;
-	vm_intent(vm, VO_PAUSE);
+	r->hibernate = mode == 0;
+	vm_intent(vm, r->hibernate ? VO_HIBERNATE : VO_PAUSE);
 	(void)req_send(r);
 }
 
@@ -816,6 +841,10 @@ tool_vm_resume(struct tool_call *c)
 
 	if (vm->state == VS_RUNNING) {
 		call_reply_json(c->id, vm_json(vm));
+		return;
+	}
+	if (vm->state == VS_HIBERNATED && !vm->op.pending) {
+		vm_hibernate_resume(c->id, vm);
 		return;
 	}
 	if (vm->state != VS_PAUSED || !vm->vmm_live) {

@@ -100,6 +100,15 @@ vm_json(const struct vm *vm)
 		fatalx("%s: json_pack", __func__);
 	if (vm->row.reason[0] != '\0')
 		json_object_set_new(j, "reason", json_string(vm->row.reason));
+	if (vm->state == VS_HIBERNATED)
+		json_object_set_new(j, "suspension", json_pack("{s:s, s:I, "
+		    "s:s, s:I}", "mode", "hibernate", "since",
+		    (json_int_t)vm->row.updated, "why", vm->row.reason,
+		    "checkpoint_bytes", (json_int_t)vm->row.checkpoint_bytes));
+	else if (vm->state == VS_PAUSED)
+		json_object_set_new(j, "suspension", json_pack("{s:s, s:I, "
+		    "s:s}", "mode", "pause", "since",
+		    (json_int_t)vm->row.updated, "why", vm->row.reason));
 	if (vm_own_disks(vm))
 		vm_disks_json(vm, j);
 	if (vm->address[0] != '\0') {
@@ -248,6 +257,7 @@ vm_load_row(const struct vm_row *row, void *arg)
 	case VS_STOPPED:
 	case VS_FAILED:
 	case VS_DESTROYING:
+	case VS_HIBERNATED:	/* its checkpoint is whole: fsynced first */
 		break;
 	default:
 		/* Its processes died with the old mcvmd, or are killed

@@ -44,6 +44,8 @@ enum vm_state {
 	VS_STOPPED,
 	VS_FAILED,
 	VS_DESTROYING,
+	VS_HIBERNATING,		/* its checkpoint being written */
+	VS_HIBERNATED,		/* only its files: checkpoint and disk */
 	VS_NSTATES,
 };
 
@@ -62,7 +64,8 @@ enum vm_state {
 	X(VE_PROCESSES_GONE,	"processes-gone") /* both reaped */	\
 	X(VE_FAIL,		"fail")					\
 	X(VE_SHUTDOWN,		"shutdown")	/* mcvmd stops */	\
-	X(VE_DESTROY,		"destroy")
+	X(VE_DESTROY,		"destroy")				\
+	X(VE_HIBERNATE,		"hibernate")	/* vm_suspend */
 
 enum vm_event {
 #define VM_EVENT_ENUM(e, n)	e,
@@ -80,6 +83,7 @@ enum vm_opkind {
 	VO_PAUSE,
 	VO_RESUME,
 	VO_DESTROY,
+	VO_HIBERNATE,
 };
 
 /* What the current lifecycle operation owes its caller. */
@@ -94,6 +98,9 @@ struct vm_op {
 /* What one boot of the VM knows, from its spawn to its processes' end. */
 struct vm_boot {
 	int		 restore;	/* from the template's checkpoint */
+	int		 resume;	/* from its own (hibernated) */
+	int		 checkpointed;	/* hibernating: its checkpoint is
+					   written and durable */
 	int		 agent;		/* the guest agent answers */
 	int		 poweroff;	/* the guest powered off: no crash */
 	int		 guest_end;	/* QMP: the guest reset or shut down */
@@ -125,6 +132,7 @@ struct vm {
 	struct vm_op	 op;
 	struct vm_boot	 boot;
 	int		 tpl;		/* the template (see template.c) */
+	int		 hib_paused;	/* hibernating: it was paused */
 	int		 net_live;	/* netd holds this VM's slot */
 	int		 net_fds[NET_FD_TAP + 1];
 	char		 address[VM_NET_STR_MAX];	/* "" when off */
@@ -186,6 +194,11 @@ void		 vm_progress(const struct vm *, uint64_t, uint64_t,
 void		 vm_fail(struct vm *, const char *);
 void		 vm_start(uint64_t, struct vm *);
 void		 vm_stop(uint64_t, struct vm *, int, uint32_t);
+void		 vm_qemu_term(struct vm *);
+void		 vm_hibernate(uint64_t, struct vm *, const char *);
+void		 vm_hibernated(struct vm *, int, uint32_t, const char *);
+void		 vm_hibernate_resume(uint64_t, struct vm *);
+void		 vm_hibernate_resumed(struct vm *);
 void		 vm_destroy(uint64_t, struct vm *);
 void		 vm_destroy_finish(struct vm *);
 void		 vm_guest_ready(struct vm *);

@@ -8,12 +8,17 @@
  *	ckpt_unthrottled migrate to fd:checkpoint	-> ckpt_migrating
  *	ckpt_migrating	ckpt_poll in 20 ms
  *	ckpt_poll	query-migrate			-> ckpt_polled
- *	ckpt_polled	done, failed, or ckpt_poll in 20 ms
+ *	ckpt_polled	done: fsync, answer its MiB; failed; or
+ *			ckpt_poll in 20 ms
  *
  * The op table entry gives the fd (r->fd, closed with the request), one
- * checkpoint at a time, QMP negotiated, and the deadline.  A QMP error at
- * any step has answered mcvmd before a continuation would run.
+ * checkpoint at a time, QMP negotiated, and the deadline.  The monitor
+ * keeps its copy of the fd to make the checkpoint durable once QEMU has
+ * written it: a hibernated VM is only its files.  A QMP error at any step
+ * has answered mcvmd before a continuation would run.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -44,9 +49,6 @@ ckpt_start(struct vmm_req *r, const union vmm_args *unused)
 static void
 ckpt_got_fd(struct vmm_req *r, const struct qmp_msg *m)
 {
-	/* QEMU holds its own copy now. */
-	close(r->fd);
-	r->fd = -1;
 	vmm_qmp_send(r, "migrate-set-parameters", vmm_qmp_args("{s:I}",
 	    "max-bandwidth", (json_int_t)CKPT_BANDWIDTH), ckpt_unthrottled);
 }
@@ -73,14 +75,24 @@ ckpt_poll(struct vmm_req *r)
 static void
 ckpt_polled(struct vmm_req *r, const struct qmp_msg *m)
 {
+	struct stat	 st;
+	uint64_t	 mib;
+
 	if (!m->has_status) {
 		vmm_fail(r, VMM_ERR_QMP, EBADMSG,
 		    "query-migrate returned no status");
 		return;
 	}
 	if (strcmp(m->status, "completed") == 0) {
-		log_info("checkpoint written");
-		vmm_ok(r, 0);
+		if (fsync(r->fd) == -1 || fstat(r->fd, &st) == -1) {
+			vmm_fail(r, VMM_ERR_QMP, (uint32_t)errno,
+			    "the checkpoint could not be made durable");
+			return;
+		}
+		mib = ((uint64_t)st.st_size + (1 << 20) - 1) >> 20;
+		log_info("checkpoint written, %llu MiB",
+		    (unsigned long long)mib);
+		vmm_ok(r, mib > UINT32_MAX ? UINT32_MAX : (uint32_t)mib);
 		return;
 	}
 	if (strcmp(m->status, "failed") == 0 ||

@@ -3,7 +3,8 @@
  * (read, write, sendmsg/recvmsg, epoll, time, memory, exit) the monitor
  * may only poll, when it flushes its last messages to mcvmd before it
  * exits, and, for screenshots (screenshot.c), read its buffer at an
- * offset, empty it, and write the frame into mcvmd's memfd at an offset.
+ * offset, empty it, and write the frame into mcvmd's memfd at an offset,
+ * and make a checkpoint QEMU wrote durable.
  * It opens nothing, creates no socket, and starts no process: every fd
  * it uses was open before the filter was loaded or came from mcvmd.
  */
@@ -12,7 +13,7 @@
 
 static const char *const vmm_allow[] = {
 	"poll", "ppoll",
-	"pread64", "pwrite64", "ftruncate",
+	"pread64", "pwrite64", "ftruncate", "fsync",
 };
 
 void
