@@ -308,6 +308,10 @@ state_refusal(const struct vm *vm, char *msg, size_t size)
 		(void)snprintf(msg, size, "%s is stopped: call vm_start "
 		    "first", vm->row.id);
 		break;
+	case VS_HIBERNATED:
+		(void)snprintf(msg, size, "%s is hibernated: call vm_resume "
+		    "first", vm->row.id);
+		break;
 	case VS_FAILED:
 		(void)snprintf(msg, size, "%s failed (%s): destroy it with "
 		    "vm_destroy, or try vm_start", vm->row.id,
