@@ -776,9 +776,11 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "hibernate too). mode=\"pause\": jobs frozen and vCPUs "
 	    "stopped, memory kept. Refused while jobs run unless "
 	    "force=true; frozen jobs' timeouts do not count the suspended "
-	    "time. A suspended VM does nothing until vm_resume: vm_exec and "
-	    "the job and file tools refuse it. A VM from your own disks "
-	    "can only pause.",
+	    "time. A suspended VM resumes on vm_resume, or on the first "
+	    "call that needs its guest (vm_exec, the file tools, "
+	    "vm_job_output, vm_job_cancel), which then runs; vm_status, "
+	    "vm_list and vm_job_status leave it suspended. A VM from your "
+	    "own disks can only pause.",
 	    VM_OBJECT),
 	T(VM_RESUME, "vm_resume", "Resume a suspended VM",
 	    TF_IDEMPOTENT | TF_LONG, p_vm_resume, TT_VM, TR_JSON,

@@ -419,18 +419,6 @@ dispatch_target(struct tool_call *c)
 	}
 }
 
-/*
- * The one place where a suspended VM is to be woken for a tool that
- * needs it running: a later issue's wake-on-call takes the call over here
- * (and returns 1) when the VM idles suspended.  Today nothing is woken:
- * the call is refused as any other in the wrong state.
- */
-static int
-dispatch_wake(struct tool_call *c)
-{
-	return 0;
-}
-
 /* Whether the tool needs the guest agent (which own disks lack). */
 static int
 dispatch_agent_tool(const struct tool_call *c)
@@ -471,8 +459,6 @@ dispatch_state(struct tool_call *c)
 	if (t == TT_VM_LIVE ? vm_live(vm) : (vm->state == VS_RUNNING &&
 	    vm->vmm_live && (t != TT_VM_AGENT || vm->boot.agent)))
 		return 0;
-	if (vm->state == VS_PAUSED && dispatch_wake(c))
-		return -1;
 	if (c->rid != NULL) {
 		/* The receipt keeps that nothing was run. */
 		state_refusal(vm, msg, sizeof(msg) - strlen(NOTHING_RUN));
@@ -524,6 +510,9 @@ dispatch_run(uint64_t id, const struct ws_auth *auth,
 		return 1;
 	if (impl->check != NULL && impl->check(&c) != 0)
 		return 1;
+	/* A suspended VM wakes first (wake.c); the call then runs anew. */
+	if (vm_wake_call(&c))
+		return 1;
 	if (impl->receipt != NULL) {
 		c.rid = impl->rid >= 0 ? args->v[impl->rid].s : NULL;
 		if (c.rid == NULL || !valid_request_id(c.rid))
@@ -571,6 +560,7 @@ call_lose(uint64_t id)
 	struct vm	*vm;
 
 	req_lose_caller(id);
+	vm_wake_forget(id);
 	TAILQ_FOREACH(vm, &vms, entry)
 		if (vm->op.peerid == id)
 			vm->op.peerid = 0;

@@ -82,6 +82,8 @@ void		 call_reply_json(uint64_t, json_t *);
 int		 call_reply_fd(uint64_t,
 		    const struct msg_front_tool_result_fd *, int);
 void		 call_progress(uint64_t, uint64_t, uint64_t, const char *);
+void		 call_args_free(struct tool_args *);
+int		 call_args_copy(struct tool_args *, const struct tool_args *);
 void		 call_send_fd(uint64_t, uint32_t, int);
 void		 call_refuse_state(uint64_t, const struct vm *);
 void		 vm_front_lost(void);

@@ -234,6 +234,7 @@ vm_fsm(struct vm *vm, enum vm_event e, const char *reason)
 	else if (to == VS_RUNNING)
 		vm->row.reason[0] = '\0';
 	vm_record(vm, reason);
+	vm_wake_check(vm);
 }
 
 /*

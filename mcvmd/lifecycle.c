@@ -109,6 +109,7 @@ vm_guest_ready(struct vm *vm)
 	vm_timer_clear(vm);
 	vm_fsm(vm, VE_AGENT_READY, NULL);
 	vm_op_done(vm, 1, NULL);
+	vm_wake_settle(vm, 1);
 }
 
 /* ---- the guest's own end, on its own disks ------------------------------- */

@@ -31,8 +31,6 @@ struct vm_image_wait {
 	struct tool_args	 args;		/* every pointer owned */
 };
 
-static void	 vm_args_free(struct tool_args *);
-static int	 vm_args_copy(struct tool_args *, const struct tool_args *);
 
 static void
 vm_image_wait_free(struct req *r)
@@ -40,7 +38,7 @@ vm_image_wait_free(struct req *r)
 	struct vm_image_wait	*w = r->ctx;
 
 	r->ctx = NULL;
-	vm_args_free(&w->args);
+	call_args_free(&w->args);
 	free(w);
 }
 
@@ -86,7 +84,7 @@ vm_image_wait(uint64_t peerid, const struct ws_auth *auth,
 		call_reply(peerid, TOOL_ERROR, msg);
 		return;
 	}
-	if (vm_args_copy(&w->args, args) == -1) {
+	if (call_args_copy(&w->args, args) == -1) {
 		free(w);
 		call_reply(peerid, TOOL_UNAVAILABLE, "out of memory; retry");
 		return;
@@ -102,56 +100,6 @@ vm_image_wait(uint64_t peerid, const struct ws_auth *auth,
 	(void)snprintf(msg, sizeof(msg), "waiting for image %s to be "
 	    "verified", image);
 	call_progress(peerid, 0, 3, msg);
-}
-
-static void
-vm_args_free(struct tool_args *a)
-{
-	size_t	 k, j;
-
-	for (k = 0; k < TOOL_PARAMS_MAX; k++) {
-		free((char *)a->v[k].s);
-		free((void *)a->v[k].b);
-		for (j = 0; j < a->v[k].nlist; j++)
-			free((char *)a->v[k].list[j]);
-	}
-	memset(a, 0, sizeof(*a));
-}
-
-static int
-vm_args_copy(struct tool_args *dst, const struct tool_args *src)
-{
-	const struct tool_value	*sv;
-	struct tool_value	*dv;
-	size_t			 k, j;
-
-	memset(dst, 0, sizeof(*dst));
-	dst->tool = src->tool;
-	for (k = 0; k < src->tool->nparams && k < TOOL_PARAMS_MAX; k++) {
-		sv = &src->v[k];
-		dv = &dst->v[k];
-		dv->present = sv->present;
-		dv->i = sv->i;
-		memcpy(dv->cursor, sv->cursor, sizeof(dv->cursor));
-		if (sv->s != NULL && (dv->s = strdup(sv->s)) == NULL)
-			goto fail;
-		if (sv->b != NULL) {
-			if ((dv->b = malloc(sv->blen > 0 ? sv->blen : 1)) ==
-			    NULL)
-				goto fail;
-			memcpy((void *)dv->b, sv->b, sv->blen);
-			dv->blen = sv->blen;
-		}
-		for (j = 0; j < sv->nlist && j < TOOL_LIST_MAX; j++) {
-			if ((dv->list[j] = strdup(sv->list[j])) == NULL)
-				goto fail;
-			dv->nlist = j + 1;
-		}
-	}
-	return 0;
-fail:
-	vm_args_free(dst);
-	return -1;
 }
 
 /* ---- vm_create ---------------------------------------------------------- */
@@ -681,6 +629,8 @@ resume_cancel(struct req *r, enum req_end end, const char *why)
 {
 	chain_intent_clear(r->vm, VO_RESUME);
 	call_req_cancel(r, end, why);
+	if (end != REQ_VM_GONE)
+		vm_wake_settle(r->vm, 0);
 }
 
 /*
@@ -798,6 +748,7 @@ resume_thawed(struct req *r, struct imsg *imsg)
 	if (!chain_holds(r, VS_RUNNING))
 		return;
 	call_reply_json(r->call, vm_json(r->vm));
+	vm_wake_settle(r->vm, 1);
 }
 
 static void
@@ -822,6 +773,7 @@ resume_cont(struct req *r, struct imsg *imsg)
 	vm_fsm(vm, VE_RESUMED, NULL);
 	if (!vm->boot.agent) {
 		call_reply_json(r->call, vm_json(vm));
+		vm_wake_settle(vm, 1);
 		return;
 	}
 	(void)clock_gettime(CLOCK_REALTIME, &ts);
@@ -837,7 +789,6 @@ static void
 tool_vm_resume(struct tool_call *c)
 {
 	struct vm	*vm = c->vm;
-	struct req	*r;
 
 	if (vm->state == VS_RUNNING) {
 		call_reply_json(c->id, vm_json(vm));
@@ -851,8 +802,19 @@ tool_vm_resume(struct tool_call *c)
 		call_refuse_state(c->id, vm);
 		return;
 	}
-	r = call_req(c, IMSG_VMM_CONT, resume_cont);
-	r->cancel = resume_cancel;
+	vm_resume_paused(c->id, vm);
+}
+
+/* Resumes a paused VM for call (0: for the calls that woke it). */
+void
+vm_resume_paused(uint64_t call, struct vm *vm)
+{
+	struct req	*r;
+
+	r = req_new(RP_MONITOR, vm, IMSG_VMM_CONT, resume_cont,
+	    resume_cancel);
+	r->call = call;
+	r->what = "vm_resume";
 	vm_intent(vm, VO_RESUME);
 	(void)req_send(r);
 }

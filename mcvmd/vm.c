@@ -217,6 +217,7 @@ vm_new(const struct vm_row *row)
 		vm->store_fds[i] = -1;
 	for (i = 0; i <= NET_FD_TAP; i++)
 		vm->net_fds[i] = -1;
+	TAILQ_INIT(&vm->wakes);
 	TAILQ_INSERT_TAIL(&vms, vm, entry);
 	return vm;
 }
@@ -228,6 +229,7 @@ vm_free(struct vm *vm)
 	req_vm_gone(vm, 1, "the VM is gone");
 	vm_close_store_fds(vm);
 	vm_console_forget(vm);
+	vm_wake_drop(vm);
 	TAILQ_REMOVE(&vms, vm, entry);
 	free(vm);
 }

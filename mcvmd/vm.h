@@ -118,6 +118,8 @@ struct vm_console {
 	char		 data[];
 };
 
+struct vm_wake;
+
 struct vm {
 	TAILQ_ENTRY(vm)	 entry;
 	struct vm_row	 row;		/* what state.db holds */
@@ -133,6 +135,9 @@ struct vm {
 	struct vm_boot	 boot;
 	int		 tpl;		/* the template (see template.c) */
 	int		 hib_paused;	/* hibernating: it was paused */
+	TAILQ_HEAD(, vm_wake) wakes;	/* calls waiting for it (wake.c) */
+	unsigned int	 nwakes;
+	int		 waking;	/* a resume for them is under way */
 	int		 net_live;	/* netd holds this VM's slot */
 	int		 net_fds[NET_FD_TAP + 1];
 	char		 address[VM_NET_STR_MAX];	/* "" when off */
@@ -199,6 +204,13 @@ void		 vm_hibernate(uint64_t, struct vm *, const char *);
 void		 vm_hibernated(struct vm *, int, uint32_t, const char *);
 void		 vm_hibernate_resume(uint64_t, struct vm *);
 void		 vm_hibernate_resumed(struct vm *);
+void		 vm_resume_paused(uint64_t, struct vm *);
+struct tool_call;
+int		 vm_wake_call(struct tool_call *);
+void		 vm_wake_settle(struct vm *, int);
+void		 vm_wake_check(struct vm *);
+void		 vm_wake_forget(uint64_t);
+void		 vm_wake_drop(struct vm *);
 void		 vm_destroy(uint64_t, struct vm *);
 void		 vm_destroy_finish(struct vm *);
 void		 vm_guest_ready(struct vm *);

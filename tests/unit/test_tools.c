@@ -536,14 +536,13 @@ Test(tools, render_refuses_what_it_cannot_fill)
 /*
  * The descriptions promise nothing this build lacks: the tools without an
  * implementation in mcvmd (test_dispatch.c lists them) say so first, and
- * no description claims idle suspension, waking on work or an ACPI
- * shutdown; hibernation is vm_suspend's default, which vm_create's
- * idle_mode only records.
+ * no description claims idle suspension or an ACPI shutdown; hibernation
+ * is vm_suspend's default, which vm_create's idle_mode only records.
  */
 Test(tools, descriptions_tell_what_is_built)
 {
 	static const char *const untrue[] = {
-		"ACPI", "wakes", "woken",
+		"ACPI",
 		"(512)", "(1)", NULL
 	};
 	const char	*d;

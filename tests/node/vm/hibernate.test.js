@@ -1,7 +1,8 @@
 // Hibernation through the official MCP SDK client: a VM whose memory and
 // devices go to its checkpoint, with nothing of it left running on the
-// host, and that comes back with its processes, its /tmp, the host's
-// clock and its jobs' remaining timeouts.  Run through tests/suites/vms,
+// host, and that comes back, on vm_resume or on the first call that
+// needs it, with its processes, its /tmp, the host's clock and its jobs'
+// remaining timeouts.  Run through tests/suites/vms,
 // with a real guest under TCG.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -84,14 +85,20 @@ test('a hibernated VM keeps its processes and /tmp, and nothing of it ' +
 	assert.equal((await hibernate()).state, 'hibernated');
 	assert.match(await refused(bob, 'vm_resume', { vm_id: NAME }),
 	    /no VM|not found|unknown/i);
-	assert.match(await refused(alice, 'vm_exec', { vm_id: NAME,
-	    request_id: 'hib-refused', command: 'true' }),
-	    /hibernated: call vm_resume/);
+	// Looking at it does not wake it.
+	const l = await call(alice, 'vm_list', {});
+	assert.equal(l.vms.find((x) => x.vm_id === vm).state, 'hibernated');
+	assert.match(await refused(alice, 'vm_job_status', { vm_id: NAME,
+	    job_id: counter.job_id }), /hibernated: call vm_resume/);
+	assert.equal((await call(alice, 'vm_status', { vm_id: NAME })).state,
+	    'hibernated');
+	assert.equal(processes(), '', 'still nothing runs');
 
-	const r = await call(alice, 'vm_resume', { vm_id: NAME });
+	// Work wakes it: the call runs once the VM is back.
+	assert.equal(await run('cat /tmp/note'), 'kept\n');
+	const r = await call(alice, 'vm_status', { vm_id: NAME });
 	assert.equal(r.state, 'running');
 	assert.equal(r.suspension, undefined);
-	assert.equal(await run('cat /tmp/note'), 'kept\n');
 	const j = await call(alice, 'vm_job_status', { vm_id: NAME,
 	    job_id: counter.job_id });
 	assert.equal(j.state, 'running', 'the counter came back');
@@ -160,4 +167,21 @@ test('pause then hibernate; vm_start resumes; vm_stop discards the ' +
 	assert.equal(b.state, 'running');
 	assert.equal(await run('cat /tmp/note 2>/dev/null || echo gone'),
 	    'gone\n', 'it booted afresh: /tmp is empty');
+});
+
+test('work wakes a paused VM too, and cancelling a frozen job wakes it ' +
+    'first', async () => {
+	const j = await call(alice, 'vm_exec', { vm_id: NAME,
+	    request_id: 'hib-frozen', command: 'sleep 300' });
+	assert.equal((await call(alice, 'vm_suspend', { vm_id: NAME,
+	    mode: 'pause', force: true })).state, 'paused');
+	await call(alice, 'vm_write_file', { vm_id: NAME, path: 'woke.txt',
+	    content: 'awake' });
+	assert.equal((await call(alice, 'vm_status', { vm_id: NAME })).state,
+	    'running');
+	await hibernate({ force: true });
+	const c = await call(alice, 'vm_job_cancel', { vm_id: NAME,
+	    job_id: j.job_id });
+	assert.equal(c.state, 'cancelled', JSON.stringify(c));
+	assert.equal(await run('cat /workspace/woke.txt'), 'awake');
 });
