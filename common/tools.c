@@ -148,8 +148,8 @@ static const char *const convert_values[] = {
 	"'vcpus':{'type':'integer'},'network':{'type':'string'},"	\
 	"'display':{'type':'boolean'},"					\
 	"'created':{'type':'integer'},'idle_seconds':{'type':'integer',"\
-	"'description':'recorded; not acted on yet'},'idle_mode':{"	\
-	"'type':'string','description':'recorded; not acted on yet'},"	\
+	"'description':'0: never suspended as idle'},'idle_mode':{"	\
+	"'type':'string','description':'hibernate or pause'},"		\
 	"'reason':{'type':'string'},"					\
 	"'address':{'type':'string','description':'with a NIC only'},"	\
 	"'gateway':{'type':'string','description':'network on only'},"	\
@@ -277,14 +277,14 @@ static const struct tool_param p_vm_create[] = {
 	    "the network and a host with an uplink." },
 	[P_VM_CREATE_IDLE_SECONDS] = { "idle_seconds", TP_INT, 0, 0, 0,
 	    7 * 24 * 3600, 0, NULL, NULL,
-	    "Idle policy: seconds without work before the VM would be "
-	    "suspended, 0 for never. Recorded with the VM only: this build "
-	    "does not suspend idle VMs yet. Default: the operator's "
-	    "setting." },
+	    "Seconds without a call that needs the guest, and without a "
+	    "running job, before the VM is suspended as idle_mode says; 0 "
+	    "for never. Default: the operator's setting." },
 	[P_VM_CREATE_IDLE_MODE] = { "idle_mode", TP_ENUM, 0, 0, 0, 0, 0,
 	    idle_mode_values, NULL,
-	    "Idle policy: how the VM would be suspended. Recorded with the "
-	    "VM only, like idle_seconds. Default: the operator's setting." },
+	    "How an idle VM is suspended: hibernate (no memory used) or "
+	    "pause. The next call that needs it wakes it. Default: the "
+	    "operator's setting." },
 	[P_VM_CREATE_PORT_FORWARDS] = { "port_forwards", TP_LIST,
 	    TS_FORWARD, 0, 0, TOOL_FORWARDS_MAX, TOOL_FORWARD_MAX, NULL,
 	    "[]",
@@ -706,9 +706,9 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "request_id and arguments returns the first result instead of "
 	    "creating a second VM. Networking is off unless you pass "
 	    "network=\"on\" and your workspace may use it; port_forwards "
-	    "reach a guest's servers either way. idle_seconds and "
-	    "idle_mode are only recorded: this build does not suspend idle "
-	    "VMs, so a VM runs until you stop or destroy it. With disks, "
+	    "reach a guest's servers either way. A VM idle for "
+	    "idle_seconds (no call needing it, no job running) is "
+	    "suspended, and woken by the next such call. With disks, "
 	    "the VM boots your own images instead (and iso installs onto "
 	    "them): it is running once QEMU runs, and has no agent, so "
 	    "only the display, serial, snapshot and lifecycle tools work "

@@ -513,6 +513,8 @@ dispatch_run(uint64_t id, const struct ws_auth *auth,
 	/* A suspended VM wakes first (wake.c); the call then runs anew. */
 	if (vm_wake_call(&c))
 		return 1;
+	if (vm_call_needs_guest(&c))
+		vm_idle_touch(c.vm);
 	if (impl->receipt != NULL) {
 		c.rid = impl->rid >= 0 ? args->v[impl->rid].s : NULL;
 		if (c.rid == NULL || !valid_request_id(c.rid))

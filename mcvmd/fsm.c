@@ -233,6 +233,8 @@ vm_fsm(struct vm *vm, enum vm_event e, const char *reason)
 		    reason);
 	else if (to == VS_RUNNING)
 		vm->row.reason[0] = '\0';
+	if (to == VS_RUNNING)
+		vm->idle_since = 0;	/* idle from its next sweep */
 	vm_record(vm, reason);
 	vm_wake_check(vm);
 }

@@ -307,7 +307,8 @@ vm_status_notes(void (*note)(const char *, const char *, void *), void *arg)
 /*
  * Once a second: every request to stored, netd or a monitor that is past
  * its deadline fails, so that no call waits for ever on a hung process,
- * and so does a vm_create that waited too long for its image.
+ * and so does a vm_create that waited too long for its image; and the
+ * VMs idle too long are suspended (idle.c).
  */
 static void
 vm_sweep(int fd, short event, void *arg)
@@ -315,6 +316,7 @@ vm_sweep(int fd, short event, void *arg)
 	struct timeval	 tv = { 1, 0 };
 
 	req_sweep();
+	vm_idle_sweep();
 	evtimer_add(&sweep_ev, &tv);
 }
 

@@ -138,6 +138,8 @@ struct vm {
 	TAILQ_HEAD(, vm_wake) wakes;	/* calls waiting for it (wake.c) */
 	unsigned int	 nwakes;
 	int		 waking;	/* a resume for them is under way */
+	time_t		 idle_since;	/* a call last needed it (idle.c) */
+	int		 idle_asking;	/* its jobs are being counted */
 	int		 net_live;	/* netd holds this VM's slot */
 	int		 net_fds[NET_FD_TAP + 1];
 	char		 address[VM_NET_STR_MAX];	/* "" when off */
@@ -206,11 +208,14 @@ void		 vm_hibernate_resume(uint64_t, struct vm *);
 void		 vm_hibernate_resumed(struct vm *);
 void		 vm_resume_paused(uint64_t, struct vm *);
 struct tool_call;
+int		 vm_call_needs_guest(const struct tool_call *);
 int		 vm_wake_call(struct tool_call *);
 void		 vm_wake_settle(struct vm *, int);
 void		 vm_wake_check(struct vm *);
 void		 vm_wake_forget(uint64_t);
 void		 vm_wake_drop(struct vm *);
+void		 vm_idle_touch(struct vm *);
+void		 vm_idle_sweep(void);
 void		 vm_destroy(uint64_t, struct vm *);
 void		 vm_destroy_finish(struct vm *);
 void		 vm_guest_ready(struct vm *);

@@ -87,20 +87,30 @@ wake_free(struct vm *vm, struct vm_wake *w)
 }
 
 /*
+ * Whether call c needs its VM's guest: it wakes the VM, and counts as
+ * activity (idle.c).  vm_status, vm_list and vm_job_status do not.
+ */
+int
+vm_call_needs_guest(const struct tool_call *c)
+{
+	enum tool_target t = c->args->tool->target;
+
+	return c->vm != NULL && (t == TT_VM_RUNNING || t == TT_VM_AGENT ||
+	    t == TT_JOB) && c->args->tool->id != TOOL_VM_JOB_STATUS;
+}
+
+/*
  * Whether call c, to a VM in the wrong state for it, waits for the VM to
- * wake: 1 if it does (or was answered), 0 to go on as before.  vm_status,
- * vm_list and vm_job_status never wake a VM.
+ * wake: 1 if it does (or was answered), 0 to go on as before.
  */
 int
 vm_wake_call(struct tool_call *c)
 {
 	struct vm	*vm = c->vm;
-	enum tool_target t = c->args->tool->target;
 	struct vm_wake	*w;
 	char		 msg[VM_MSG_MAX];
 
-	if (vm == NULL || (t != TT_VM_RUNNING && t != TT_VM_AGENT &&
-	    t != TT_JOB) || c->args->tool->id == TOOL_VM_JOB_STATUS)
+	if (!vm_call_needs_guest(c))
 		return 0;
 	if (!vm->waking && ((vm->state != VS_PAUSED &&
 	    vm->state != VS_HIBERNATED) || vm->op.pending))

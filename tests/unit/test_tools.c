@@ -536,8 +536,8 @@ Test(tools, render_refuses_what_it_cannot_fill)
 /*
  * The descriptions promise nothing this build lacks: the tools without an
  * implementation in mcvmd (test_dispatch.c lists them) say so first, and
- * no description claims idle suspension or an ACPI shutdown; hibernation
- * is vm_suspend's default, which vm_create's idle_mode only records.
+ * no description claims an ACPI shutdown; hibernation is vm_suspend's
+ * default, and vm_create's idle_mode's.
  */
 Test(tools, descriptions_tell_what_is_built)
 {
@@ -564,7 +564,7 @@ Test(tools, descriptions_tell_what_is_built)
 	d = described("vm_suspend");
 	cr_assert(strstr(d, "mode=\"hibernate\" (the default)") != NULL);
 	d = described("vm_create");
-	cr_assert(strstr(d, "idle_mode are only recorded") != NULL);
+	cr_assert(strstr(d, "is suspended, and woken") != NULL);
 }
 
 /* A reader asked for another tool's parameter is a bug: fatal. */

@@ -185,3 +185,53 @@ test('work wakes a paused VM too, and cancelling a frozen job wakes it ' +
 	assert.equal(c.state, 'cancelled', JSON.stringify(c));
 	assert.equal(await run('cat /workspace/woke.txt'), 'awake');
 });
+
+test('idle_seconds: 5 hibernates an idle VM and not one running a job; ' +
+    'vm_status does not wake it, vm_exec does', async () => {
+	const idle = await call(alice, 'vm_create', { request_id: 'hib-idle',
+	    name: 'idle-test', idle_seconds: 5 });
+	assert.equal(idle.idle_seconds, 5);
+	const busy = await call(alice, 'vm_create', { request_id: 'hib-busy',
+	    name: 'busy-test', idle_seconds: 5, idle_mode: 'pause' });
+	try {
+		await call(alice, 'vm_exec', { vm_id: 'busy-test',
+		    request_id: 'hib-busy-job', command: 'sleep 60' });
+		let s;
+		for (let i = 0; i < 60; i++) {
+			await sleep(500);
+			s = await call(alice, 'vm_status',
+			    { vm_id: 'idle-test' });
+			if (s.state === 'hibernated')
+				break;
+		}
+		assert.equal(s.state, 'hibernated');
+		assert.match(s.suspension.why, /after 5 s idle/);
+		assert.equal((await call(alice, 'vm_status',
+		    { vm_id: 'busy-test' })).state, 'running',
+		    'its job keeps it awake');
+		await sleep(2000);
+		assert.equal((await call(alice, 'vm_status',
+		    { vm_id: 'idle-test' })).state, 'hibernated',
+		    'vm_status did not wake it');
+		const r = await call(alice, 'vm_exec', { vm_id: 'idle-test',
+		    request_id: 'hib-idle-wake', command: 'echo awake',
+		    wait_seconds: 50 });
+		assert.equal(r.stdout, 'awake\n');
+		// The busy VM's job ends: it pauses once idle.
+		await call(alice, 'vm_job_cancel', { vm_id: 'busy-test',
+		    job_id: (await call(alice, 'vm_status',
+		    { vm_id: 'busy-test' })).jobs[0].job_id });
+		for (let i = 0; i < 60; i++) {
+			await sleep(500);
+			s = await call(alice, 'vm_status',
+			    { vm_id: 'busy-test' });
+			if (s.state === 'paused')
+				break;
+		}
+		assert.equal(s.state, 'paused');
+		assert.match(s.suspension.why, /paused after 5 s idle/);
+	} finally {
+		for (const n of [idle.vm_id, busy.vm_id])
+			await call(alice, 'vm_destroy', { vm_id: n });
+	}
+});
