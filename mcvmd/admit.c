@@ -184,3 +184,55 @@ vm_admit_storage(int64_t ws, uint64_t disk, char *err, size_t errlen)
 	}
 	return 0;
 }
+
+/*
+ * Room for up to vm's memory of saved state more (a live snapshot, or a
+ * hibernation's checkpoint, what): within the workspace's storage limit
+ * and the host's, with the VMs and images there are, and that much free
+ * on the host's disk beside its reserve.  0, or -1 with err.
+ */
+int
+vm_admit_state(const struct vm *vm, const char *what, char *err,
+    size_t errlen)
+{
+	struct statvfs	 sv;
+	uint64_t	 need = (uint64_t)vm->row.memory_mib << 20, freeb;
+	uint64_t	 mem, dsk, cpus, img;
+	uint32_t	 n;
+
+	if (state_usage(vm->row.ws_id, &n, &mem, &dsk, &cpus) == -1 ||
+	    state_ws_image_bytes(vm->row.ws_id, &img) == -1) {
+		(void)snprintf(err, errlen, "state database error");
+		return -1;
+	}
+	if (dsk + img + need > env->conf.ws_limits.max_storage) {
+		(void)snprintf(err, errlen, "%s of %s may take up to its %u "
+		    "MiB of memory, and the workspace's disks, images and "
+		    "saved states would then exceed its storage limit of %llu "
+		    "MiB: delete a snapshot, an image or a VM first", what,
+		    vm->row.id, vm->row.memory_mib,
+		    (unsigned long long)(env->conf.ws_limits.max_storage >>
+		    20));
+		return -1;
+	}
+	if (state_usage(0, &n, &mem, &dsk, &cpus) == -1 ||
+	    state_ws_image_bytes(0, &img) == -1) {
+		(void)snprintf(err, errlen, "state database error");
+		return -1;
+	}
+	if (dsk + img + need > env->conf.host_limits.max_storage) {
+		(void)snprintf(err, errlen, "the host is at its storage limit; "
+		    "try again later");
+		return -1;
+	}
+	if (statvfs(env->conf.statedir, &sv) == 0 &&
+	    (freeb = (uint64_t)sv.f_bavail * sv.f_frsize) <
+	    need + VM_HOST_DISK_RESERVE) {
+		(void)snprintf(err, errlen, "the host has %llu MiB of disk "
+		    "free, not enough for %s of up to %u MiB; try later",
+		    (unsigned long long)(freeb >> 20), what,
+		    vm->row.memory_mib);
+		return -1;
+	}
+	return 0;
+}

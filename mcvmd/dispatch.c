@@ -500,6 +500,12 @@ dispatch_run(uint64_t id, const struct ws_auth *auth,
 		call_reply(id, TOOL_UNAVAILABLE, msg);
 		return 0;
 	}
+	if (vm_draining()) {
+		call_reply(id, TOOL_UNAVAILABLE, "mcvm is stopping: its VMs "
+		    "are being hibernated; nothing was done. Retry once it is "
+		    "back: work wakes them");
+		return 1;
+	}
 	memset(&c, 0, sizeof(c));
 	c.id = id;
 	c.impl = impl;

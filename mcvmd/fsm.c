@@ -237,6 +237,7 @@ vm_fsm(struct vm *vm, enum vm_event e, const char *reason)
 		vm->idle_since = 0;	/* idle from its next sweep */
 	vm_record(vm, reason);
 	vm_wake_check(vm);
+	vm_drain_check();
 }
 
 /*

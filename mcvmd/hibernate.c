@@ -14,6 +14,10 @@
  *			network, the state is hibernated.  Not written: the
  *			VM runs on as it was, its jobs thawed.
  *
+ * A SIGTERM of mcvmd hibernates every running or paused VM with the
+ * agent, jobs frozen, before mcvmd stops (vm_hibernate_all): at its next
+ * start they are hibernated, and work wakes them.
+ *
  * vm_hibernate_resume starts the VM as vm_start does, but QEMU loads its
  * own checkpoint (-incoming) instead of booting, and its monitor starts
  * a new session with the guest agent, which sets the guest's clock;
@@ -21,14 +25,83 @@
  * checkpoint is never restored over a disk that ran since, as only the
  * hibernated state leads to it.
  */
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <event.h>
 
 #include "dispatch.h"
+#include "hash.h"
 #include "log.h"
 #include "msg_vmm.h"
+#include "qemu.h"
 #include "req.h"
 #include "vm.h"
+
+/*
+ * QEMU's SHA-256, in hex: worked out again whenever the binary's inode,
+ * size or time changed.  0, or -1 if it cannot be read.
+ */
+static int
+qemu_digest(char hex[2 * SHA256_LEN + 1])
+{
+	static struct stat	 seen;
+	static char		 cached[2 * SHA256_LEN + 1];
+	struct stat		 st;
+	uint8_t			 d[SHA256_LEN];
+	void			*p;
+	int			 fd, rc = -1;
+
+	if ((fd = open(QEMU_BIN, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(fd, &st) == -1 || st.st_size <= 0)
+		goto out;
+	if (cached[0] != '\0' && st.st_ino == seen.st_ino &&
+	    st.st_dev == seen.st_dev && st.st_size == seen.st_size &&
+	    st.st_mtim.tv_sec == seen.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == seen.st_mtim.tv_nsec) {
+		rc = 0;
+		goto out;
+	}
+	if ((p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
+	    0)) == MAP_FAILED)
+		goto out;
+	rc = sha256(p, (size_t)st.st_size, d);
+	(void)munmap(p, (size_t)st.st_size);
+	if (rc == 0) {
+		hex_encode(d, sizeof(d), cached);
+		seen = st;
+	}
+out:
+	close(fd);
+	if (rc == 0)
+		(void)snprintf(hex, 2 * SHA256_LEN + 1, "%s", cached);
+	return rc;
+}
+
+/*
+ * What vm's checkpoint may be restored by: the QEMU that wrote it, and
+ * the devices its command line gives the VM (its NIC's address is its
+ * slot's; its disk's format is its own for its life).  0, or -1.
+ */
+static int
+vm_profile(const struct vm *vm, char *buf, size_t len)
+{
+	char	 hex[2 * SHA256_LEN + 1];
+	int	 n;
+
+	if (qemu_digest(hex) == -1)
+		return -1;
+	n = snprintf(buf, len, "qemu=%s mem=%u cpus=%u display=%u net=%u "
+	    "slot=%u", hex, vm->row.memory_mib, vm->row.vcpus,
+	    vm->row.display, vm->row.network, vm->row.slot);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
 
 static void
 hib_quiet(struct req *r, struct imsg *imsg)
@@ -110,13 +183,17 @@ vm_hibernated(struct vm *vm, int ok, uint32_t mib, const char *why)
 		    vm_state_name(vm->state));
 		return;
 	}
+	/* What may restore it is on disk before the VM is hibernated. */
+	if (ok && (vm_profile(vm, vm->row.checkpoint_profile,
+	    sizeof(vm->row.checkpoint_profile)) == -1 ||
+	    state_vm_checkpoint(vm->row.id, (uint64_t)mib << 20,
+	    vm->row.checkpoint_profile) == -1)) {
+		ok = 0;
+		why = "its profile could not be recorded";
+	}
 	if (ok) {
 		vm->boot.checkpointed = 1;
 		vm->row.checkpoint_bytes = (uint64_t)mib << 20;
-		if (state_vm_checkpoint(vm->row.id,
-		    vm->row.checkpoint_bytes) == -1)
-			log_warnx("%s: checkpoint size not recorded",
-			    vm->row.id);
 		log_info("%s: checkpoint written (%u MiB)", vm->row.id, mib);
 		vm_progress(vm, 2, 3, "stopping QEMU");
 		vm_qemu_term(vm);
@@ -137,12 +214,29 @@ vm_hibernated(struct vm *vm, int ok, uint32_t mib, const char *why)
 	vm_op_done(vm, 0, msg);
 }
 
-/* Resumes a hibernated VM from its checkpoint, as vm_start starts one. */
-void
-vm_hibernate_resume(uint64_t call, struct vm *vm)
+/*
+ * Resumes a hibernated VM from its checkpoint, as vm_start starts one:
+ * 0, or -1 with why when the checkpoint is not this QEMU's and these
+ * devices' (the VM stays hibernated).
+ */
+int
+vm_hibernate_resume(uint64_t call, struct vm *vm, char *why, size_t len)
 {
+	char	 now[VM_PROFILE_MAX];
+
+	if (vm_profile(vm, now, sizeof(now)) == -1 ||
+	    strcmp(now, vm->row.checkpoint_profile) != 0) {
+		(void)snprintf(why, len, "%s's checkpoint was written by "
+		    "another QEMU, or for other devices, than this host has "
+		    "now: nothing was done. vm_stop it to discard the "
+		    "checkpoint, then vm_start it afresh", vm->row.id);
+		log_warnx("%s: checkpoint profile \"%s\" is not \"%s\"",
+		    vm->row.id, vm->row.checkpoint_profile, now);
+		return -1;
+	}
 	vm->boot.resume = 1;
 	vm_start(call, vm);
+	return 0;
 }
 
 static void
@@ -153,7 +247,8 @@ resume_thawed(struct req *r, struct imsg *imsg)
 	if (vm->state != VS_BOOTING)
 		return;
 	vm->row.checkpoint_bytes = 0;
-	if (state_vm_checkpoint(vm->row.id, 0) == -1)
+	vm->row.checkpoint_profile[0] = '\0';
+	if (state_vm_checkpoint(vm->row.id, 0, "") == -1)
 		log_warnx("%s: checkpoint not recorded as used", vm->row.id);
 	vm_guest_ready(vm);
 }
@@ -178,4 +273,112 @@ vm_hibernate_resumed(struct vm *vm)
 	r = req_new(RP_MONITOR, vm, IMSG_VMM_THAW, resume_thawed,
 	    resume_thaw_cancel);
 	(void)req_send(r);
+}
+
+/* ---- mcvmd's stop ------------------------------------------------------- */
+
+#define VM_DRAIN_SECS	120	/* for every VM's checkpoint, at most */
+
+static struct event	 drain_ev;
+static int		 draining;
+
+static void
+drain_over(int fd, short event, void *arg)
+{
+	log_info("%s: stopping", arg != NULL ? "hibernation took too long" :
+	    "the VMs are hibernated");
+	mcvmd_shutdown(0);
+}
+
+/* Whether mcvmd waits for VMs to hibernate before it stops. */
+int
+vm_draining(void)
+{
+	return draining;
+}
+
+/* A VM moved: once none hibernates, mcvmd stops (from the loop). */
+void
+vm_drain_check(void)
+{
+	struct timeval	 now = { 0, 0 };
+	struct vm	*vm;
+
+	if (!draining)
+		return;
+	TAILQ_FOREACH(vm, &vms, entry)
+		if (vm->state == VS_HIBERNATING || vm->draining)
+			return;
+	evtimer_del(&drain_ev);
+	evtimer_set(&drain_ev, drain_over, NULL);
+	evtimer_add(&drain_ev, &now);
+}
+
+static void
+drain_frozen(struct req *r, struct imsg *imsg)
+{
+	struct vm	*vm = r->vm;
+
+	vm->draining = 0;
+	if (vm->state == VS_RUNNING && !vm->op.pending)
+		vm_hibernate(0, vm, "hibernated as mcvmd stopped");
+	vm_drain_check();
+}
+
+static void
+drain_freeze_cancel(struct req *r, enum req_end end, const char *why)
+{
+	/* Not frozen: its jobs' clocks run on while it is hibernated. */
+	if (end != REQ_VM_GONE)
+		drain_frozen(r, NULL);
+	else {
+		r->vm->draining = 0;
+		vm_drain_check();
+	}
+}
+
+/*
+ * SIGTERM: every running or paused VM of a catalogue image, its agent
+ * up, hibernates (its jobs frozen first); mcvmd stops once they all did,
+ * or after VM_DRAIN_SECS.  Returns how many hibernate: 0, stop now.
+ */
+int
+vm_hibernate_all(void)
+{
+	struct timeval	 tv = { VM_DRAIN_SECS, 0 };
+	struct vm	*vm;
+	struct req	*r;
+	int		 n = 0;
+
+	char		 why[VM_MSG_MAX];
+
+	TAILQ_FOREACH(vm, &vms, entry) {
+		if (vm->tpl || vm_own_disks(vm) || !vm->vmm_live ||
+		    !vm->boot.agent || vm->op.pending ||
+		    (vm->state != VS_RUNNING && vm->state != VS_PAUSED))
+			continue;
+		if (vm_admit_state(vm, "a checkpoint", why,
+		    sizeof(why)) == -1) {
+			log_warnx("%s: stopped, not hibernated: %s",
+			    vm->row.id, why);
+			continue;
+		}
+		n++;
+		if (vm->state == VS_PAUSED) {
+			vm_hibernate(0, vm, "hibernated as mcvmd stopped");
+			continue;
+		}
+		vm->draining = 1;
+		r = req_new(RP_MONITOR, vm, IMSG_VMM_FREEZE, drain_frozen,
+		    drain_freeze_cancel);
+		(void)req_send(r);
+	}
+	if (n == 0)
+		return 0;
+	draining = 1;
+	log_info("hibernating %d VM%s before stopping", n, n == 1 ? "" : "s");
+	evtimer_set(&drain_ev, drain_over, &drain_ev);
+	evtimer_add(&drain_ev, &tv);
+	vm_drain_check();
+	return n;
 }

@@ -46,7 +46,7 @@ idle_info(struct req *r, struct imsg *imsg)
 {
 	struct vm				*vm = r->vm;
 	struct msg_vmm_guest_info_result	 m;
-	char					 why[64];
+	char					 why[VM_MSG_MAX] = "";
 
 	vm->idle_asking = 0;
 	if (msg_vmm_guest_info_result_get(imsg, &m) == -1) {
@@ -61,7 +61,11 @@ idle_info(struct req *r, struct imsg *imsg)
 	    vm_now() - vm->idle_since < (time_t)vm->row.idle_seconds)
 		return;
 	log_info("%s: idle for %u s", vm->row.id, vm->row.idle_seconds);
-	if (vm->row.idle_mode == IDLE_PAUSE) {
+	/* No room for its checkpoint: it keeps its memory, paused. */
+	if (vm->row.idle_mode == IDLE_HIBERNATE &&
+	    vm_admit_state(vm, "a checkpoint", why, sizeof(why)) == -1)
+		log_warnx("%s: pauses instead: %s", vm->row.id, why);
+	if (vm->row.idle_mode == IDLE_PAUSE || why[0] != '\0') {
 		req_next(r, IMSG_VMM_PAUSE, idle_paused);
 		(void)req_send(r);
 		return;

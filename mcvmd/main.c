@@ -159,6 +159,12 @@ mcvmd_sig(int sig, short event, void *arg)
 	switch (sig) {
 	case SIGTERM:
 	case SIGINT:
+		/* The VMs hibernate first; a second signal does not wait. */
+		if (!vm_draining() && vm_hibernate_all() > 0) {
+			log_info("received signal %d: hibernating the VMs, "
+			    "then stopping", sig);
+			break;
+		}
 		log_info("received signal %d, stopping", sig);
 		mcvmd_shutdown(0);
 		break;

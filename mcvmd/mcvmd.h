@@ -67,6 +67,9 @@ void	 control_listen(void);
 void	 control_cleanup(const struct mcvm_config *);
 
 /* state.c */
+/* What a checkpoint was made with: QEMU's SHA-256, the VM's devices. */
+#define VM_PROFILE_MAX	192
+
 struct ws_auth {
 	enum auth_status status;
 	int64_t		 id;
@@ -121,6 +124,7 @@ struct vm_row {
 	uint32_t	 persistent;	/* 1: the images are its disks */
 	int64_t		 updated;	/* its state's last change */
 	uint64_t	 checkpoint_bytes;	/* hibernated: its checkpoint */
+	char		 checkpoint_profile[VM_PROFILE_MAX];
 	uint32_t	 install;	/* enum vm_install */
 };
 
@@ -145,7 +149,7 @@ int	 state_vm_insert(const struct vm_row *);
 int	 state_vm_set(const char *, const char *, const char *, const char *);
 int	 state_vm_delete(const char *);
 int	 state_vm_install_done(const char *);
-int	 state_vm_checkpoint(const char *, uint64_t);
+int	 state_vm_checkpoint(const char *, uint64_t, const char *);
 int	 state_vm_disk_bytes_set(const char *, uint64_t);
 void	 state_vm_destroyed_detail(const char *, int64_t, char *, size_t);
 int	 state_vm_destroyed(const char *, int64_t);

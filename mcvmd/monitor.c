@@ -40,6 +40,7 @@ vm_monitor_attach(struct vm *vm, int fd)
 	vm->boot.poweroff = 0;
 	vm->boot.guest_end = 0;
 	vm->boot.guest_ended = 0;
+	vm->boot.checkpointed = 0;
 	vm->boot.shot_w = vm->boot.shot_h = 0;
 }
 

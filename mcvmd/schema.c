@@ -116,9 +116,12 @@ static const char *const schema_steps[SCHEMA_VERSION] = {
 	"ALTER TABLE vms ADD COLUMN persistent INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE vms ADD COLUMN install INTEGER NOT NULL DEFAULT 0;",
 
-	/* 8: a hibernated VM's checkpoint: its bytes (0: none). */
+	/* 8: a hibernated VM's checkpoint: its bytes (0: none), and what
+	 * it may be restored by (QEMU's digest, the device profile). */
 	"ALTER TABLE vms ADD COLUMN checkpoint_bytes INTEGER NOT NULL "
-	"  DEFAULT 0;",
+	"  DEFAULT 0;"
+	"ALTER TABLE vms ADD COLUMN checkpoint_profile TEXT NOT NULL "
+	"  DEFAULT '';",
 };
 
 int

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,6 +24,7 @@
 #include "log.h"
 #include "qemu.h"
 #include "req.h"
+#include "validate.h"
 #include "vm.h"
 
 static struct cgroups	 cgroups;
@@ -548,8 +550,39 @@ vm_spawn_init(void)
 void
 vm_spawn_leftovers(void)
 {
+	struct dirent	*de;
+	struct vm	*vm;
+	DIR		*d;
+	char		 id[ID_MAX + 1];
+	size_t		 n;
+
 	if (cgroups.ok)
 		(void)cgroup_vm_list(&cgroups, vm_kill_leftover, NULL);
+	/*
+	 * The jail roots and QEMU logs of VMs state.db does not hold (a
+	 * template, or a VM half made, when the last mcvmd died): gone.
+	 */
+	if ((d = opendir(vmsdir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		n = strcspn(de->d_name, ".");
+		if (n > ID_MAX || (de->d_name[n] != '\0' &&
+		    strcmp(de->d_name + n, ".log") != 0))
+			continue;
+		memcpy(id, de->d_name, n);
+		id[n] = '\0';
+		if (!valid_id(id, "vm-"))
+			continue;
+		TAILQ_FOREACH(vm, &vms, entry)
+			if (strcmp(vm->row.id, id) == 0)
+				break;
+		if (vm != NULL)
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, de->d_name[n] == '\0' ?
+		    AT_REMOVEDIR : 0) == -1)
+			log_warn("%s/%s: not removed", vmsdir, de->d_name);
+	}
+	closedir(d);
 }
 
 int

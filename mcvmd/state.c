@@ -381,13 +381,16 @@ state_vm_row(sqlite3_stmt *st, struct vm_row *v)
 	v->install = (uint32_t)sqlite3_column_int64(st, 23);
 	v->updated = sqlite3_column_int64(st, 24);
 	v->checkpoint_bytes = (uint64_t)sqlite3_column_int64(st, 25);
+	(void)snprintf(v->checkpoint_profile, sizeof(v->checkpoint_profile),
+	    "%s", (const char *)sqlite3_column_text(st, 26));
 }
 
 #define VM_COLUMNS	"v.id, v.workspace_id, v.name, v.state, v.intent, "  \
 	"v.slot, v.uid, v.memory_mib, v.vcpus, v.network, v.image, "	      \
 	"v.created, v.reason, v.idle_seconds, v.idle_mode, v.disk_bytes, "    \
 	"w.name, v.display, v.disks, v.iso, v.firmware, v.machine, "	      \
-	"v.persistent, v.install, v.updated, v.checkpoint_bytes "	      \
+	"v.persistent, v.install, v.updated, v.checkpoint_bytes, "	      \
+	"v.checkpoint_profile "						      \
 	"FROM vms v JOIN workspaces w ON w.id = v.workspace_id"
 
 int
@@ -462,12 +465,23 @@ state_vm_set(const char *id, const char *state, const char *intent,
 	return 0;
 }
 
-/* A hibernated VM's checkpoint: its bytes, 0 once it is gone. */
+/* A hibernated VM's checkpoint: its bytes and profile, 0 and "" once
+ * it is gone. */
 int
-state_vm_checkpoint(const char *id, uint64_t bytes)
+state_vm_checkpoint(const char *id, uint64_t bytes, const char *profile)
 {
-	return state_run("UPDATE vms SET checkpoint_bytes = ?2 WHERE id = ?1",
-	    id, (int64_t)bytes, 0);
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = state_prepare("UPDATE vms SET checkpoint_bytes = ?2, "
+	    "checkpoint_profile = ?3 WHERE id = ?1")) == NULL)
+		return -1;
+	(void)sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_int64(st, 2, (int64_t)bytes);
+	(void)sqlite3_bind_text(st, 3, profile, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
 }
 
 /* The VM booted its install CD once: from now on its disks alone. */
@@ -774,9 +788,10 @@ state_usage(int64_t ws, uint32_t *vms, uint64_t *memory_mib,
 	sqlite3_stmt	*st;
 	int		 rc;
 
-	/* A live snapshot's saved state is storage too. */
+	/* Live snapshots' saved state and checkpoints are storage too. */
 	if ((st = state_prepare("SELECT count(*), coalesce(sum(memory_mib), "
-	    "0), coalesce(sum(disk_bytes), 0) + (SELECT coalesce(sum("
+	    "0), coalesce(sum(disk_bytes + checkpoint_bytes), 0) + (SELECT "
+	    "coalesce(sum("
 	    "s.vm_size), 0) FROM vm_snapshots s JOIN vms w ON w.id = s.vm_id "
 	    "WHERE ?1 = 0 OR w.workspace_id = ?1), coalesce(sum(vcpus), 0) "
 	    "FROM vms WHERE ?1 = 0 OR workspace_id = ?1")) == NULL)

@@ -532,12 +532,13 @@ tool_vm_serial_read(struct tool_call *c)
 	tail = (uint32_t)TOOL_INT(c->args, VM_SERIAL_READ, TAIL_LINES, 50);
 	/*
 	 * Stopped: what was kept when it stopped, until it starts; a VM
-	 * from its own disks also between its install CD's boot and the
-	 * next.
+	 * from its own disks also from its guest's end (QEMU ending) to
+	 * its next boot, as after its install CD's.
 	 */
 	if (k != NULL && (c->vm->state == VS_STOPPED ||
 	    c->vm->state == VS_STOPPING || (vm_own_disks(c->vm) &&
-	    (c->vm->state == VS_CREATING || c->vm->state == VS_BOOTING)))) {
+	    (c->vm->state == VS_CREATING || c->vm->state == VS_BOOTING ||
+	    c->vm->boot.guest_ended)))) {
 		serial_reply(c->id, &k->m, tail);
 		return;
 	}

@@ -25,8 +25,6 @@
  * A save that fails resumes the VM as it was.  A restore that fails
  * after the load began leaves the VM paused, as QEMU does, and says so.
  */
-#include <sys/statvfs.h>
-
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +42,6 @@
 #include "vm.h"
 
 #define SNAP_DATE_MAX		32	/* RFC 3339, UTC */
-#define SNAP_HOST_RESERVE	(1ULL << 30)	/* bytes the host keeps free */
 
 _Static_assert(VMM_SNAP_TIMEOUT_MS % 1000 == 0, "whole seconds");
 
@@ -252,22 +249,16 @@ snap_count_one(const char *tag, uint64_t size, int64_t created, void *arg)
 
 /*
  * Room for one more snapshot of vm: its count under VMM_SNAP_PER_VM_MAX,
- * and the workspace's storage with up to the VM's memory of state more
- * (what a save may write) within its limit, and that much free on the
- * host beside its reserve.
+ * and up to the VM's memory of state more (what a save may write), as
+ * vm_admit_state counts it.
  */
 static int
 snap_admit(struct tool_call *c)
 {
-	const struct limits	*w = &env->conf.ws_limits;
 	struct snap_count	 k = { 0 };
-	struct statvfs		 sv;
-	uint64_t		 mem, dsk, cpus, need;
-	uint32_t		 n;
 	char			 msg[VM_MSG_MAX];
 
-	if (state_snapshot_each(c->vm->row.id, snap_count_one, &k) == -1 ||
-	    state_usage(c->vm->row.ws_id, &n, &mem, &dsk, &cpus) == -1) {
+	if (state_snapshot_each(c->vm->row.id, snap_count_one, &k) == -1) {
 		call_reply(c->id, TOOL_ERROR, "state database error");
 		return -1;
 	}
@@ -278,23 +269,7 @@ snap_admit(struct tool_call *c)
 		call_reply(c->id, TOOL_ERROR, msg);
 		return -1;
 	}
-	need = (uint64_t)c->vm->row.memory_mib << 20;
-	if (dsk + need > w->max_storage) {
-		(void)snprintf(msg, sizeof(msg), "a snapshot of %s may take up "
-		    "to its %u MiB of memory, and the workspace's disks and "
-		    "snapshots would then exceed its storage limit of %llu "
-		    "MiB: delete a snapshot or a VM first", c->vm->row.id,
-		    c->vm->row.memory_mib,
-		    (unsigned long long)(w->max_storage >> 20));
-		call_reply(c->id, TOOL_ERROR, msg);
-		return -1;
-	}
-	if (statvfs(env->conf.statedir, &sv) == 0 &&
-	    (uint64_t)sv.f_bavail * sv.f_frsize < need + SNAP_HOST_RESERVE) {
-		(void)snprintf(msg, sizeof(msg), "the host has %llu MiB of "
-		    "disk free, not enough for a snapshot of up to %u MiB; try "
-		    "later", (unsigned long long)((uint64_t)sv.f_bavail *
-		    sv.f_frsize >> 20), c->vm->row.memory_mib);
+	if (vm_admit_state(c->vm, "a snapshot", msg, sizeof(msg)) == -1) {
 		call_reply(c->id, TOOL_ERROR, msg);
 		return -1;
 	}

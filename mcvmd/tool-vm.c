@@ -554,7 +554,8 @@ tool_vm_stop(struct tool_call *c)
 	/* Its memory goes: it will boot again. */
 	if (vm->state == VS_HIBERNATED && !vm->op.pending) {
 		vm->row.checkpoint_bytes = 0;
-		(void)state_vm_checkpoint(vm->row.id, 0);
+		vm->row.checkpoint_profile[0] = '\0';
+		(void)state_vm_checkpoint(vm->row.id, 0, "");
 		vm_fsm(vm, VE_STOP, "stopped while hibernated: its checkpoint "
 		    "was discarded");
 		call_reply_json(c->id, vm_json(vm));
@@ -573,6 +574,7 @@ static void
 tool_vm_start(struct tool_call *c)
 {
 	struct vm	*vm = c->vm;
+	char		 msg[VM_MSG_MAX];
 
 	if (vm->state == VS_RUNNING) {
 		call_reply_json(c->id, vm_json(vm));
@@ -588,10 +590,10 @@ tool_vm_start(struct tool_call *c)
 		    "stopping; retry in a moment");
 		return;
 	}
-	if (vm->state == VS_HIBERNATED)
-		vm_hibernate_resume(c->id, vm);
-	else
+	if (vm->state != VS_HIBERNATED)
 		vm_start(c->id, vm);
+	else if (vm_hibernate_resume(c->id, vm, msg, sizeof(msg)) == -1)
+		call_reply(c->id, TOOL_ERROR, msg);
 }
 
 static void
@@ -707,6 +709,7 @@ tool_vm_suspend(struct tool_call *c)
 {
 	struct vm	*vm = c->vm;
 	struct req	*r;
+	char		 msg[VM_MSG_MAX];
 	int64_t		 mode = TOOL_INT(c->args, VM_SUSPEND, MODE, 0);
 	int64_t		 force = TOOL_INT(c->args, VM_SUSPEND, FORCE, 0);
 
@@ -724,6 +727,11 @@ tool_vm_suspend(struct tool_call *c)
 	if (vm->op.pending || (vm->state != VS_RUNNING &&
 	    vm->state != VS_PAUSED) || !vm->vmm_live) {
 		call_refuse_state(c->id, vm);
+		return;
+	}
+	if (mode == 0 && vm_admit_state(vm, "a checkpoint", msg,
+	    sizeof(msg)) == -1) {
+		call_reply(c->id, TOOL_ERROR, msg);
 		return;
 	}
 	/* Paused, its jobs are frozen already (or there were none). */
@@ -789,13 +797,15 @@ static void
 tool_vm_resume(struct tool_call *c)
 {
 	struct vm	*vm = c->vm;
+	char		 msg[VM_MSG_MAX];
 
 	if (vm->state == VS_RUNNING) {
 		call_reply_json(c->id, vm_json(vm));
 		return;
 	}
 	if (vm->state == VS_HIBERNATED && !vm->op.pending) {
-		vm_hibernate_resume(c->id, vm);
+		if (vm_hibernate_resume(c->id, vm, msg, sizeof(msg)) == -1)
+			call_reply(c->id, TOOL_ERROR, msg);
 		return;
 	}
 	if (vm->state != VS_PAUSED || !vm->vmm_live) {

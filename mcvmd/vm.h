@@ -135,6 +135,7 @@ struct vm {
 	struct vm_boot	 boot;
 	int		 tpl;		/* the template (see template.c) */
 	int		 hib_paused;	/* hibernating: it was paused */
+	int		 draining;	/* mcvmd stops: its jobs freeze */
 	TAILQ_HEAD(, vm_wake) wakes;	/* calls waiting for it (wake.c) */
 	unsigned int	 nwakes;
 	int		 waking;	/* a resume for them is under way */
@@ -204,8 +205,13 @@ void		 vm_stop(uint64_t, struct vm *, int, uint32_t);
 void		 vm_qemu_term(struct vm *);
 void		 vm_hibernate(uint64_t, struct vm *, const char *);
 void		 vm_hibernated(struct vm *, int, uint32_t, const char *);
-void		 vm_hibernate_resume(uint64_t, struct vm *);
+int		 vm_hibernate_resume(uint64_t, struct vm *, char *, size_t);
 void		 vm_hibernate_resumed(struct vm *);
+int		 vm_admit_state(const struct vm *, const char *, char *,
+		    size_t);
+int		 vm_hibernate_all(void);
+int		 vm_draining(void);
+void		 vm_drain_check(void);
 void		 vm_resume_paused(uint64_t, struct vm *);
 struct tool_call;
 int		 vm_call_needs_guest(const struct tool_call *);

@@ -140,10 +140,15 @@ vm_wake_call(struct tool_call *c)
 		return 1;
 	vm->waking = 1;
 	log_info("%s: woken by %s", vm->row.id, c->args->tool->name);
-	if (vm->state == VS_HIBERNATED)
-		vm_hibernate_resume(0, vm);
-	else
+	if (vm->state != VS_HIBERNATED)
 		vm_resume_paused(0, vm);
+	else if (vm_hibernate_resume(0, vm, msg, sizeof(msg)) == -1) {
+		vm->waking = 0;
+		while ((w = TAILQ_FIRST(&vm->wakes)) != NULL) {
+			call_reply(w->call, TOOL_ERROR, msg);
+			wake_free(vm, w);
+		}
+	}
 	return 1;
 }
 

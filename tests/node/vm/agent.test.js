@@ -63,12 +63,15 @@ test('a VM created by name answers to its name', async () => {
 	    /may not have the form of a VM id/);
 });
 
-test('a paused or stopped VM says which tool to call', async () => {
+test('a paused VM wakes for work; a stopped one says which tool to call',
+    async () => {
 	await call(agent, 'vm_suspend', { vm_id: NAME, mode: 'pause' });
-	assert.match(await refused(agent, 'vm_exec', { vm_id: NAME,
-	    request_id: 'agent-paused', command: 'true' }),
-	    /is paused: call vm_resume/);
-	await call(agent, 'vm_resume', { vm_id: NAME });
+	const e = await call(agent, 'vm_exec', { vm_id: NAME,
+	    request_id: 'agent-paused', command: 'echo woke',
+	    wait_seconds: 30 });
+	assert.equal(e.stdout, 'woke\n');
+	assert.equal((await call(agent, 'vm_status', { vm_id: NAME })).state,
+	    'running');
 	await call(agent, 'vm_stop', { vm_id: NAME });
 	assert.match(await refused(agent, 'vm_exec', { vm_id: NAME,
 	    request_id: 'agent-stopped', command: 'true' }),
