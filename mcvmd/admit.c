@@ -147,6 +147,40 @@ dberr:
 	return -1;
 }
 
+/* Where need bytes more stand against ws's storage limit and the host's. */
+enum fit {
+	FIT_OK = 0,
+	FIT_DB,			/* state database error */
+	FIT_WS,			/* over the workspace's limit */
+	FIT_HOST,		/* over the host's */
+};
+
+static enum fit
+storage_fit(int64_t ws, uint64_t need)
+{
+	uint64_t	 mem, dsk, cpus, img;
+	uint32_t	 n;
+
+	if (state_usage(ws, &n, &mem, &dsk, &cpus) == -1 ||
+	    state_ws_image_bytes(ws, &img) == -1)
+		return FIT_DB;
+	if (dsk + img + need > env->conf.ws_limits.max_storage)
+		return FIT_WS;
+	if (state_usage(0, &n, &mem, &dsk, &cpus) == -1 ||
+	    state_ws_image_bytes(0, &img) == -1)
+		return FIT_DB;
+	if (dsk + img + need > env->conf.host_limits.max_storage)
+		return FIT_HOST;
+	return FIT_OK;
+}
+
+static void
+fit_text(enum fit f, char *err, size_t errlen)
+{
+	(void)snprintf(err, errlen, "%s", f == FIT_DB ? "state database "
+	    "error" : "the host is at its storage limit; try again later");
+}
+
 /*
  * The disks of a VM from its own disks, once stored said what its own
  * copies may grow to: within the workspace's storage limit and the
@@ -155,34 +189,20 @@ dberr:
 int
 vm_admit_storage(int64_t ws, uint64_t disk, char *err, size_t errlen)
 {
-	uint64_t	 mem, dsk, cpus, img;
-	uint32_t	 n;
+	enum fit	 f;
 
-	if (state_usage(ws, &n, &mem, &dsk, &cpus) == -1 ||
-	    state_ws_image_bytes(ws, &img) == -1) {
-		(void)snprintf(err, errlen, "state database error");
-		return -1;
-	}
-	if (dsk + img + disk > env->conf.ws_limits.max_storage) {
+	if ((f = storage_fit(ws, disk)) == FIT_OK)
+		return 0;
+	if (f == FIT_WS)
 		(void)snprintf(err, errlen, "its disks may grow to %llu MiB, "
 		    "which with the workspace's disks and images exceeds its "
 		    "storage limit of %llu MiB: use persistent disks, smaller "
 		    "images, or free space first",
 		    (unsigned long long)(disk >> 20), (unsigned long long)
 		    (env->conf.ws_limits.max_storage >> 20));
-		return -1;
-	}
-	if (state_usage(0, &n, &mem, &dsk, &cpus) == -1 ||
-	    state_ws_image_bytes(0, &img) == -1) {
-		(void)snprintf(err, errlen, "state database error");
-		return -1;
-	}
-	if (dsk + img + disk > env->conf.host_limits.max_storage) {
-		(void)snprintf(err, errlen, "the host is at its storage limit; "
-		    "try again later");
-		return -1;
-	}
-	return 0;
+	else
+		fit_text(f, err, errlen);
+	return -1;
 }
 
 /*
@@ -197,15 +217,9 @@ vm_admit_state(const struct vm *vm, const char *what, char *err,
 {
 	struct statvfs	 sv;
 	uint64_t	 need = (uint64_t)vm->row.memory_mib << 20, freeb;
-	uint64_t	 mem, dsk, cpus, img;
-	uint32_t	 n;
+	enum fit	 f;
 
-	if (state_usage(vm->row.ws_id, &n, &mem, &dsk, &cpus) == -1 ||
-	    state_ws_image_bytes(vm->row.ws_id, &img) == -1) {
-		(void)snprintf(err, errlen, "state database error");
-		return -1;
-	}
-	if (dsk + img + need > env->conf.ws_limits.max_storage) {
+	if ((f = storage_fit(vm->row.ws_id, need)) == FIT_WS) {
 		(void)snprintf(err, errlen, "%s of %s may take up to its %u "
 		    "MiB of memory, and the workspace's disks, images and "
 		    "saved states would then exceed its storage limit of %llu "
@@ -215,14 +229,8 @@ vm_admit_state(const struct vm *vm, const char *what, char *err,
 		    20));
 		return -1;
 	}
-	if (state_usage(0, &n, &mem, &dsk, &cpus) == -1 ||
-	    state_ws_image_bytes(0, &img) == -1) {
-		(void)snprintf(err, errlen, "state database error");
-		return -1;
-	}
-	if (dsk + img + need > env->conf.host_limits.max_storage) {
-		(void)snprintf(err, errlen, "the host is at its storage limit; "
-		    "try again later");
+	if (f != FIT_OK) {
+		fit_text(f, err, errlen);
 		return -1;
 	}
 	if (statvfs(env->conf.statedir, &sv) == 0 &&
