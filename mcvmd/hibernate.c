@@ -103,26 +103,6 @@ vm_profile(const struct vm *vm, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-static void
-hib_quiet(struct req *r, struct imsg *imsg)
-{
-}
-
-static void
-hib_quiet_cancel(struct req *r, enum req_end end, const char *why)
-{
-}
-
-/* A request of the monitor's whose answer only logs. */
-static void
-hib_send(struct vm *vm, uint32_t type)
-{
-	struct req	*r;
-
-	r = req_new(RP_MONITOR, vm, type, hib_quiet, hib_quiet_cancel);
-	(void)req_send(r);
-}
-
 /* The vCPUs are stopped: the checkpoint next. */
 static void
 hib_checkpoint(struct vm *vm)
@@ -206,9 +186,9 @@ vm_hibernated(struct vm *vm, int ok, uint32_t mib, const char *why)
 	if (vm->hib_paused)
 		vm_fsm(vm, VE_PAUSED, NULL);
 	else {
-		hib_send(vm, IMSG_VMM_CONT);
+		req_send_quiet(vm, IMSG_VMM_CONT);
 		if (vm->boot.agent)
-			hib_send(vm, IMSG_VMM_THAW);
+			req_send_quiet(vm, IMSG_VMM_THAW);
 		vm_fsm(vm, VE_RESUMED, NULL);
 	}
 	vm_op_done(vm, 0, msg);

@@ -435,3 +435,24 @@ again:
 		(void)kill(c->pid, SIGKILL);
 	}
 }
+
+static void
+req_quiet_done(struct req *r, struct imsg *imsg)
+{
+}
+
+static void
+req_quiet_cancel(struct req *r, enum req_end end, const char *why)
+{
+	if (end != REQ_VM_GONE)
+		log_warnx("%s: %s: %s", r->vm->row.id, imsg_type_name(r->type),
+		    why != NULL ? why : "no answer");
+}
+
+/* A request to vm's monitor without arguments, whose answer only logs. */
+void
+req_send_quiet(struct vm *vm, uint32_t type)
+{
+	(void)req_send(req_new(RP_MONITOR, vm, type, req_quiet_done,
+	    req_quiet_cancel));
+}

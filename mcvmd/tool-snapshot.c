@@ -209,27 +209,12 @@ snap_cont(struct req *r, req_done_fn done)
 	(void)req_send(r);
 }
 
-static void
-snap_quiet(struct req *r, struct imsg *imsg)
-{
-}
-
-static void
-snap_quiet_cancel(struct req *r, enum req_end end, const char *why)
-{
-}
-
 /* A held save failed after the stop: resume what was running. */
 static void
 snap_resume(struct vm *vm)
 {
-	struct req	*r;
-
-	if (vm->state != VS_RUNNING || !vm->vmm_live)
-		return;
-	r = req_new(RP_MONITOR, vm, IMSG_VMM_CONT, snap_quiet,
-	    snap_quiet_cancel);
-	(void)req_send(r);
+	if (vm->state == VS_RUNNING && vm->vmm_live)
+		req_send_quiet(vm, IMSG_VMM_CONT);
 }
 
 /* ---- vm_snapshot_create */

@@ -622,7 +622,7 @@ chain_fail(struct req *r, enum vm_opkind op, const char *why)
 static void
 suspend_cancel(struct req *r, enum req_end end, const char *why)
 {
-	chain_intent_clear(r->vm, VO_PAUSE);
+	chain_intent_clear(r->vm, r->hibernate ? VO_HIBERNATE : VO_PAUSE);
 	call_req_cancel(r, end, why);
 }
 
@@ -688,7 +688,8 @@ suspend_info(struct req *r, struct imsg *imsg)
 	if (!chain_holds(r, VS_RUNNING))
 		return;
 	if (msg_vmm_guest_info_result_get(imsg, &m) == -1) {
-		chain_fail(r, VO_PAUSE, "malformed guest info");
+		chain_fail(r, r->hibernate ? VO_HIBERNATE : VO_PAUSE,
+		    "malformed guest info");
 		return;
 	}
 	active = m.jobs_active;
@@ -696,7 +697,7 @@ suspend_info(struct req *r, struct imsg *imsg)
 		(void)snprintf(msg, sizeof(msg), "%u job%s still running: "
 		    "wait, cancel them, or pass force=true to freeze them "
 		    "until vm_resume", active, active == 1 ? " is" : "s are");
-		chain_fail(r, VO_PAUSE, msg);
+		chain_fail(r, r->hibernate ? VO_HIBERNATE : VO_PAUSE, msg);
 		return;
 	}
 	req_next(r, IMSG_VMM_FREEZE, suspend_frozen);
