@@ -43,6 +43,8 @@
  *		← str os, str kernel, str agent_version, u64 uptime_ms,
  *		  u32 jobs_active, u32 jobs_total, u32 jobs_active_max,
  *		  u32 jobs_total_max, u8 frozen, bytes job_states
+ *		  jobs_active: the jobs running, and the ended ones whose
+ *		  processes live on in their cgroup (a daemon they left);
  *		  job_states: for each job kept (jobs_total of them), u32
  *		  job and u8 state (AGENT_JOB_*), AGENT_JOBSTATE_LEN bytes
  * EXEC		→ u32 flags (AGENT_EXEC_*), u32 timeout_ms (0: none),

@@ -89,6 +89,7 @@ struct child_args {
 int	 jobproc_init(void);
 int	 jobproc_cgroup_make(const char *);
 int	 jobproc_cgroup_remove(const char *);
+int	 jobproc_cgroup_busy(const char *);
 size_t	 jobproc_note(const char *, char *, size_t);
 void	 jobproc_kill(pid_t, const char *, int);
 pid_t	 jobproc_spawn(struct child_args *, char **);
@@ -119,6 +120,7 @@ int	 jobs_freeze(uint32_t *);
 int	 jobs_thaw(uint64_t);
 int	 jobs_frozen(void);
 uint32_t jobs_active(void);
+uint32_t jobs_busy(void);
 uint32_t jobs_total(void);
 uint32_t jobs_states(uint8_t *);
 void	 jobs_kill_all(void);

@@ -209,6 +209,13 @@ jobproc_cgroup_remove(const char *cgroup)
 	return rmdir(cgroup);
 }
 
+/* Whether a process lives in the cgroup or below it. */
+int
+jobproc_cgroup_busy(const char *cgroup)
+{
+	return cg_key(cgroup, "cgroup.events", "populated") > 0;
+}
+
 /*
  * What limits of its cgroup a job ran into, as a line for its stderr;
  * returns its length (0: none).

@@ -104,6 +104,26 @@ jobs_active(void)
 }
 
 /*
+ * The jobs running, and those whose processes live on after the job
+ * ended (a daemon it left in its cgroup): what keeps the VM busy.
+ */
+uint32_t
+jobs_busy(void)
+{
+	uint32_t	 i, n = 0;
+
+	for (i = 0; i < AGENT_JOBS_TOTAL_MAX; i++)
+		if (jobs[i] != NULL && (jobs[i]->state == AGENT_JOB_RUNNING ||
+		    (jobs[i]->cgroup_live &&
+		    jobproc_cgroup_busy(jobs[i]->cgroup))))
+			n++;
+	for (i = 0; i < nstale; i++)
+		if (jobproc_cgroup_busy(stale[i]))
+			n++;
+	return n;
+}
+
+/*
  * Each job in the table with its state, as INFO's job_states records
  * (recs holds AGENT_JOBS_TOTAL_MAX); returns how many, jobs_total().
  */

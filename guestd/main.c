@@ -237,7 +237,7 @@ guest_info(struct agent_msg *m)
 	m->u.info.agent_version = GUESTD_VERSION;
 	m->u.info.uptime_ms = (uint64_t)ts.tv_sec * 1000 +
 	    (uint64_t)ts.tv_nsec / 1000000;
-	m->u.info.jobs_active = jobs_active();
+	m->u.info.jobs_active = jobs_busy();
 	m->u.info.jobs_total = jobs_states(states);
 	m->u.info.job_states = states;
 	m->u.info.jobs_active_max = AGENT_JOBS_ACTIVE_MAX;

@@ -89,8 +89,8 @@ vm_idle_sweep(void)
 		    vm_own_disks(vm) || vm->op.pending || vm->waking ||
 		    vm->idle_asking)
 			continue;
-		if (vm->idle_since == 0 || req_count(vm, RP_MONITOR) > 0) {
-			vm_idle_touch(vm);	/* a call is in flight */
+		if (vm->idle_since == 0) {
+			vm_idle_touch(vm);	/* it just started running */
 			continue;
 		}
 		if (now - vm->idle_since < (time_t)vm->row.idle_seconds)

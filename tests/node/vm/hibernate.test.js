@@ -186,16 +186,20 @@ test('work wakes a paused VM too, and cancelling a frozen job wakes it ' +
 	assert.equal(await run('cat /workspace/woke.txt'), 'awake');
 });
 
-test('idle_seconds: 5 hibernates an idle VM and not one running a job; ' +
-    'vm_status does not wake it, vm_exec does', async () => {
+test('idle_seconds: 5 hibernates an idle VM and not one whose job left a ' +
+    'process; vm_status does not wake it, vm_exec does', async () => {
 	const idle = await call(alice, 'vm_create', { request_id: 'hib-idle',
 	    name: 'idle-test', idle_seconds: 5 });
 	assert.equal(idle.idle_seconds, 5);
 	const busy = await call(alice, 'vm_create', { request_id: 'hib-busy',
 	    name: 'busy-test', idle_seconds: 5, idle_mode: 'pause' });
 	try {
-		await call(alice, 'vm_exec', { vm_id: 'busy-test',
-		    request_id: 'hib-busy-job', command: 'sleep 60' });
+		// The job ends at once; the process it left runs 12 s more
+		// in its cgroup, and keeps the VM awake.
+		const left = await call(alice, 'vm_exec', { vm_id: 'busy-test',
+		    request_id: 'hib-busy-job', wait_seconds: 30, command:
+		    'setsid sleep 12 </dev/null >/dev/null 2>&1 & echo left' });
+		assert.equal(left.state, 'completed');
 		let s;
 		for (let i = 0; i < 60; i++) {
 			await sleep(500);
@@ -206,9 +210,11 @@ test('idle_seconds: 5 hibernates an idle VM and not one running a job; ' +
 		}
 		assert.equal(s.state, 'hibernated');
 		assert.match(s.suspension.why, /after 5 s idle/);
-		assert.equal((await call(alice, 'vm_status',
-		    { vm_id: 'busy-test' })).state, 'running',
-		    'its job keeps it awake');
+		const b = await call(alice, 'vm_status',
+		    { vm_id: 'busy-test' });
+		assert.equal(b.state, 'running',
+		    'the process its job left keeps it awake');
+		assert.equal(b.guest.jobs_active, 1);
 		await sleep(2000);
 		assert.equal((await call(alice, 'vm_status',
 		    { vm_id: 'idle-test' })).state, 'hibernated',
@@ -217,11 +223,8 @@ test('idle_seconds: 5 hibernates an idle VM and not one running a job; ' +
 		    request_id: 'hib-idle-wake', command: 'echo awake',
 		    wait_seconds: 50 });
 		assert.equal(r.stdout, 'awake\n');
-		// The busy VM's job ends: it pauses once idle.
-		await call(alice, 'vm_job_cancel', { vm_id: 'busy-test',
-		    job_id: (await call(alice, 'vm_status',
-		    { vm_id: 'busy-test' })).jobs[0].job_id });
-		for (let i = 0; i < 60; i++) {
+		// The process the busy VM's job left ends: it pauses once idle.
+		for (let i = 0; i < 80; i++) {
 			await sleep(500);
 			s = await call(alice, 'vm_status',
 			    { vm_id: 'busy-test' });
