@@ -56,6 +56,20 @@ async function clocks() {
 	return { wall, up, host };
 }
 
+// vm_status of vm, polled until it is in state (which vm_status does not
+// change), or fails after ms.
+async function untilState(id, state, ms) {
+	let s;
+	for (const end = Date.now() + ms; Date.now() < end;) {
+		await sleep(500);
+		s = await call(alice, 'vm_status', { vm_id: id });
+		if (s.state === state)
+			break;
+	}
+	assert.equal(s.state, state);
+	return s;
+}
+
 async function hibernate(args = {}) {
 	const s = await call(alice, 'vm_suspend', { vm_id: NAME, ...args });
 	assert.equal(s.state, 'hibernated');
@@ -200,15 +214,7 @@ test('idle_seconds: 5 hibernates an idle VM and not one whose job left a ' +
 		    request_id: 'hib-busy-job', wait_seconds: 30, command:
 		    'setsid sleep 12 </dev/null >/dev/null 2>&1 & echo left' });
 		assert.equal(left.state, 'completed');
-		let s;
-		for (let i = 0; i < 60; i++) {
-			await sleep(500);
-			s = await call(alice, 'vm_status',
-			    { vm_id: 'idle-test' });
-			if (s.state === 'hibernated')
-				break;
-		}
-		assert.equal(s.state, 'hibernated');
+		let s = await untilState('idle-test', 'hibernated', 30000);
 		assert.match(s.suspension.why, /after 5 s idle/);
 		const b = await call(alice, 'vm_status',
 		    { vm_id: 'busy-test' });
@@ -224,14 +230,7 @@ test('idle_seconds: 5 hibernates an idle VM and not one whose job left a ' +
 		    wait_seconds: 50 });
 		assert.equal(r.stdout, 'awake\n');
 		// The process the busy VM's job left ends: it pauses once idle.
-		for (let i = 0; i < 80; i++) {
-			await sleep(500);
-			s = await call(alice, 'vm_status',
-			    { vm_id: 'busy-test' });
-			if (s.state === 'paused')
-				break;
-		}
-		assert.equal(s.state, 'paused');
+		s = await untilState('busy-test', 'paused', 40000);
 		assert.match(s.suspension.why, /paused after 5 s idle/);
 	} finally {
 		for (const n of [idle.vm_id, busy.vm_id])
