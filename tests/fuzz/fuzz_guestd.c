@@ -132,6 +132,13 @@ jobproc_cgroup_remove(const char *cgroup)
 	    (errno = EBUSY, -1) : 0;
 }
 
+/* As busy as the removal above says. */
+int
+jobproc_cgroup_busy(const char *cgroup)
+{
+	return cgroup[strlen(cgroup) - 1] == '7' && (clock_ms & 1);
+}
+
 size_t
 jobproc_note(const char *cgroup, char *buf, size_t len)
 {
