@@ -328,9 +328,8 @@ vm_hibernate_all(void)
 	struct timeval	 tv = { VM_DRAIN_SECS, 0 };
 	struct vm	*vm;
 	struct req	*r;
-	int		 n = 0;
-
 	char		 why[VM_MSG_MAX];
+	int		 n = 0;
 
 	TAILQ_FOREACH(vm, &vms, entry) {
 		if (vm->tpl || vm_own_disks(vm) || !vm->vmm_live ||

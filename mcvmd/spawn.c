@@ -571,7 +571,7 @@ vm_spawn_leftovers(void)
 			continue;
 		memcpy(id, de->d_name, n);
 		id[n] = '\0';
-		if (!valid_id(id, "vm-"))
+		if (!valid_id(id, VM_ID_PREFIX))
 			continue;
 		TAILQ_FOREACH(vm, &vms, entry)
 			if (strcmp(vm->row.id, id) == 0)

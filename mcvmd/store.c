@@ -170,8 +170,8 @@ vm_store_up(void)
 }
 
 /* stored's answer to a request: fatal if malformed. */
-static void
-store_result_get(struct imsg *imsg, struct msg_store_result *m)
+void
+vm_store_result(struct imsg *imsg, struct msg_store_result *m)
 {
 	if (msg_store_result_get(imsg, m) == -1)
 		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
@@ -199,7 +199,7 @@ store_delete_done(struct req *r, struct imsg *imsg)
 	struct vm		*vm = r->vm;
 	struct msg_store_result	 m;
 
-	store_result_get(imsg, &m);
+	vm_store_result(imsg, &m);
 	if (vm->state != VS_DESTROYING)
 		return;
 	if (m.status != 0 && m.status != ENOENT) {
@@ -294,7 +294,7 @@ store_disk_done(struct req *r, struct imsg *imsg)
 	struct msg_store_result	 m;
 	char			 msg[320];
 
-	store_result_get(imsg, &m);
+	vm_store_result(imsg, &m);
 	if (store_overtaken(vm, VS_CREATING))
 		return;
 	if (vm_own_disks(vm)) {
@@ -342,7 +342,7 @@ store_checkpoint_done(struct req *r, struct imsg *imsg)
 	int			 fd;
 	char			 msg[400];
 
-	store_result_get(imsg, &m);
+	vm_store_result(imsg, &m);
 	/*
 	 * The template asks once it holds, a hibernating VM once paused;
 	 * a new or resumed VM before it boots.

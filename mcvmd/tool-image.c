@@ -146,8 +146,7 @@ image_done(struct req *r, struct imsg *imsg)
 	json_t			*images, *snaps, *out = NULL;
 	enum tool_id		 id = r->tool;
 
-	if (msg_store_result_get(imsg, &m) == -1)
-		fatalx("stored: malformed RESULT");
+	vm_store_result(imsg, &m);
 	if (m.status == 0 || m.status == ECANCELED)
 		(void)state_ws_image_bytes_set(r->ws, m.disk_bytes);
 	if (r->call == 0)

@@ -187,8 +187,7 @@ snap_disk_result(struct req *r, struct imsg *imsg)
 {
 	struct msg_store_result	 m;
 
-	if (msg_store_result_get(imsg, &m) == -1)
-		fatalx("stored: malformed IMSG_STORE_RESULT");
+	vm_store_result(imsg, &m);
 	if (m.status == 0)
 		return 0;
 	log_warnx("%s: %s", r->vm->row.id, m.text);
@@ -500,13 +499,8 @@ tool_vm_snapshot_restore(struct tool_call *c)
 /* ---- vm_snapshot_delete */
 
 static void
-delete_record(struct req *r, struct imsg *imsg)
+delete_record(struct req *r)
 {
-	if (imsg != NULL && imsg->hdr.type == IMSG_STORE_RESULT &&
-	    snap_disk_result(r, imsg) == -1) {
-		call_req_fail(r, json_string_value(r->acc));
-		return;
-	}
 	if (state_snapshot_delete(r->vm->row.id, r->tag) == -1) {
 		call_req_fail(r, "state database error: the snapshot was "
 		    "deleted from the disk but is still listed");
@@ -516,6 +510,16 @@ delete_record(struct req *r, struct imsg *imsg)
 	    r->since == -1 ? " (it was on the disk alone)" : "");
 	call_reply_json(r->call, json_pack("{s:s, s:b}", "tag", r->tag,
 	    "deleted", 1));
+}
+
+/* A raw disk's snapshot: its disk clone went too, or could not. */
+static void
+delete_cloned(struct req *r, struct imsg *imsg)
+{
+	if (snap_disk_result(r, imsg) == -1)
+		call_req_fail(r, json_string_value(r->acc));
+	else
+		delete_record(r);
 }
 
 static void
@@ -536,9 +540,9 @@ delete_done(struct req *r, struct imsg *imsg)
 		return;
 	}
 	if (snap_raw(r->vm))
-		snap_disk(r, SVS_DELETE, delete_record);
+		snap_disk(r, SVS_DELETE, delete_cloned);
 	else
-		delete_record(r, NULL);
+		delete_record(r);
 }
 
 /*

@@ -249,6 +249,8 @@ void		 vm_store_up(void);
 void		 vm_store_imsg(struct imsg *);
 void		 vm_store_disk(struct vm *, uint32_t);
 void		 vm_store_checkpoint(struct vm *, const char *, int);
+struct msg_store_result;
+void		 vm_store_result(struct imsg *, struct msg_store_result *);
 void		 vm_store_delete_unowned(const char *);
 int		 vm_image_find(const char *, uint64_t *, char *, size_t);
 int		 vm_image_pending(const char *);

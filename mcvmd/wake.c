@@ -86,6 +86,19 @@ wake_free(struct vm *vm, struct vm_wake *w)
 	free(w);
 }
 
+/* No wake comes: every waiting call is answered msg. */
+static void
+wake_fail_all(struct vm *vm, const char *msg)
+{
+	struct vm_wake	*w;
+
+	while ((w = TAILQ_FIRST(&vm->wakes)) != NULL) {
+		call_reply(w->call, TOOL_ERROR, msg);
+		wake_free(vm, w);
+	}
+	vm->waking = 0;
+}
+
 /*
  * Whether call c needs its VM's guest: it wakes the VM, and counts as
  * activity (idle.c).  vm_status, vm_list and vm_job_status do not.
@@ -142,13 +155,8 @@ vm_wake_call(struct tool_call *c)
 	log_info("%s: woken by %s", vm->row.id, c->args->tool->name);
 	if (vm->state != VS_HIBERNATED)
 		vm_resume_paused(0, vm);
-	else if (vm_hibernate_resume(0, vm, msg, sizeof(msg)) == -1) {
-		vm->waking = 0;
-		while ((w = TAILQ_FIRST(&vm->wakes)) != NULL) {
-			call_reply(w->call, TOOL_ERROR, msg);
-			wake_free(vm, w);
-		}
-	}
+	else if (vm_hibernate_resume(0, vm, msg, sizeof(msg)) == -1)
+		wake_fail_all(vm, msg);
 	return 1;
 }
 
@@ -165,20 +173,22 @@ vm_wake_settle(struct vm *vm, int ok)
 
 	if (!vm->waking && vm->nwakes == 0)
 		return;
-	(void)snprintf(msg, sizeof(msg), "%s did not wake: it is %s (%s); "
-	    "nothing was run", vm->row.id, vm_state_name(vm->state),
-	    vm->row.reason[0] != '\0' ? vm->row.reason : "no reason given");
+	if (!ok) {
+		(void)snprintf(msg, sizeof(msg), "%s did not wake: it is %s "
+		    "(%s); nothing was run", vm->row.id,
+		    vm_state_name(vm->state), vm->row.reason[0] != '\0' ?
+		    vm->row.reason : "no reason given");
+		wake_fail_all(vm, msg);
+		return;
+	}
 	/* Each runs on its own copy, off the VM's list. */
 	TAILQ_CONCAT(&list, &vm->wakes, entry);
 	vm->nwakes = 0;
 	vm->waking = 0;
 	while ((w = TAILQ_FIRST(&list)) != NULL) {
 		TAILQ_REMOVE(&list, w, entry);
-		if (ok) {
-			call_progress(w->call, 1, 2, "awake");
-			(void)dispatch_run(w->call, &w->auth, &w->args);
-		} else
-			call_reply(w->call, TOOL_ERROR, msg);
+		call_progress(w->call, 1, 2, "awake");
+		(void)dispatch_run(w->call, &w->auth, &w->args);
 		call_args_free(&w->args);
 		free(w);
 	}
@@ -213,14 +223,9 @@ vm_wake_forget(uint64_t call)
 void
 vm_wake_drop(struct vm *vm)
 {
-	struct vm_wake	*w;
-	char		 msg[VM_MSG_MAX];
+	char	 msg[VM_MSG_MAX];
 
 	(void)snprintf(msg, sizeof(msg), "%s is gone; nothing was run",
 	    vm->row.id);
-	while ((w = TAILQ_FIRST(&vm->wakes)) != NULL) {
-		call_reply(w->call, TOOL_ERROR, msg);
-		wake_free(vm, w);
-	}
-	vm->waking = 0;
+	wake_fail_all(vm, msg);
 }
