@@ -215,6 +215,17 @@ put_be64(uint8_t *p, uint64_t v)
 	put_be32(p + 4, (uint32_t)v);
 }
 
+/* len bytes at off, whole: 0, or an errno value (EIO for a short one). */
+static int
+write_at(int fd, const void *buf, size_t len, uint64_t off)
+{
+	ssize_t	 n;
+
+	if ((n = pwrite(fd, buf, len, (off_t)off)) == -1)
+		return errno;
+	return (size_t)n == len ? 0 : EIO;
+}
+
 /*
  * Writes an empty version 2 qcow2 of QCOW2_STATE_BYTES into the empty
  * file fd, as qemu-img create -o compat=0.10 lays it out: the header in
@@ -228,6 +239,7 @@ disk_state_write(int fd)
 	const uint64_t	 cl = 65536;
 	uint8_t		 h[QCOW2_HEADER_LEN], rt[8], rb[8], l1[8];
 	unsigned int	 i;
+	int		 rc;
 
 	memset(h, 0, sizeof(h));
 	memcpy(h, QCOW2_MAGIC, 4);
@@ -244,14 +256,11 @@ disk_state_write(int fd)
 		rb[2 * i + 1] = 1;
 	}
 	memset(l1, 0, sizeof(l1));
-	if (pwrite(fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
-	    pwrite(fd, rt, sizeof(rt), (off_t)cl) != (ssize_t)sizeof(rt) ||
-	    pwrite(fd, rb, sizeof(rb), (off_t)(2 * cl)) !=
-	    (ssize_t)sizeof(rb) ||
-	    pwrite(fd, l1, sizeof(l1), (off_t)(3 * cl)) !=
-	    (ssize_t)sizeof(l1))
-		return errno != 0 ? errno : EIO;
-	return 0;
+	if ((rc = write_at(fd, h, sizeof(h), 0)) != 0 ||
+	    (rc = write_at(fd, rt, sizeof(rt), cl)) != 0 ||
+	    (rc = write_at(fd, rb, sizeof(rb), 2 * cl)) != 0)
+		return rc;
+	return write_at(fd, l1, sizeof(l1), 3 * cl);
 }
 
 /*
@@ -273,10 +282,13 @@ disk_state_open(int dfd, const char *vm, char *text, size_t len)
 	if ((fd = openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
 	    O_CLOEXEC, VM_DISK_MODE)) == -1)
 		goto out;
-	if ((rc = disk_state_write(fd)) != 0 || (fsync(fd) == -1 &&
-	    (rc = errno) != 0) || (renameat(dfd, tmp, dfd,
-	    VM_DISK_STATE) == -1 && (rc = errno) != 0) ||
-	    (fsync(dfd) == -1 && (rc = errno) != 0)) {
+	if ((rc = disk_state_write(fd)) == 0 && fsync(fd) == -1)
+		rc = errno;
+	if (rc == 0 && renameat(dfd, tmp, dfd, VM_DISK_STATE) == -1)
+		rc = errno;
+	if (rc == 0 && fsync(dfd) == -1)
+		rc = errno;
+	if (rc != 0) {
 		close(fd);
 		(void)unlinkat(dfd, tmp, 0);
 		errno = rc;
@@ -606,6 +618,28 @@ disk_checkpoint(int vmsfd, const char *vm, int write, int *fdp, char *text,
 }
 
 /*
+ * A reflink clone of file from in dfd into file to (opened with flags
+ * beside O_RDWR: O_CREAT | O_EXCL makes it), made durable.  0 or an
+ * errno value.
+ */
+static int
+disk_clone(int dfd, const char *from, const char *to, int flags)
+{
+	int	 src, dst = -1, rc = 0;
+
+	if ((src = openat(dfd, from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) ==
+	    -1 || (dst = openat(dfd, to, O_RDWR | O_NOFOLLOW | O_CLOEXEC |
+	    flags, VM_DISK_MODE)) == -1 || ioctl(dst, FICLONE, src) == -1 ||
+	    fsync(dst) == -1)
+		rc = errno;
+	if (src != -1)
+		close(src);
+	if (dst != -1)
+		close(dst);
+	return rc;
+}
+
+/*
  * The disk half of a live snapshot of VM vm's raw disk, taken while its
  * vCPUs are stopped (msg_store.h): SVS_SAVE clones the disk to
  * snap-TAG.raw (through a new file renamed in place), SVS_RESTORE clones
@@ -620,7 +654,7 @@ disk_snapshot(int vmsfd, const char *vm, uint32_t op, const char *tag,
 	char		 name[sizeof(VM_SNAP_PREFIX VM_SNAP_SUFFIX) +
 			    OBJ_NAME_MAX], tmp[sizeof(name) + 5];
 	const char	*what;
-	int		 dfd, src = -1, dst = -1, rc = 0;
+	int		 dfd, rc = 0;
 
 	if (!valid_snapshot_tag(tag)) {
 		(void)snprintf(text, len, "invalid snapshot tag");
@@ -635,23 +669,17 @@ disk_snapshot(int vmsfd, const char *vm, uint32_t op, const char *tag,
 	case SVS_SAVE:
 		what = "save";
 		(void)unlinkat(dfd, tmp, 0);
-		if ((src = openat(dfd, VM_DISK_RAW, O_RDONLY | O_NOFOLLOW |
-		    O_CLOEXEC)) == -1 || (dst = openat(dfd, tmp, O_RDWR |
-		    O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    VM_DISK_MODE)) == -1 || ioctl(dst, FICLONE, src) == -1 ||
-		    fsync(dst) == -1 || renameat(dfd, tmp, dfd, name) == -1 ||
-		    fsync(dfd) == -1) {
+		if ((rc = disk_clone(dfd, VM_DISK_RAW, tmp, O_CREAT |
+		    O_EXCL)) == 0 && renameat(dfd, tmp, dfd, name) == -1)
 			rc = errno;
+		if (rc == 0 && fsync(dfd) == -1)
+			rc = errno;
+		if (rc != 0)
 			(void)unlinkat(dfd, tmp, 0);
-		}
 		break;
 	case SVS_RESTORE:
 		what = "restore";
-		if ((src = openat(dfd, name, O_RDONLY | O_NOFOLLOW |
-		    O_CLOEXEC)) == -1 || (dst = openat(dfd, VM_DISK_RAW,
-		    O_RDWR | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
-		    ioctl(dst, FICLONE, src) == -1 || fsync(dst) == -1)
-			rc = errno;
+		rc = disk_clone(dfd, name, VM_DISK_RAW, 0);
 		break;
 	default:
 		what = "delete";
@@ -660,10 +688,6 @@ disk_snapshot(int vmsfd, const char *vm, uint32_t op, const char *tag,
 			rc = errno;
 		break;
 	}
-	if (src != -1)
-		close(src);
-	if (dst != -1)
-		close(dst);
 	close(dfd);
 	if (rc != 0)
 		(void)snprintf(text, len, "vm %s: %s of snapshot %s's disk: %s",
