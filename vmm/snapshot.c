@@ -114,16 +114,13 @@ snap_state_node(const struct qmp_msg *m)
 	return best;
 }
 
-/* The snapshot tag of the VM's state node in m, or NULL. */
+/* The snapshot tag of node n (NULL: none), or NULL. */
 static const struct qmp_snap *
-snap_find(const struct qmp_msg *m, const char *tag)
+snap_find(const struct qmp_node *n, const char *tag)
 {
-	const struct qmp_node	*n;
-	size_t			 i;
+	size_t	 i;
 
-	if ((n = snap_state_node(m)) == NULL)
-		return NULL;
-	for (i = 0; i < n->nsnaps; i++)
+	for (i = 0; n != NULL && i < n->nsnaps; i++)
 		if (strcmp(n->snaps[i].name, tag) == 0)
 			return &n->snaps[i];
 	return NULL;
@@ -210,7 +207,7 @@ snap_looked(struct vmm_req *r, const struct qmp_msg *m)
 		if (&m->nodes[i] != state)
 			(void)snprintf(s->nodes[s->nnodes++],
 			    sizeof(s->nodes[0]), "%s", m->nodes[i].name);
-	there = snap_find(m, s->tag) != NULL;
+	there = snap_find(state, s->tag) != NULL;
 	switch (s->op) {
 	case VMM_SNAP_SAVE:
 		if (there) {
@@ -349,7 +346,7 @@ snap_measured(struct vmm_req *r, const struct qmp_msg *m)
 	struct snap		*s = r->state;
 	const struct qmp_snap	*sn;
 
-	if ((sn = snap_find(m, s->tag)) == NULL) {
+	if ((sn = snap_find(snap_state_node(m), s->tag)) == NULL) {
 		vmm_fail(r, VMM_ERR_QMP, EBADMSG, "the saved snapshot is not "
 		    "listed on the disk");
 		return;
