@@ -108,6 +108,7 @@ struct mcvm_config {
 	char		 control_sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char		 control_group[CONF_NAME_MAX];	/* "" = root only */
 	enum accel_mode	 accel;
+	int		 shared_templates;	/* templates shared|stream */
 	uint32_t	 vm_uid_first;
 	uint32_t	 vm_uid_last;
 

@@ -226,6 +226,28 @@ msg_store_checkpoint_get(struct imsg *imsg, struct msg_store_checkpoint *m)
 }
 
 void
+msg_store_vm_ram_put(struct ibuf *b, const struct msg_store_vm_ram *m)
+{
+	m_add_str(b, m->vm_id);
+	m_add_u32(b, m->mib);
+}
+
+int
+msg_store_vm_ram_get(struct imsg *imsg, struct msg_store_vm_ram *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_STORE_VM_RAM) == -1 ||
+	    m_get_vm_id(&r, &m->vm_id) == -1 ||
+	    m_get_u32(&r, &m->mib) == -1)
+		return -1;
+	if (m->mib < VM_MEMORY_MIN_MIB || m->mib > VM_MEMORY_MAX_MIB)
+		return m_fail();
+	return m_end(&r);
+}
+
+void
 msg_store_vm_snapshot_put(struct ibuf *b,
     const struct msg_store_vm_snapshot *m)
 {

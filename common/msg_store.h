@@ -74,6 +74,15 @@ struct msg_store_checkpoint {
 };
 
 /*
+ * IMSG_STORE_VM_RAM -> STORE_FD (STORE_FD_RAM), RESULT: VM vm_id's RAM
+ * file, made empty and mib MiB long, mode 0660; the fd is read-only.
+ */
+struct msg_store_vm_ram {
+	const char	*vm_id;		/* a VM id, ID_MAX */
+	uint32_t	 mib;		/* VM_MEMORY_MIN_MIB..MAX_MIB */
+};
+
+/*
  * IMSG_STORE_VM_SNAPSHOT -> RESULT: the disk half of a live snapshot of
  * a VM whose disk is a raw reflink clone, taken while its vCPUs are
  * stopped (the RAM half is in its state file, STORE_FD_STATE): a clone
@@ -205,6 +214,8 @@ void	 msg_store_vm_snapshot_put(struct ibuf *,
 	    const struct msg_store_vm_snapshot *);
 int	 msg_store_vm_snapshot_get(struct imsg *,
 	    struct msg_store_vm_snapshot *);
+void	 msg_store_vm_ram_put(struct ibuf *, const struct msg_store_vm_ram *);
+int	 msg_store_vm_ram_get(struct imsg *, struct msg_store_vm_ram *);
 void	 msg_store_checkpoint_put(struct ibuf *,
 	    const struct msg_store_checkpoint *);
 int	 msg_store_checkpoint_get(struct imsg *,

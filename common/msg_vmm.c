@@ -736,10 +736,41 @@ msg_vmm_net_config_get(struct imsg *imsg, struct msg_vmm_net_config *m)
 }
 
 /* The migration stream's fd travels with it; the caller takes it. */
-int
-msg_vmm_checkpoint_get(struct imsg *imsg)
+void
+msg_vmm_checkpoint_put(struct ibuf *b, const struct msg_vmm_checkpoint *m)
 {
-	return m_empty(imsg, IMSG_VMM_CHECKPOINT);
+	m_add_u32(b, m->shared);
+}
+
+int
+msg_vmm_checkpoint_get(struct imsg *imsg, struct msg_vmm_checkpoint *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_VMM_CHECKPOINT) == -1 ||
+	    m_get_flag(&r, &m->shared) == -1)
+		return -1;
+	return done(&r);
+}
+
+/* QEMU has the checkpoint on QEMU_INCOMING_FD already. */
+void
+msg_vmm_incoming_put(struct ibuf *b, const struct msg_vmm_incoming *m)
+{
+	m_add_u32(b, m->shared);
+}
+
+int
+msg_vmm_incoming_get(struct imsg *imsg, struct msg_vmm_incoming *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_VMM_INCOMING) == -1 ||
+	    m_get_flag(&r, &m->shared) == -1)
+		return -1;
+	return done(&r);
 }
 
 int

@@ -312,7 +312,23 @@ int	 msg_vmm_guest_poweroff_get(struct imsg *);
 void	 msg_vmm_net_config_put(struct ibuf *,
 	    const struct msg_vmm_net_config *);
 int	 msg_vmm_net_config_get(struct imsg *, struct msg_vmm_net_config *);
-int	 msg_vmm_checkpoint_get(struct imsg *);
+/*
+ * IMSG_VMM_CHECKPOINT (the stream's fd with it) and IMSG_VMM_INCOMING ->
+ * OK: a checkpoint written, or loaded.  shared: with x-ignore-shared, as
+ * a shared template's is (the RAM it maps shared from a file is not in
+ * it); both ends of one checkpoint say the same.
+ */
+struct msg_vmm_checkpoint {
+	uint32_t	 shared;	/* 0 or 1 */
+};
+struct msg_vmm_incoming {
+	uint32_t	 shared;	/* 0 or 1 */
+};
+void	 msg_vmm_checkpoint_put(struct ibuf *,
+	    const struct msg_vmm_checkpoint *);
+int	 msg_vmm_checkpoint_get(struct imsg *, struct msg_vmm_checkpoint *);
+void	 msg_vmm_incoming_put(struct ibuf *, const struct msg_vmm_incoming *);
+int	 msg_vmm_incoming_get(struct imsg *, struct msg_vmm_incoming *);
 
 /*
  * IMSG_VMM_SCREENSHOT -> SCREENSHOT_DONE.  The request has no fields; a

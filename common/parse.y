@@ -78,7 +78,8 @@ typedef struct {
 %token	CONTROL DEFAULTS DIRECTORY DISK FORWARD FRONTD GROUP HEADER HIBERNATE
 %token	HOST IDLE IMAGE IMAGES INITRD KERNEL KEY KVM LIMIT LIMITS LISTEN MEMORY NETD
 %token	ON ORIGIN PAUSE PEER POOL RATE REQUEST RESOLVER RUN SHA256 SOCKET STATE
-%token	STORAGE STORED TCG TIMEOUT TLS TO UIDS UNAUTHENTICATED UPLINK USER
+%token	STORAGE STORED TCG TEMPLATES TIMEOUT TLS TO UIDS UNAUTHENTICATED UPLINK
+%token	USER SHARED STREAM
 %token	VCPUS VM VMS WORKSPACE INCLUDE ERROR
 %token	<v.string>	STRING
 %token	<v.number>	NUMBER
@@ -200,6 +201,8 @@ main		: STATE DIRECTORY string {
 		| ACCEL AUTO		{ conf->accel = ACCEL_AUTO; }
 		| ACCEL KVM		{ conf->accel = ACCEL_KVM; }
 		| ACCEL TCG		{ conf->accel = ACCEL_TCG; }
+		| TEMPLATES SHARED	{ conf->shared_templates = 1; }
+		| TEMPLATES STREAM	{ conf->shared_templates = 0; }
 		| VM UIDS number TO number {
 			if ($3 < 1000 || $5 < $3 || $5 > UINT32_MAX - 1 ||
 			    $5 - $3 >= 65536) {
@@ -689,11 +692,14 @@ lookup(const char *s)
 		{ "resolver",		RESOLVER },
 		{ "run",		RUN },
 		{ "sha256",		SHA256 },
+		{ "shared",		SHARED },
 		{ "socket",		SOCKET },
 		{ "state",		STATE },
 		{ "storage",		STORAGE },
 		{ "stored",		STORED },
+		{ "stream",		STREAM },
 		{ "tcg",		TCG },
+		{ "templates",		TEMPLATES },
 		{ "timeout",		TIMEOUT },
 		{ "tls",		TLS },
 		{ "to",			TO },

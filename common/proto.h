@@ -94,6 +94,7 @@
 	X(IMSG_STORE_VM_DISKS,		416,	IMSG_STORE_RESULT)	\
 	X(IMSG_STORE_VM_DISK,		417,	IMSG_NONE)		\
 	X(IMSG_STORE_VM_SNAPSHOT,	418,	IMSG_STORE_RESULT)	\
+	X(IMSG_STORE_VM_RAM,		419,	IMSG_STORE_RESULT)	\
 									\
 	/* VM monitor <-> mcvmd; peerid is the request id, 0 unasked */	\
 	X(IMSG_VMM_READY,		500,	IMSG_NONE)		\
@@ -133,7 +134,8 @@
 	X(IMSG_VMM_SERIAL_READ,		534,	IMSG_VMM_SERIAL_DATA)	\
 	X(IMSG_VMM_SERIAL_DATA,		535,	IMSG_NONE)		\
 	X(IMSG_VMM_SNAPSHOT,		536,	IMSG_VMM_SNAPSHOT_DONE)	\
-	X(IMSG_VMM_SNAPSHOT_DONE,	537,	IMSG_NONE)
+	X(IMSG_VMM_SNAPSHOT_DONE,	537,	IMSG_NONE)		\
+	X(IMSG_VMM_INCOMING,		538,	IMSG_VMM_OK)
 
 enum imsg_type {
 	IMSG_NONE = 0,
@@ -163,6 +165,12 @@ enum tool_status {
 	TOOL_UNAVAILABLE,	/* back end not built yet or down: 501/503 */
 };
 
+/*
+ * The fd QEMU reads a checkpoint from (mcvmd places it; the monitor's
+ * migrate-incoming names it).
+ */
+#define QEMU_INCOMING_FD	8
+
 /* IMSG_STORE_FD roles */
 enum store_fd_role {
 	STORE_FD_DISK = 1,	/* the VM's disk, read-write */
@@ -181,8 +189,9 @@ enum store_fd_role {
 	STORE_FD_BASE4,
 	STORE_FD_STATE,		/* a raw disk's snapshot state, qcow2 */
 	STORE_FD_IMAGE,		/* an image's bytes: SIO_UPLOAD, SIO_DOWNLOAD */
+	STORE_FD_RAM,		/* a template's RAM file, read-only */
 };
-#define STORE_FD_MAX		STORE_FD_IMAGE
+#define STORE_FD_MAX		STORE_FD_RAM
 /* Disk i (0-3) of a VM from its own disks, and its base. */
 #define STORE_FD_DISK_N(i)	((i) == 0 ? STORE_FD_DISK : \
 				    STORE_FD_DISK2 + 2 * ((i) - 1))

@@ -35,6 +35,7 @@
 #define CONSOLE_RESTART_MS	1000	/* between two starts, at least */
 #define CONSOLE_STEADY_MS	10000	/* a shell that lived this long */
 #define CONSOLE_BACKOFF_MAX_MS	30000
+#define CONSOLE_FIRST_MS	1000	/* after the start: the agent first */
 
 static int	 enabled;
 static pid_t	 shell_pid;	/* 0: none */
@@ -150,7 +151,9 @@ has_display(void)
 
 /*
  * Once the root file system is writable (after a template's hold): with
- * a display, tty1's shell starts now.
+ * a display, tty1's shell starts CONSOLE_FIRST_MS later, from the serve
+ * loop, so that its fork and exec (a tenth of a second under emulation)
+ * do not delay the agent's first answer.
  */
 void
 console_init(void)
@@ -165,8 +168,7 @@ console_init(void)
 		return;
 	}
 	enabled = 1;
-	due = now_ms();
-	(void)console_timeout(due);
+	due = now_ms() + CONSOLE_FIRST_MS;
 }
 
 /* The terminal as a login would find it: the user's, in canonical mode. */

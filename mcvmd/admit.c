@@ -36,6 +36,9 @@ vm_slot_alloc(uint32_t *slot)
 		TAILQ_FOREACH(vm, &vms, entry)
 			if (vm->row.slot == s)
 				used = 1;
+		/* A shared template's file's group is its slot's uid. */
+		if (vm_template_holds_slot(s))
+			used = 1;
 		if (!used) {
 			*slot = s;
 			return 0;

@@ -6,6 +6,7 @@
  *	a tmpfs root holding read-only binds of /usr (and the /lib, /bin
  *	links or dirs that point into it), /dev/null, zero, urandom, kvm,
  *	and the VM's kernel and initrd, bound from the fds stored verified
+ *	(and a template's RAM file, writable: see below)
  *	pivot_root into it; the host's tree is detached
  *	the VM's uid and gid, no supplementary groups, no capabilities,
  *	an empty bounding set, no_new_privs
@@ -15,6 +16,11 @@
  * programs and libraries.  This replaces QEMU 7.2's -chroot and -runas,
  * which cannot be used with -sandbox elevateprivileges=deny: QEMU loads
  * its seccomp filter before it switches uid and is killed doing so.
+ *
+ * QEMU 7.2 opens a memory-backend-file's mem-path read-write even to map
+ * it copy-on-write, so a template's RAM file is bound writable, and made
+ * the group's of the template's QEMU and its clones' (one workspace's:
+ * template.c), mode 0660 as stored made it.
  *
  * Any failure writes one line to the log fd and exits 127; nothing here
  * returns.
@@ -140,16 +146,21 @@ jail_bind(const char *src, const char *dst, int dir, unsigned long extra)
 	jail_remount_ro(dst, extra);
 }
 
-/* Attaches a detached tree (from jail_open_tree) at dst, read-only. */
+/* Attaches a detached tree (from jail_open_tree) at dst, read-only
+ * unless writable. */
 static void
-jail_attach(int tree, const char *dst)
+jail_attach(int tree, const char *dst, int writable)
 {
 	jail_mountpoint(dst, 0);
 	if (syscall(SYS_move_mount, tree, "", AT_FDCWD, dst,
 	    MOVE_MOUNT_F_EMPTY_PATH) == -1)
 		jail_fail("move_mount %s", dst);
 	close(tree);
-	jail_remount_ro(dst, MS_NODEV | MS_NOEXEC);
+	if (!writable)
+		jail_remount_ro(dst, MS_NODEV | MS_NOEXEC);
+	else if (mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID |
+	    MS_NODEV | MS_NOEXEC, NULL) == -1)
+		jail_fail("remount %s", dst);
 }
 
 static void
@@ -183,7 +194,8 @@ jail_sys_entry(const char *root, const char *entry)
 }
 
 static void
-jail_build_root(const struct jail *j, int kernel_tree, int initrd_tree)
+jail_build_root(const struct jail *j, int kernel_tree, int initrd_tree,
+    int ram_tree)
 {
 	char	 path[PATH_MAX];
 	size_t	 i;
@@ -208,11 +220,15 @@ jail_build_root(const struct jail *j, int kernel_tree, int initrd_tree)
 	}
 	if (kernel_tree != -1) {
 		jail_path(path, sizeof(path), j->root, QEMU_JAIL_KERNEL);
-		jail_attach(kernel_tree, path);
+		jail_attach(kernel_tree, path, 0);
 	}
 	if (initrd_tree != -1) {
 		jail_path(path, sizeof(path), j->root, QEMU_JAIL_INITRD);
-		jail_attach(initrd_tree, path);
+		jail_attach(initrd_tree, path, 0);
+	}
+	if (ram_tree != -1) {
+		jail_path(path, sizeof(path), j->root, QEMU_JAIL_RAM);
+		jail_attach(ram_tree, path, 1);
 	}
 	jail_path(path, sizeof(path), j->root, "/old");
 	jail_mountpoint(path, 1);
@@ -298,7 +314,7 @@ jail_exec(const struct jail *j, char *const argv[])
 	/* Few malloc arenas: each would cost QEMU's threads host memory. */
 	char *const	 envp[] = { "PATH=/usr/bin", "MALLOC_ARENA_MAX=2",
 			    NULL };
-	int		 kernel_tree = -1, initrd_tree = -1;
+	int		 kernel_tree = -1, initrd_tree = -1, ram_tree = -1;
 
 	jail_log = j->log_fd;
 	if (setsid() == -1)
@@ -309,6 +325,11 @@ jail_exec(const struct jail *j, char *const argv[])
 		kernel_tree = jail_open_tree(j->kernel_fd);
 	if (j->initrd_fd != -1)
 		initrd_tree = jail_open_tree(j->initrd_fd);
+	if (j->ram_fd != -1) {
+		if (fchown(j->ram_fd, (uid_t)-1, j->gid) == -1)
+			jail_fail("chgrp the RAM file");
+		ram_tree = jail_open_tree(j->ram_fd);
+	}
 	/* The VM's own network namespace: netd's, or an empty new one. */
 	if (j->netns_fd != -1) {
 		if (setns(j->netns_fd, CLONE_NEWNET) == -1)
@@ -319,7 +340,7 @@ jail_exec(const struct jail *j, char *const argv[])
 		jail_fail("unshare");
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 		jail_fail("make / private");
-	jail_build_root(j, kernel_tree, initrd_tree);
+	jail_build_root(j, kernel_tree, initrd_tree, ram_tree);
 	jail_pivot(j);
 	jail_place_fds(j);
 	jail_drop(j);

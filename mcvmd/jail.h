@@ -14,6 +14,7 @@ struct jail {
 	int		 kvm;		/* expose /dev/kvm */
 	int		 kernel_fd;	/* -1: none (a restored guest) */
 	int		 initrd_fd;	/* -1: none */
+	int		 ram_fd;	/* a template's RAM file; -1: none */
 	int		 log_fd;	/* QEMU's stdout and stderr */
 	int		 netns_fd;	/* the VM's netns from netd; -1: new */
 	int		 fds[QEMU_FD_MAX + 1];	/* placed at their index */

@@ -207,12 +207,15 @@ vm_fail(struct vm *vm, const char *why)
 		vm->boot.resume = 0;
 		why = resume;
 	}
-	if (vm->boot.restore && vm->state == VS_BOOTING) {
+	if (vm->boot.restore && vm->state == VS_BOOTING && !vm->tpl) {
 		/* QEMU ran from the checkpoint, and the guest never
 		 * answered. */
 		(void)snprintf(msg, sizeof(msg), "%s, restored from it, "
 		    "failed: %s", vm->row.id, why);
-		vm_template_retire(msg);
+		if (vm->wtpl_using)
+			vm_template_retire_shared(vm, msg);
+		else
+			vm_template_retire(msg);
 	}
 	if (vm->tpl) {
 		vm_template_failed(vm, why);

@@ -113,14 +113,59 @@ checkpoint_cancel(struct req *r, enum req_end why, const char *text)
 		    "the monitor did not answer in time");
 }
 
+/* QEMU loaded the checkpoint it was started with. */
+static void
+incoming_done(struct req *r, struct imsg *imsg)
+{
+	struct msg_vmm_ok	 m;
+
+	if (msg_vmm_ok_get(imsg, &m) == -1) {
+		vm_fail(r->vm, "malformed OK from the VM monitor");
+		return;
+	}
+	log_debug("%s: checkpoint loaded", r->vm->row.id);
+	vm_template_loaded(r->vm);
+}
+
+static void
+incoming_cancel(struct req *r, enum req_end why, const char *text)
+{
+	char	 msg[400];
+
+	if (why != REQ_EXPIRED && why != REQ_ERROR && why != REQ_BAD_REPLY)
+		return;
+	(void)snprintf(msg, sizeof(msg), "the checkpoint could not be "
+	    "loaded: %.300s", text != NULL ? text : "no answer in time");
+	vm_fail(r->vm, msg);
+}
+
+/*
+ * QEMU waits (-incoming defer) for the monitor to load the checkpoint on
+ * QEMU_INCOMING_FD, with the capabilities it was written with.
+ */
+void
+vm_incoming(struct vm *vm)
+{
+	struct msg_vmm_incoming	 m = { vm->wtpl_using };
+	struct req		*r;
+
+	r = req_new(RP_MONITOR, vm, IMSG_VMM_INCOMING, incoming_done,
+	    incoming_cancel);
+	msg_vmm_incoming_put(r->msg, &m);
+	(void)req_send(r);
+}
+
 /* The monitor writes the VM's checkpoint to fd. */
 void
 vm_checkpoint_write(struct vm *vm, int fd)
 {
 	struct req	*r;
 
+	struct msg_vmm_checkpoint	 m = { vm->tpl == TPL_SHARED };
+
 	r = req_new(RP_MONITOR, vm, IMSG_VMM_CHECKPOINT, checkpoint_done,
 	    checkpoint_cancel);
+	msg_vmm_checkpoint_put(r->msg, &m);
 	imsg_set_fd(r->msg, fd);
 	(void)req_send(r);
 }

@@ -177,7 +177,9 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 	    qemu_escape(s->vm_id, id, sizeof(id)) == -1 ||
 	    s->ndisks > VM_DISKS_MAX || (s->ndisks == 0 && (s->cd ||
 	    s->firmware != FW_BIOS || s->machine != MACH_Q35)) ||
-	    (s->ndisks > 0 && (s->restore || s->hold)) ||
+	    (s->ndisks > 0 && (s->restore || s->hold ||
+	    s->ram != QEMU_RAM_ANON)) ||
+	    (s->ram != QEMU_RAM_ANON && !s->restore) ||
 	    (s->firmware != FW_BIOS && s->firmware != FW_UEFI) ||
 	    (s->machine != MACH_Q35 && s->machine != MACH_PC))
 		return -1;
@@ -194,9 +196,10 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 	    "spawn=deny,resourcecontrol=deny");
 	rc |= arg_add(qa, "-machine");
 	/* UEFI: the firmware's code and the VM's variables are flash. */
-	rc |= arg_add(qa, "%s%s", s->machine == MACH_PC ? "pc" : "q35",
+	rc |= arg_add(qa, "%s%s%s", s->machine == MACH_PC ? "pc" : "q35",
 	    s->ndisks > 0 && s->firmware == FW_UEFI ?
-	    ",pflash0=code,pflash1=vars" : "");
+	    ",pflash0=code,pflash1=vars" : "",
+	    s->ram != QEMU_RAM_ANON ? ",memory-backend=" QEMU_RAM_ID : "");
 	rc |= arg_add(qa, "-accel");
 	if (s->accel == ACCEL_USE_KVM)
 		rc |= arg_add(qa, "kvm");
@@ -206,6 +209,20 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 	rc |= arg_add(qa, "%s", s->accel == ACCEL_USE_KVM ? "host" : "qemu64");
 	rc |= arg_add(qa, "-m");
 	rc |= arg_add(qa, "%u", s->memory_mib);
+	/*
+	 * A template's RAM, from a file: the template maps it shared, and
+	 * its checkpoint leaves it out (x-ignore-shared); each clone maps
+	 * it copy-on-write, so that the pages it does not write stay the
+	 * template's, in the page cache once for all of them.  The block's
+	 * id is the machine's own, so that the host template's stream,
+	 * from anonymous RAM, loads into it.
+	 */
+	if (s->ram != QEMU_RAM_ANON) {
+		rc |= arg_add(qa, "-object");
+		rc |= arg_add(qa, "memory-backend-file,id=%s,size=%uM,"
+		    "mem-path=%s,share=%s", QEMU_RAM_ID, s->memory_mib,
+		    QEMU_JAIL_RAM, s->ram == QEMU_RAM_SHARED ? "on" : "off");
+	}
 	rc |= arg_add(qa, "-smp");
 	rc |= arg_add(qa, "%u", s->vcpus);
 	rc |= arg_add(qa, "-no-reboot");
@@ -246,8 +263,14 @@ qemu_build_argv(const struct qemu_spec *s, struct qemu_argv *qa)
 		 */
 		rc |= arg_add(qa, "-option-rom");
 		rc |= arg_add(qa, "%s", QEMU_LINUXBOOT_ROM);
+		/*
+		 * The monitor loads it (migrate-incoming), once it has set
+		 * the capabilities the checkpoint was written with.
+		 */
 		rc |= arg_add(qa, "-incoming");
-		rc |= arg_add(qa, "fd:%d", QEMU_FD_CHECKPOINT);
+		rc |= arg_add(qa, "defer");
+		if (s->paused)
+			rc |= arg_add(qa, "-S");
 	} else {
 		rc |= arg_add(qa, "-kernel");
 		rc |= arg_add(qa, "%s", QEMU_JAIL_KERNEL);

@@ -28,7 +28,7 @@
 #define QEMU_FD_DISK		5
 #define QEMU_FD_BASE		6
 #define QEMU_FD_TAP		7
-#define QEMU_FD_CHECKPOINT	8	/* restored from, read-only */
+#define QEMU_FD_CHECKPOINT	QEMU_INCOMING_FD /* restored from, read-only */
 #define QEMU_FD_CD		9	/* the install CD, read-only */
 #define QEMU_FD_CODE		10	/* UEFI code, read-only */
 #define QEMU_FD_VARS		11	/* the VM's UEFI variables */
@@ -46,6 +46,15 @@
 /* Paths inside QEMU's jail root. */
 #define QEMU_JAIL_KERNEL	"/kernel"
 #define QEMU_JAIL_INITRD	"/initrd"
+#define QEMU_JAIL_RAM		"/ram"		/* a template's RAM file */
+#define QEMU_RAM_ID		"pc.ram"	/* the machine's own RAM block's */
+
+/* Where guest RAM lives. */
+enum qemu_ram {
+	QEMU_RAM_ANON = 0,	/* QEMU's own memory */
+	QEMU_RAM_SHARED,	/* QEMU_JAIL_RAM, shared: a template being made */
+	QEMU_RAM_PRIVATE,	/* QEMU_JAIL_RAM, copy-on-write: its clone */
+};
 
 enum accel_choice {
 	ACCEL_USE_TCG = 0,
@@ -69,7 +78,10 @@ struct qemu_spec {
 	const char	*mac;		/* NULL: no NIC; else on QEMU_FD_TAP */
 	uint32_t	 tsc_khz;	/* TCG: the host's TSC rate, 0 unknown */
 	int		 hold;		/* a template: mcvm.hold */
-	int		 restore;	/* from QEMU_FD_CHECKPOINT */
+	int		 restore;	/* from QEMU_FD_CHECKPOINT, once the
+					   monitor says (-incoming defer) */
+	int		 paused;	/* -S: it stays paused once restored */
+	enum qemu_ram	 ram;
 	int		 display;	/* VGA, tablet and virtio mouse */
 	/*
 	 * A VM from its own disks (ndisks > 0): no kernel, no template;

@@ -191,7 +191,8 @@ vm_spawn(struct vm *vm)
 	char			 procs[JAIL_CGROUPS_MAX][PATH_MAX];
 	size_t			 nprocs = 0, i;
 	int			 qmp[2] = { -1, -1 }, agent[2] = { -1, -1 };
-	int			 sp[2] = { -1, -1 }, log = -1;
+	int			 sp[2] = { -1, -1 }, log = -1, ram_fd = -1;
+	uint32_t		 gid = vm->row.uid;
 	const char		*why = NULL;
 
 	memset(&spec, 0, sizeof(spec));
@@ -203,9 +204,15 @@ vm_spawn(struct vm *vm)
 	spec.disk_format = vm->disk_format;
 	spec.has_initrd = vm->store_fds[STORE_FD_INITRD] != -1;
 	spec.mac = vm_net_has_nic(vm) ? vm->mac : NULL;
-	spec.hold = vm->tpl;
+	spec.hold = vm->tpl == TPL_HOST;
 	spec.display = vm->row.display != 0;
 	spec.restore = vm->boot.restore || vm->boot.resume;
+	spec.paused = vm->tpl == TPL_SHARED;
+	if (spec.restore && vm_template_use(vm, &ram_fd, &gid,
+	    &spec.ram) == -1) {
+		ram_fd = -1;
+		gid = vm->row.uid;
+	}
 	if (vm_own_disks(vm)) {
 		spec.ndisks = vm->nvdisk;
 		for (i = 0; i < vm->nvdisk && i < VM_DISKS_MAX; i++) {
@@ -246,7 +253,8 @@ vm_spawn(struct vm *vm)
 	memset(&jail, 0, sizeof(jail));
 	jail.root = root;
 	jail.uid = vm->row.uid;
-	jail.gid = vm->row.uid;
+	jail.gid = gid;		/* a template's file's group, or its own */
+	jail.ram_fd = ram_fd;
 	jail.kvm = accel == ACCEL_USE_KVM;
 	/* A restored guest has its kernel in the checkpoint. */
 	jail.kernel_fd = spec.restore ? -1 : vm->store_fds[STORE_FD_KERNEL];
@@ -308,7 +316,9 @@ vm_spawn(struct vm *vm)
 	if (!vm->boot.resume && state_jobs_forget(vm->row.id) == -1)
 		log_warnx("%s: old jobs not forgotten", vm->row.id);
 	vm_fsm(vm, VE_SPAWNED, NULL);
-	vm_progress(vm, 2, 3, "booting");
+	vm_progress(vm, 2, 3, spec.restore ? "restoring" : "booting");
+	if (spec.restore)
+		vm_incoming(vm);
 	log_info("%s: qemu pid %d, monitor pid %d, uid %u", vm->row.id,
 	    (int)vm->qemu_pid, (int)vm->vmm_pid, vm->row.uid);
 	/* No agent will answer: the VM runs once QEMU's monitor does. */
@@ -388,6 +398,7 @@ vm_processes_gone(struct vm *vm)
 
 	vm_monitor_close(vm);
 	vm->boot.agent = 0;
+	vm_template_unuse(vm);
 	req_vm_gone(vm, 0, "the VM stopped");
 	if (cgroups.ok && cgroup_vm_exists(&cgroups, vm->row.id) &&
 	    (cgroup_vm_kill(&cgroups, vm->row.id) == -1 ||

@@ -320,8 +320,12 @@ store_disk_done(struct req *r, struct imsg *imsg)
 		vm_store_checkpoint(vm, vm->row.id, 0);
 		return;
 	}
+	if (vm->tpl == TPL_SHARED) {
+		vm_store_ram(vm);
+		return;
+	}
 	if (vm->boot.restore && vm_template_ready()) {
-		vm_store_checkpoint(vm, vm_template_id(), 0);
+		vm_store_checkpoint(vm, vm_template_source(vm), 0);
 		return;
 	}
 	vm->boot.restore = 0;	/* retired meanwhile: it boots */
@@ -344,11 +348,13 @@ store_checkpoint_done(struct req *r, struct imsg *imsg)
 
 	vm_store_result(imsg, &m);
 	/*
-	 * The template asks once it holds, a hibernating VM once paused;
-	 * a new or resumed VM before it boots.
+	 * The templates ask to write once they hold (the host's) or have
+	 * loaded the host's (a shared one), a hibernating VM once paused;
+	 * a new or resumed VM, or a shared template, to read before it
+	 * boots.
 	 */
-	if (store_overtaken(vm, vm->tpl ? VS_BOOTING :
-	    vm->state == VS_HIBERNATING ? VS_HIBERNATING : VS_CREATING))
+	if (store_overtaken(vm, vm->state == VS_HIBERNATING ||
+	    (vm->tpl && vm->state == VS_BOOTING) ? vm->state : VS_CREATING))
 		return;
 	fd = vm->store_fds[STORE_FD_CHECKPOINT];
 	vm->store_fds[STORE_FD_CHECKPOINT] = -1;
@@ -358,7 +364,7 @@ store_checkpoint_done(struct req *r, struct imsg *imsg)
 		err = "no descriptor";
 	if (err != NULL && fd != -1)
 		close(fd);
-	if (vm->tpl || vm->state == VS_HIBERNATING) {
+	if (vm->state == VS_BOOTING || vm->state == VS_HIBERNATING) {
 		if (err != NULL) {
 			(void)snprintf(msg, sizeof(msg), "no checkpoint "
 			    "file: %s", err);
@@ -371,7 +377,7 @@ store_checkpoint_done(struct req *r, struct imsg *imsg)
 		vm_checkpoint_write(vm, fd);
 		return;
 	}
-	if (err != NULL && vm->boot.resume) {
+	if (err != NULL && (vm->boot.resume || vm->tpl)) {
 		(void)snprintf(msg, sizeof(msg), "its checkpoint cannot be "
 		    "read: %s", err);
 		vm_fail(vm, msg);
@@ -381,9 +387,53 @@ store_checkpoint_done(struct req *r, struct imsg *imsg)
 		log_warnx("%s: boots instead of restoring: %s", vm->row.id,
 		    err);
 		vm->boot.restore = 0;
+		vm_template_unuse(vm);
 	} else
 		vm->store_fds[STORE_FD_CHECKPOINT] = fd;
 	vm_net_setup(vm);
+}
+
+/*
+ * A shared template's RAM file, made by stored (the fd came before): kept
+ * for its clones; then the host's template's checkpoint, which it loads.
+ */
+static void
+store_ram_done(struct req *r, struct imsg *imsg)
+{
+	struct vm		*vm = r->vm;
+	struct msg_store_result	 m;
+	char			 msg[320];
+	int			 fd;
+
+	vm_store_result(imsg, &m);
+	if (store_overtaken(vm, VS_CREATING))
+		return;
+	fd = vm->store_fds[STORE_FD_RAM];
+	vm->store_fds[STORE_FD_RAM] = -1;
+	if (m.status != 0 || fd == -1 || !vm_template_ready()) {
+		if (fd != -1)
+			close(fd);
+		(void)snprintf(msg, sizeof(msg), "no RAM file: %s",
+		    m.status != 0 ? m.text : fd == -1 ? "no descriptor" :
+		    "the host's template was retired");
+		vm_fail(vm, msg);
+		return;
+	}
+	vm_template_ram(vm, fd);
+	vm_store_checkpoint(vm, vm_template_id(), 0);
+}
+
+/* Asks stored for a shared template's RAM file, made anew. */
+void
+vm_store_ram(struct vm *vm)
+{
+	struct msg_store_vm_ram	 m = { vm->row.id, vm->row.memory_mib };
+	struct req		*r;
+
+	r = req_new(RP_STORED, vm, IMSG_STORE_VM_RAM, store_ram_done,
+	    store_cancel);
+	msg_store_vm_ram_put(r->msg, &m);
+	(void)req_send(r);
 }
 
 /* stored's report of an image, unasked: it ends the waits for it. */

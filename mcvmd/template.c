@@ -7,15 +7,53 @@
  * its own fresh disk; the monitor then releases it, and gives the guest
  * the host's time and fresh randomness as to every guest.  Anything else
  * boots.
+ *
+ * That checkpoint holds the template's whole RAM, which each new VM reads.
+ * A workspace's first VM of that configuration also has a shared template
+ * made for the workspace (TPL_SHARED): a QEMU that loads the host's
+ * checkpoint, paused, into RAM mapped shared from a file of its own, and
+ * checkpoints it again with x-ignore-shared, so that its stream is the
+ * device state alone.  Later VMs of the workspace map that file
+ * copy-on-write and load the device state: the pages they never write
+ * stay the file's, in the page cache once for all of them.
+ *
+ * QEMU 7.2 opens the file read-write even for a copy-on-write map, so a
+ * compromised clone could write it, and every later clone would run what
+ * it wrote.  A shared template therefore serves one workspace: its file
+ * is the group's of its QEMU and its clones' (the template's uid, whose
+ * slot it holds while the file lives), and no other workspace's VM maps
+ * it or can open it.  It is made afresh each run, kept while the host's
+ * template is, and deleted with it once no clone's QEMU maps it.
  */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "vm.h"
 
 #define VM_TEMPLATE_REBUILDS	3	/* new checkpoints per run at most */
+#define WTPL_MAX		32	/* shared templates at once */
+
+enum wtpl_state {
+	WT_FREE = 0,
+	WT_BUILDING,
+	WT_READY,
+	WT_RETIRED,	/* no new clones; freed once none runs */
+	WT_OFF,		/* could not be made: none for it this run */
+};
+
+static struct wtpl {
+	enum wtpl_state	 state;
+	int64_t		 ws;
+	char		 id[ID_MAX + 1];	/* its directory, stored's */
+	uint32_t	 slot;			/* held while the file lives */
+	uint32_t	 gid;			/* its QEMU's and clones' */
+	int		 ram_fd;		/* read-only: for the jails;
+						   -1 unless in use */
+	unsigned int	 users;			/* clones whose QEMU runs */
+} wtpls[WTPL_MAX];
 
 static struct {
 	struct vm	*vm;		/* while it is being made */
@@ -49,6 +87,51 @@ vm_template_off(const char *why)
 	log_warnx("template %s", tpl.why);
 }
 
+static struct wtpl *
+wtpl_of(const struct vm *vm)
+{
+	return vm->wtpl > 0 && vm->wtpl <= WTPL_MAX ? &wtpls[vm->wtpl - 1] :
+	    NULL;
+}
+
+/* Its file, directory and slot go once no clone maps the file. */
+static void
+wtpl_release(struct wtpl *w)
+{
+	if (w->users > 0 || (w->state != WT_RETIRED && w->state != WT_OFF))
+		return;
+	if (w->ram_fd != -1)
+		close(w->ram_fd);
+	w->ram_fd = -1;
+	if (w->id[0] != '\0')
+		vm_store_delete_unowned(w->id);
+	w->id[0] = '\0';
+	if (w->state == WT_RETIRED)
+		w->state = WT_FREE;	/* made again on demand */
+}
+
+static void
+wtpl_retire(struct wtpl *w, const char *why)
+{
+	log_warnx("shared template %s of workspace %llu retired: %s", w->id,
+	    (unsigned long long)w->ws, why);
+	w->state = WT_RETIRED;
+	wtpl_release(w);
+}
+
+/* The slot a shared template holds for its file's group. */
+int
+vm_template_holds_slot(uint32_t slot)
+{
+	size_t	 i;
+
+	for (i = 0; i < WTPL_MAX; i++)
+		if ((wtpls[i].state == WT_READY ||
+		    wtpls[i].state == WT_RETIRED) && wtpls[i].slot == slot)
+			return 1;
+	return 0;
+}
+
 /*
  * A VM failed while it was being restored from the checkpoint: that
  * implicates the checkpoint, which is retired and made anew (a few times
@@ -59,9 +142,13 @@ void
 vm_template_retire(const char *why)
 {
 	char	 msg[400];
+	size_t	 i;
 
 	if (!tpl.ready)
 		return;
+	for (i = 0; i < WTPL_MAX; i++)
+		if (wtpls[i].state == WT_READY)
+			wtpl_retire(&wtpls[i], "the host's template is retired");
 	(void)snprintf(msg, sizeof(msg), "checkpoint %s retired: %.300s",
 	    tpl.id, why);
 	vm_template_off(msg);
@@ -112,9 +199,167 @@ vm_template_build(void)
 	row.disk_bytes = disk;
 	row.created = (int64_t)time(NULL);
 	tpl.vm = vm_new(&row);
-	tpl.vm->tpl = 1;
+	tpl.vm->tpl = TPL_HOST;
 	log_info("%s: template of image %s", row.id, row.image);
 	vm_store_disk(tpl.vm, IMSG_STORE_DISK_CREATE);
+}
+
+/*
+ * Starts workspace ws's shared template, a VM of its own like the host's
+ * template (no workspace owns it, state.db does not hold it), restored
+ * from the host's template into its RAM file (store.c asks stored for it).
+ */
+static void
+wtpl_build(int64_t ws)
+{
+	struct wtpl	*w = NULL;
+	struct vm_row	 row;
+	struct vm	*vm;
+	size_t		 i;
+
+	for (i = 0; i < WTPL_MAX && w == NULL; i++)
+		if (wtpls[i].state == WT_FREE)
+			w = &wtpls[i];
+	if (w == NULL)
+		return;		/* full: its VMs restore as before */
+	memset(&row, 0, sizeof(row));
+	if (vm_slot_alloc(&row.slot) == -1)
+		return;
+	vm_random_id("vm-", row.id, sizeof(row.id));
+	row.uid = env->conf.vm_uid_first + row.slot;
+	row.memory_mib = tpl.memory_mib;
+	row.vcpus = tpl.vcpus;
+	row.display = 1;
+	(void)snprintf(row.name, sizeof(row.name), "template");
+	(void)snprintf(row.image, sizeof(row.image), "%s", tpl.image);
+	(void)snprintf(row.state, sizeof(row.state), "%s",
+	    vm_state_name(VS_CREATING));
+	row.created = (int64_t)time(NULL);
+	memset(w, 0, sizeof(*w));
+	w->state = WT_BUILDING;
+	w->ws = ws;
+	w->slot = row.slot;
+	w->gid = row.uid;
+	w->ram_fd = -1;
+	(void)snprintf(w->id, sizeof(w->id), "%s", row.id);
+	vm = vm_new(&row);
+	vm->tpl = TPL_SHARED;
+	vm->wtpl = (int)(w - wtpls) + 1;
+	vm->boot.restore = 1;
+	log_info("%s: shared template of workspace %llu", row.id,
+	    (unsigned long long)ws);
+	vm_store_disk(vm, IMSG_STORE_DISK_CREATE);
+}
+
+/*
+ * vm, new, restores from the host's template: from its workspace's
+ * shared one instead when that is ready, and otherwise that is made now,
+ * for the workspace's next VMs.
+ */
+void
+vm_template_share(struct vm *vm)
+{
+	size_t	 i;
+
+	if (!env->conf.shared_templates || !tpl.ready)
+		return;
+	for (i = 0; i < WTPL_MAX; i++) {
+		if (wtpls[i].ws != vm->row.ws_id ||
+		    wtpls[i].state == WT_FREE)
+			continue;
+		if (wtpls[i].state == WT_READY)
+			vm->wtpl = (int)i + 1;
+		if (wtpls[i].state != WT_RETIRED)
+			return;
+	}
+	wtpl_build(vm->row.ws_id);
+}
+
+/*
+ * The checkpoint vm restores from: its shared template's, whose file it
+ * then uses until its QEMU is gone (vm_template_unuse), or the host's.
+ */
+const char *
+vm_template_source(struct vm *vm)
+{
+	struct wtpl	*w = wtpl_of(vm);
+
+	if (vm->tpl == TPL_SHARED)
+		return tpl.id;
+	if (w == NULL || w->state != WT_READY) {
+		vm->wtpl = 0;
+		return tpl.id;
+	}
+	if (!vm->wtpl_using) {
+		w->users++;
+		vm->wtpl_using = 1;
+	}
+	return w->id;
+}
+
+/* stored made the shared template's RAM file: it is kept for the clones. */
+void
+vm_template_ram(struct vm *vm, int fd)
+{
+	struct wtpl	*w = wtpl_of(vm);
+
+	if (w == NULL || vm->tpl != TPL_SHARED)
+		fatalx("%s: %s is no shared template", __func__, vm->row.id);
+	w->ram_fd = fd;
+}
+
+/*
+ * What vm's QEMU maps from a template's file, restoring: 0 with the fd
+ * (mcvmd's) and the group, or -1 when it maps none.
+ */
+int
+vm_template_use(const struct vm *vm, int *fd, uint32_t *gid,
+    enum qemu_ram *ram)
+{
+	const struct wtpl	*w = wtpl_of(vm);
+
+	if (w == NULL || w->ram_fd == -1 || !vm->boot.restore ||
+	    (vm->tpl != TPL_SHARED && !vm->wtpl_using))
+		return -1;
+	*fd = w->ram_fd;
+	*gid = w->gid;
+	*ram = vm->tpl == TPL_SHARED ? QEMU_RAM_SHARED : QEMU_RAM_PRIVATE;
+	return 0;
+}
+
+/* vm's QEMU is gone: it maps the template's file no more. */
+void
+vm_template_unuse(struct vm *vm)
+{
+	struct wtpl	*w = wtpl_of(vm);
+
+	if (w != NULL && vm->wtpl_using) {
+		w->users--;
+		vm->wtpl_using = 0;
+		wtpl_release(w);
+	}
+	if (vm->tpl != TPL_SHARED)
+		vm->wtpl = 0;
+}
+
+/* A clone failed while it was restored: its template is implicated. */
+void
+vm_template_retire_shared(struct vm *vm, const char *why)
+{
+	struct wtpl	*w = wtpl_of(vm);
+
+	if (w != NULL && w->state == WT_READY)
+		wtpl_retire(w, why);
+}
+
+/* The shared template loaded the host's: its own checkpoint next. */
+void
+vm_template_loaded(struct vm *vm)
+{
+	if (vm->tpl != TPL_SHARED)
+		return;
+	vm_progress(vm, 2, 3, "checkpointing");
+	vm_store_checkpoint(vm, vm->row.id, 1);
 }
 
 void
@@ -134,6 +379,8 @@ vm_template_held(struct vm *vm)
 void
 vm_checkpointed(struct vm *vm, int ok)
 {
+	struct wtpl	*w;
+
 	if (!vm->tpl)
 		fatalx("%s: checkpoint of a VM that is no template", __func__);
 	if (vm->state != VS_BOOTING) {
@@ -145,12 +392,19 @@ vm_checkpointed(struct vm *vm, int ok)
 		vm_fail(vm, "the checkpoint could not be written");
 		return;
 	}
+	if (vm->tpl == TPL_SHARED) {
+		if ((w = wtpl_of(vm)) != NULL)
+			w->state = WT_READY;
+		log_info("%s: shared template ready", vm->row.id);
+		goto done;
+	}
 	(void)snprintf(tpl.id, sizeof(tpl.id), "%s", vm->row.id);
 	(void)snprintf(tpl.image, sizeof(tpl.image), "%s", vm->row.image);
 	tpl.memory_mib = vm->row.memory_mib;
 	tpl.vcpus = vm->row.vcpus;
 	tpl.ready = 1;
 	log_info("%s: template ready", vm->row.id);
+done:
 	/* Its QEMU has nothing left to do; the checkpoint stays. */
 	vm_timer_clear(vm);
 	vm_fsm(vm, VE_STOP, NULL);
@@ -171,6 +425,20 @@ vm_template_fits(const struct vm_row *row)
 void
 vm_template_failed(struct vm *vm, const char *why)
 {
+	struct wtpl	*w;
+
+	if (vm->tpl == TPL_SHARED) {
+		if ((w = wtpl_of(vm)) != NULL) {
+			log_warnx("shared template %s: off for workspace %llu "
+			    "this run: %s", w->id, (unsigned long long)w->ws,
+			    why);
+			w->state = WT_OFF;
+			/* The VM's destruction deletes its directory. */
+			w->id[0] = '\0';
+			wtpl_release(w);
+		}
+		return;
+	}
 	tpl.vm = NULL;
 	vm_template_off(why);
 }
@@ -180,13 +448,29 @@ vm_template_failed(struct vm *vm, const char *why)
 void
 vm_template_gone(struct vm *vm)
 {
-	tpl.vm = NULL;
+	if (vm->tpl != TPL_SHARED)
+		tpl.vm = NULL;
 }
 
 void
 vm_template_note(char *text, size_t len)
 {
-	if (tpl.ready)
+	size_t		 i;
+	unsigned int	 n = 0, users = 0;
+
+	for (i = 0; i < WTPL_MAX; i++)
+		if (wtpls[i].state == WT_READY) {
+			n++;
+			users += wtpls[i].users;
+		}
+	if (tpl.ready && n > 0)
+		(void)snprintf(text, len, "ready (%s): new VMs of image %.64s "
+		    "with %u MiB, %u vCPU, a display and no network start "
+		    "from its checkpoint; %u workspace%s shared "
+		    "template%s, mapped by %u VM%s", tpl.id, tpl.image,
+		    tpl.memory_mib, tpl.vcpus, n, n == 1 ? "'s" : "s'",
+		    n == 1 ? "" : "s", users, users == 1 ? "" : "s");
+	else if (tpl.ready)
 		(void)snprintf(text, len, "ready (%s): new VMs of image %.64s "
 		    "with %u MiB, %u vCPU, a display and no network start "
 		    "from its "

@@ -350,6 +350,8 @@ tool_vm_create(struct tool_call *c)
 	vm->nfwd = v != NULL ? v->nlist : 0;
 	/* The template has no NIC: a VM with forwards boots afresh. */
 	vm->boot.restore = !vm_net_has_nic(vm) && vm_template_fits(&row);
+	if (vm->boot.restore)
+		vm_template_share(vm);
 	vm_op_begin(vm, c->id, VO_CREATE, c->rid);
 	(void)snprintf(audit, sizeof(audit), "workspace %s: vm %s (%s%s%s, "
 	    "%u MiB)", c->auth->name, vm->row.id, image != NULL ? image :

@@ -18,6 +18,7 @@
 #include "mcvmd.h"
 #include "msg_store.h"
 #include "msg_vmm.h"
+#include "qemu.h"
 #include "tools.h"
 
 #define VM_BOOT_TIMEOUT		180	/* s: QEMU start to the agent's READY */
@@ -34,6 +35,10 @@
 #define VM_VMM_BINARY		"mcvm-vmm"
 #define VM_FORWARD_BIND		"127.0.0.1"
 #define VM_MSG_MAX		512	/* a tool's error text */
+
+/* struct vm's tpl (template.c) */
+#define TPL_HOST		1	/* the host's, full-stream */
+#define TPL_SHARED		2	/* a workspace's, shared RAM */
 
 enum vm_state {
 	VS_CREATING = 0,	/* disk being made */
@@ -133,7 +138,9 @@ struct vm {
 	struct event	 timer;		/* boot, stop or SIGTERM grace */
 	struct vm_op	 op;
 	struct vm_boot	 boot;
-	int		 tpl;		/* the template (see template.c) */
+	int		 tpl;		/* a template: TPL_HOST, TPL_SHARED */
+	int		 wtpl;		/* its shared template's, 1-based */
+	int		 wtpl_using;	/* its QEMU maps that one's RAM file */
 	int		 hib_paused;	/* hibernating: it was paused */
 	int		 draining;	/* mcvmd stops: its jobs freeze */
 	TAILQ_HEAD(, vm_wake) wakes;	/* calls waiting for it (wake.c) */
@@ -249,6 +256,7 @@ void		 vm_store_up(void);
 void		 vm_store_imsg(struct imsg *);
 void		 vm_store_disk(struct vm *, uint32_t);
 void		 vm_store_checkpoint(struct vm *, const char *, int);
+void		 vm_store_ram(struct vm *);
 struct msg_store_result;
 void		 vm_store_result(struct imsg *, struct msg_store_result *);
 void		 vm_store_delete_unowned(const char *);
@@ -275,6 +283,7 @@ const char	*vm_net_preflight(void);
 void		 vm_monitor_attach(struct vm *, int);
 void		 vm_monitor_close(struct vm *);
 void		 vm_checkpoint_write(struct vm *, int);
+void		 vm_incoming(struct vm *);
 
 /* dispatch.c (see dispatch.h): frontd went */
 void		 vm_front_lost(void);
@@ -297,6 +306,15 @@ int		 vm_template_fits(const struct vm_row *);
 int		 vm_template_ready(void);
 const char	*vm_template_id(void);
 void		 vm_template_note(char *, size_t);
+void		 vm_template_share(struct vm *);
+const char	*vm_template_source(struct vm *);
+void		 vm_template_ram(struct vm *, int);
+int		 vm_template_use(const struct vm *, int *, uint32_t *,
+		    enum qemu_ram *);
+void		 vm_template_unuse(struct vm *);
+void		 vm_template_retire_shared(struct vm *, const char *);
+void		 vm_template_loaded(struct vm *);
+int		 vm_template_holds_slot(uint32_t);
 
 /* admit.c: admission and quotas */
 int		 vm_slot_alloc(uint32_t *);

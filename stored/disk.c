@@ -589,6 +589,39 @@ disk_open(int vmsfd, const char *vm, struct vm_disk *vd, char *text,
 }
 
 /*
+ * Makes VM vm's RAM file (VM_RAM) empty and mib MiB long, for a template
+ * QEMU maps it from: sparse, mode VM_RAM_MODE, as the group of the
+ * template's QEMU (which mcvmd makes it) may write it.  Returns 0 with
+ * *fdp a read-only fd to it, or an errno value.
+ */
+int
+disk_ram(int vmsfd, const char *vm, uint32_t mib, int *fdp, char *text,
+    size_t len)
+{
+	int	 dfd, fd, rc = 0;
+
+	*fdp = -1;
+	if ((dfd = disk_vm_dir(vmsfd, vm, &rc, text, len)) == -1)
+		return rc;
+	if ((fd = openat(dfd, VM_RAM, O_RDWR | O_CREAT | O_NOFOLLOW |
+	    O_CLOEXEC, VM_RAM_MODE)) == -1 || fchmod(fd, VM_RAM_MODE) == -1 ||
+	    ftruncate(fd, 0) == -1 || ftruncate(fd, (off_t)mib << 20) == -1) {
+		rc = errno;
+		(void)snprintf(text, len, "vm %s: %s: %s", vm, VM_RAM,
+		    rc == ELOOP ? "is a symbolic link" : strerror(rc));
+	} else if ((*fdp = openat(dfd, VM_RAM, O_RDONLY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		rc = errno;
+		(void)snprintf(text, len, "vm %s: reopen %s: %s", vm, VM_RAM,
+		    strerror(rc));
+	}
+	if (fd != -1)
+		close(fd);
+	close(dfd);
+	return rc;
+}
+
+/*
  * Opens VM vm's checkpoint file (a QEMU migration stream): made empty for
  * writing, or read-only.  0 with *fdp set, or an errno value.
  */

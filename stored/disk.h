@@ -22,6 +22,8 @@
 #define VM_SNAP_PREFIX		"snap-"		/* snap-TAG.raw */
 #define VM_SNAP_SUFFIX		".raw"
 #define VM_CHECKPOINT		"checkpoint"
+#define VM_RAM			"ram"		/* a template's RAM file */
+#define VM_RAM_MODE		0660		/* its group: the template's */
 #define VM_DIR_MODE		0700
 #define VM_DISK_MODE		0600
 #define VM_ID_PREFIX		"vm-"
@@ -52,6 +54,7 @@ int	 disk_snapshot(int, const char *, uint32_t, const char *, char *,
 	    size_t);
 int	 disk_state_write(int);
 int	 disk_checkpoint(int, const char *, int, int *, char *, size_t);
+int	 disk_ram(int, const char *, uint32_t, int *, char *, size_t);
 int	 disk_delete(int, const char *, char *, size_t);
 int	 disk_list(int, int (*)(const char *, void *), void *);
 int	 qcow2_header(int, uint64_t *, char *, size_t);

@@ -37,7 +37,7 @@ static const char *const stored_allow[] = {
 	"fcntl", "dup", "openat", "mkdirat", "unlinkat", "getdents64",
 	"fstatfs", "pread64", "fsync", "poll", "ppoll", "renameat",
 	"renameat2", "socketpair", "newfstatat", "fstat", "lseek",
-	"statfs", "pipe2", "splice", "pwrite64",
+	"statfs", "pipe2", "splice", "pwrite64", "ftruncate", "fchmod",
 };
 
 void

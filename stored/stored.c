@@ -421,6 +421,21 @@ stored_checkpoint(uint32_t id, const char *vm, uint32_t write)
 	stored_result(id, 0, DISK_RAW, 0, text);
 }
 
+static void
+stored_vm_ram(uint32_t id, const char *vm, uint32_t mib)
+{
+	char	 text[STORED_TEXT_MAX];
+	int	 fd, rc;
+
+	if ((rc = disk_ram(vmsfd, vm, mib, &fd, text, sizeof(text))) != 0) {
+		stored_result(id, rc, DISK_RAW, 0, text);
+		return;
+	}
+	textf(text, sizeof(text), "vm %s: RAM file of %u MiB made", vm, mib);
+	imsgev_send_fd(&iev_parent, IMSG_STORE_FD, id, STORE_FD_RAM, fd);
+	stored_result(id, 0, DISK_RAW, 0, text);
+}
+
 /* The disk half of a raw disk's live snapshot (disk_snapshot). */
 static void
 stored_vm_snapshot(uint32_t id, const struct msg_store_vm_snapshot *m)
@@ -546,6 +561,7 @@ stored_imsg(struct imsg *imsg)
 		struct msg_store_image		 image;
 		struct msg_store_vm_disks	 vmdisks;
 		struct msg_store_vm_snapshot	 snap;
+		struct msg_store_vm_ram		 ram;
 	} m;
 	uint32_t	 id = imsg->hdr.peerid;
 
@@ -597,6 +613,11 @@ stored_imsg(struct imsg *imsg)
 		if (msg_store_vm_disks_get(imsg, &m.vmdisks) == -1)
 			stored_bad(imsg);
 		vmdisks_request(id, &m.vmdisks);
+		break;
+	case IMSG_STORE_VM_RAM:
+		if (msg_store_vm_ram_get(imsg, &m.ram) == -1)
+			stored_bad(imsg);
+		stored_vm_ram(id, m.ram.vm_id, m.ram.mib);
 		break;
 	case IMSG_STORE_VM_SNAPSHOT:
 		if (msg_store_vm_snapshot_get(imsg, &m.snap) == -1)

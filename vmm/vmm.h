@@ -91,6 +91,8 @@ union vmm_args {
 	struct msg_vmm_net_config	 net_config;
 	struct msg_vmm_input		 input;
 	struct msg_vmm_snapshot		 snapshot;
+	struct msg_vmm_checkpoint	 checkpoint;
+	struct msg_vmm_incoming		 incoming;
 };
 
 /*

@@ -37,6 +37,7 @@ CODEC_WRAP(store_disk_entry)
 CODEC_WRAP(store_fd)
 CODEC_WRAP(store_result)
 CODEC_WRAP(store_checkpoint)
+CODEC_WRAP(store_vm_ram)
 CODEC_WRAP(store_vm_snapshot)
 CODEC_WRAP(store_image)
 CODEC_WRAP(store_image_entry)
@@ -546,6 +547,29 @@ over_store_checkpoint(void *p, int i)
 }
 
 static void
+fill_store_vm_ram(void *p)
+{
+	struct msg_store_vm_ram	*m = p;
+
+	m->vm_id = VM_ID;
+	m->mib = VM_MEMORY_MAX_MIB;
+}
+
+static int
+over_store_vm_ram(void *p, int i)
+{
+	struct msg_store_vm_ram	*m = p;
+
+	switch (i) {
+	case 0: m->vm_id = "vm-"; break;
+	case 1: m->mib = VM_MEMORY_MIN_MIB - 1; break;
+	case 2: m->mib = VM_MEMORY_MAX_MIB + 1; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
 fill_store_vm_snapshot(void *p)
 {
 	struct msg_store_vm_snapshot	*m = p;
@@ -806,6 +830,8 @@ const struct codec codec_peers[] = {
 	    over_store_result),
 	CODEC(IMSG_STORE_CHECKPOINT, store_checkpoint, fill_store_checkpoint,
 	    over_store_checkpoint),
+	CODEC(IMSG_STORE_VM_RAM, store_vm_ram, fill_store_vm_ram,
+	    over_store_vm_ram),
 	CODEC(IMSG_STORE_VM_SNAPSHOT, store_vm_snapshot,
 	    fill_store_vm_snapshot, over_store_vm_snapshot),
 	CODEC(IMSG_STORE_IMAGE, store_image, fill_store_image,

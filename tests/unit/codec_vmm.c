@@ -34,6 +34,8 @@ CODEC_WRAP(vmm_screenshot_done)
 CODEC_WRAP(vmm_input)
 CODEC_WRAP(vmm_serial_data)
 CODEC_WRAP(vmm_snapshot)
+CODEC_WRAP(vmm_checkpoint)
+CODEC_WRAP(vmm_incoming)
 CODEC_WRAP(vmm_snapshot_done)
 
 #define INFO	(AGENT_INFO_STR_MAX - 1)
@@ -591,6 +593,36 @@ over_screenshot_done(void *p, int i)
 }
 
 static void
+fill_checkpoint(void *p)
+{
+	((struct msg_vmm_checkpoint *)p)->shared = 1;
+}
+
+static int
+over_checkpoint(void *p, int i)
+{
+	if (i > 0)
+		return -1;
+	((struct msg_vmm_checkpoint *)p)->shared = 2;
+	return 0;
+}
+
+static void
+fill_incoming(void *p)
+{
+	((struct msg_vmm_incoming *)p)->shared = 1;
+}
+
+static int
+over_incoming(void *p, int i)
+{
+	if (i > 0)
+		return -1;
+	((struct msg_vmm_incoming *)p)->shared = 2;
+	return 0;
+}
+
+static void
 fill_snapshot(void *p)
 {
 	struct msg_vmm_snapshot	*m = p;
@@ -780,7 +812,9 @@ const struct codec codec_vmm[] = {
 	CODEC0(IMSG_VMM_GUEST_POWEROFF, vmm_guest_poweroff),
 	CODEC(IMSG_VMM_NET_CONFIG, vmm_net_config, fill_net_config,
 	    over_net_config),
-	CODEC0(IMSG_VMM_CHECKPOINT, vmm_checkpoint),
+	CODEC(IMSG_VMM_CHECKPOINT, vmm_checkpoint, fill_checkpoint,
+	    over_checkpoint),
+	CODEC(IMSG_VMM_INCOMING, vmm_incoming, fill_incoming, over_incoming),
 	CODEC0(IMSG_VMM_SCREENSHOT, vmm_screenshot),
 	CODEC(IMSG_VMM_SCREENSHOT_DONE, vmm_screenshot_done,
 	    fill_screenshot_done, over_screenshot_done),

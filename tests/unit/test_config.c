@@ -183,6 +183,16 @@ Test(config, empty_file_gets_defaults)
 	cr_assert_str_eq(conf.frontd_user, FRONTD_USER_DEFAULT);
 	cr_assert_eq(conf.vm_memory, VM_MEMORY_DEFAULT);
 	cr_assert_eq(conf.accel, ACCEL_AUTO);
+	cr_assert_eq(conf.shared_templates, 1);
+}
+
+Test(config, templates)
+{
+	cr_assert_eq(parse_text("templates stream\n"), 0);
+	cr_assert_eq(conf.shared_templates, 0);
+	cr_assert_eq(parse_text("templates shared\n"), 0);
+	cr_assert_eq(conf.shared_templates, 1);
+	cr_assert_eq(parse_text("templates some\n"), -1);
 }
 
 Test(config, comments_and_continuations)

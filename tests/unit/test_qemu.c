@@ -113,7 +113,9 @@ Test(qemu, argv_template_and_restore)
 	s.hold = 0;
 	s.restore = 1;
 	cr_assert_eq(qemu_build_argv(&s, &qa), 0);
-	cr_assert(has_pair(&qa, "-incoming", "fd:8"));
+	cr_assert(has_pair(&qa, "-incoming", "defer"));
+	cr_assert_not(has_word(&qa, "-S"));
+	cr_assert_not(has_word(&qa, "-object"));
 	/* The kernel is in the checkpoint; the ROM -kernel adds is not. */
 	cr_assert_not(has_word(&qa, "-kernel"));
 	cr_assert_not(has_word(&qa, "-append"));
@@ -121,6 +123,28 @@ Test(qemu, argv_template_and_restore)
 	/* The same machine as the template: only the start differs. */
 	cr_assert(has_word(&qa, "virtserialport,chardev=agent,id=agent0,"
 	    "name=org.mcvm.agent.0"));
+}
+
+Test(qemu, argv_ram_file)
+{
+	static struct qemu_argv	 qa;
+	struct qemu_spec	 s = spec_ok;
+
+	/* Only a restored VM maps a template's RAM. */
+	s.ram = QEMU_RAM_PRIVATE;
+	cr_assert_eq(qemu_build_argv(&s, &qa), -1);
+	s.restore = 1;
+	cr_assert_eq(qemu_build_argv(&s, &qa), 0);
+	cr_assert(has_pair(&qa, "-object", "memory-backend-file,id=pc.ram,"
+	    "size=512M,mem-path=/ram,share=off"));
+	cr_assert(has_pair(&qa, "-machine", "q35,memory-backend=pc.ram"));
+	cr_assert(has_pair(&qa, "-m", "512"));
+	s.ram = QEMU_RAM_SHARED;
+	s.paused = 1;
+	cr_assert_eq(qemu_build_argv(&s, &qa), 0);
+	cr_assert(has_pair(&qa, "-object", "memory-backend-file,id=pc.ram,"
+	    "size=512M,mem-path=/ram,share=on"));
+	cr_assert(has_word(&qa, "-S"));
 }
 
 Test(qemu, argv_raw_disk_and_kvm)
