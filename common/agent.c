@@ -176,6 +176,63 @@ r_check(struct areader *r, int ok)
 		r->err = 1;
 }
 
+/* A host name's one label: 1 to 63 of a-z, 0-9 and '-', not at an end. */
+int
+agent_valid_hostname(const char *s)
+{
+	size_t	 i, n = strlen(s);
+
+	if (n == 0 || n > AGENT_HOSTNAME_MAX || s[0] == '-' || s[n - 1] == '-')
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+/*
+ * A host name made of a VM's name: lower case, each character that no
+ * host name has a '-', the ends' '-' trimmed, at most AGENT_HOSTNAME_MAX;
+ * fallback (valid) if nothing is left.  out holds AGENT_HOSTNAME_MAX + 1.
+ */
+void
+agent_hostname_from(const char *name, const char *fallback, char *out)
+{
+	size_t	 i, n = 0;
+	char	 c;
+
+	for (i = 0; name[i] != '\0' && n < AGENT_HOSTNAME_MAX; i++) {
+		c = name[i];
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+			c = '-';
+		if (c == '-' && n == 0)
+			continue;
+		out[n++] = c;
+	}
+	while (n > 0 && out[n - 1] == '-')
+		n--;
+	if (n == 0)
+		for (; fallback[n] != '\0' && n < AGENT_HOSTNAME_MAX; n++)
+			out[n] = fallback[n];
+	out[n] = '\0';
+}
+
+/* AGENT_MACHINE_ID_LEN lower-case hex digits. */
+int
+agent_valid_machine_id(const char *s)
+{
+	size_t	 i;
+
+	for (i = 0; i < AGENT_MACHINE_ID_LEN; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		    (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return s[i] == '\0';
+}
+
 void
 agent_hdr_put(uint8_t *p, uint16_t type, uint32_t id, uint32_t len)
 {
@@ -428,6 +485,7 @@ encode_payload(struct awriter *w, const struct agent_msg *m)
 	case AGENT_REPLY | AGENT_POWEROFF:
 	case AGENT_REPLY | AGENT_NET_CONFIG:
 	case AGENT_REPLY | AGENT_SEED:
+	case AGENT_REPLY | AGENT_IDENTITY:
 		break;
 	case AGENT_REPLY | AGENT_INFO:
 		w_str(w, m->u.info.os, AGENT_INFO_STR_MAX);
@@ -563,6 +621,12 @@ encode_payload(struct awriter *w, const struct agent_msg *m)
 	case AGENT_SEED:
 		w_bytes(w, m->u.seed.data, AGENT_SEED_LEN, AGENT_SEED_LEN);
 		break;
+	case AGENT_IDENTITY:
+		w_check(w, agent_valid_hostname(m->u.identity.hostname) &&
+		    agent_valid_machine_id(m->u.identity.machine_id));
+		w_str(w, m->u.identity.hostname, AGENT_HOSTNAME_MAX + 1);
+		w_str(w, m->u.identity.machine_id, AGENT_MACHINE_ID_LEN + 1);
+		break;
 	case AGENT_NET_CONFIG:
 		w_str(w, m->u.net_config.address, AGENT_NET_STR_MAX);
 		w_str(w, m->u.net_config.gateway, AGENT_NET_STR_MAX);
@@ -639,6 +703,7 @@ agent_decode(const struct agent_hdr *hdr, const uint8_t *payload,
 	case AGENT_REPLY | AGENT_POWEROFF:
 	case AGENT_REPLY | AGENT_NET_CONFIG:
 	case AGENT_REPLY | AGENT_SEED:
+	case AGENT_REPLY | AGENT_IDENTITY:
 		break;
 	case AGENT_REPLY | AGENT_INFO:
 		m->u.info.os = r_str(&r, AGENT_INFO_STR_MAX);
@@ -783,6 +848,13 @@ agent_decode(const struct agent_hdr *hdr, const uint8_t *payload,
 		m->u.seed.data = r_bytes(&r, &total, AGENT_SEED_LEN);
 		r_check(&r, total == AGENT_SEED_LEN);
 		break;
+	case AGENT_IDENTITY:
+		m->u.identity.hostname = r_str(&r, AGENT_HOSTNAME_MAX + 1);
+		m->u.identity.machine_id = r_str(&r, AGENT_MACHINE_ID_LEN + 1);
+		r_check(&r, r.err || (agent_valid_hostname(
+		    m->u.identity.hostname) &&
+		    agent_valid_machine_id(m->u.identity.machine_id)));
+		break;
 	case AGENT_NET_CONFIG:
 		m->u.net_config.address = r_str(&r, AGENT_NET_STR_MAX);
 		m->u.net_config.gateway = r_str(&r, AGENT_NET_STR_MAX);
@@ -842,6 +914,7 @@ static const char *const agent_type_names[AGENT_TYPE_MAX] = {
 	[AGENT_NET_CONFIG] = "net_config",
 	[AGENT_SEED] = "seed",
 	[AGENT_FILE_LIST] = "file_list",
+	[AGENT_IDENTITY] = "identity",
 };
 
 const char *

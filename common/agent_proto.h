@@ -93,6 +93,11 @@
  *		  host randomness, credited to the guest's pool, which is
  *		  then reseeded: a VM restored from a checkpoint must not
  *		  share its random numbers with its siblings
+ * IDENTITY	→ str hostname, str machine_id	← (empty)
+ *		  the VM's host name (agent_valid_hostname) and machine id
+ *		  (AGENT_MACHINE_ID_LEN lower-case hex digits), which the
+ *		  guest takes where they differ from its own: a VM restored
+ *		  from a checkpoint has its template's
  * POWEROFF	→ (empty)			← (empty), then the guest stops
  * NET_CONFIG	→ str address ("a.b.c.d/n"), str gateway ("" none: no
  *		  default route), str resolver ("" none), str mac (the
@@ -180,6 +185,8 @@
 #define AGENT_ERRMSG_MAX	256
 #define AGENT_NET_STR_MAX	64		/* NET_CONFIG strings */
 #define AGENT_SEED_LEN		32		/* SEED bytes */
+#define AGENT_HOSTNAME_MAX	63		/* IDENTITY hostname */
+#define AGENT_MACHINE_ID_LEN	32		/* IDENTITY machine_id */
 #define AGENT_TIMEOUT_MAX_MS	(7U * 24 * 3600 * 1000)
 #define AGENT_WAIT_MAX_MS	(60U * 1000)	/* JOB_READ wait_ms */
 #define AGENT_LIST_MAX		512		/* FILE_LIST entries */
@@ -217,6 +224,7 @@ enum agent_type {
 	AGENT_NET_CONFIG,
 	AGENT_SEED,
 	AGENT_FILE_LIST,
+	AGENT_IDENTITY,
 	AGENT_TYPE_MAX,				/* not a type */
 	AGENT_ERROR = AGENT_REPLY,		/* reply to anything */
 };
@@ -401,6 +409,10 @@ struct agent_msg {
 			const uint8_t	*data;	/* AGENT_SEED_LEN bytes */
 		} seed;
 		struct {
+			const char	*hostname;
+			const char	*machine_id;
+		} identity;
+		struct {
 			const char	*address;
 			const char	*gateway;
 			const char	*resolver;
@@ -463,6 +475,9 @@ int	 agent_page_final(const struct agent_job_status *, int, uint64_t,
 	    uint32_t);
 
 const char	*agent_type_name(uint16_t);
+int		 agent_valid_hostname(const char *);
+int		 agent_valid_machine_id(const char *);
+void		 agent_hostname_from(const char *, const char *, char *);
 const char	*agent_err_name(uint32_t);
 const char	*agent_job_state_name(uint8_t);
 

@@ -509,6 +509,16 @@ dispatch(const struct agent_msg *req, uint64_t now)
 	case AGENT_SEED:
 		chan_seed(req);
 		break;
+	case AGENT_IDENTITY:
+		if (guest_set_identity(req->u.identity.hostname,
+		    req->u.identity.machine_id) == -1) {
+			send_error(req->id, AGENT_ERR_IO, errno,
+			    "cannot take the VM's name and machine id: %s",
+			    strerror(errno));
+			break;
+		}
+		send_empty(req);
+		break;
 	default:
 		send_error(req->id, AGENT_ERR_UNKNOWN, 0,
 		    "unknown request type %u", req->type);

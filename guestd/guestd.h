@@ -19,6 +19,9 @@
 #define GUESTD_JOBS_CGROUP	GUESTD_CGROUP_ROOT "/mcvm-jobs"
 #define GUESTD_CONSOLE_CGROUP	GUESTD_JOBS_CGROUP "/console"	/* tty1's */
 #define GUESTD_HOSTNAME		"mcvm"
+/* The image's /etc/hosts (guestd/image/build.sh), for a host name. */
+#define GUESTD_HOSTS		"127.0.0.1\tlocalhost\n127.0.1.1\t%s\n" \
+				"::1\tlocalhost\n"
 #define GUESTD_LOG_MAX		512	/* one kmsg line */
 #define GUESTD_FREEZE_WAIT_MS	2000	/* for cgroup.events "frozen 1" */
 #define GUESTD_POLL_STEP_MS	5	/* while waiting on the kernel */
@@ -49,6 +52,7 @@ void	 guest_info(struct agent_msg *);
 void	 guest_poweroff(void) __attribute__((noreturn));
 int	 guest_set_time(int64_t, uint32_t);
 int	 guest_seed(const uint8_t *);
+int	 guest_set_identity(const char *, const char *);
 int	 guest_net_config(const struct agent_msg *, char *, size_t);
 int	 cmdline_value(const char *, char *, size_t);
 extern int	 ws_root;

@@ -373,6 +373,41 @@ cmdline_value(const char *key, char *out, size_t len)
 	return -1;
 }
 
+/*
+ * The VM's host name and machine id, where they differ from the guest's:
+ * a VM restored from a template has the template's, a VM booted afresh
+ * the image's.  /etc/hosts follows the name while it is the image's own
+ * (GUESTD_HOSTS); one the guest changed is left alone.
+ */
+int
+guest_set_identity(const char *hostname, const char *machine_id)
+{
+	char	 now[HOST_NAME_MAX + 1], text[256], old[256];
+
+	if (gethostname(now, sizeof(now)) == -1)
+		now[0] = '\0';
+	now[sizeof(now) - 1] = '\0';
+	if (strcmp(now, hostname) != 0) {
+		(void)snprintf(old, sizeof(old), GUESTD_HOSTS, now);
+		if (read_small_file("/etc/hosts", text, sizeof(text)) != -1 &&
+		    strcmp(text, old) == 0) {
+			(void)snprintf(text, sizeof(text), GUESTD_HOSTS,
+			    hostname);
+			if (guest_file_replace("/etc/hosts", text) == -1)
+				return -1;
+		}
+		(void)snprintf(text, sizeof(text), "%s\n", hostname);
+		if (sethostname(hostname, strlen(hostname)) == -1 ||
+		    guest_file_replace("/etc/hostname", text) == -1)
+			return -1;
+	}
+	(void)snprintf(text, sizeof(text), "%s\n", machine_id);
+	if (read_small_file("/etc/machine-id", old, sizeof(old)) == -1 ||
+	    strcmp(old, text) != 0)
+		return guest_file_replace("/etc/machine-id", text);
+	return 0;
+}
+
 int
 guest_set_time(int64_t sec, uint32_t nsec)
 {

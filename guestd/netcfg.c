@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <net/if.h>
 #include <net/route.h>
 #include <stdio.h>
@@ -136,29 +137,44 @@ sin_set(struct sockaddr *sa, struct in_addr a)
 	sin->sin_addr = a;
 }
 
-static int
-resolv_write(struct in_addr a)
+/*
+ * Replaces a small system file with text: written beside it, then renamed
+ * over it.  0, or -1 with errno set and the file as it was.
+ */
+int
+guest_file_replace(const char *path, const char *text)
 {
-	char	 ip[INET_ADDRSTRLEN], tmp[sizeof(NETCFG_RESOLV) + 8];
-	FILE	*f;
-	int	 fd;
+	char	 tmp[PATH_MAX];
+	size_t	 len = strlen(text);
+	int	 fd, saved;
 
-	if (inet_ntop(AF_INET, &a, ip, sizeof(ip)) == NULL)
+	if (snprintf(tmp, sizeof(tmp), "%s.new", path) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
 		return -1;
-	(void)snprintf(tmp, sizeof(tmp), "%s.new", NETCFG_RESOLV);
+	}
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
 	    O_NOFOLLOW, 0644)) == -1)
 		return -1;
-	if ((f = fdopen(fd, "w")) == NULL) {
-		close(fd);
-		return -1;
-	}
-	fprintf(f, "# written by mcvm-guestd\nnameserver %s\n", ip);
-	if (fclose(f) != 0 || rename(tmp, NETCFG_RESOLV) == -1) {
+	if (write(fd, text, len) != (ssize_t)len || close(fd) == -1 ||
+	    rename(tmp, path) == -1) {
+		saved = errno != 0 ? errno : EIO;
 		(void)unlink(tmp);
+		errno = saved;
 		return -1;
 	}
 	return 0;
+}
+
+static int
+resolv_write(struct in_addr a)
+{
+	char	 ip[INET_ADDRSTRLEN], text[INET_ADDRSTRLEN + 64];
+
+	if (inet_ntop(AF_INET, &a, ip, sizeof(ip)) == NULL)
+		return -1;
+	(void)snprintf(text, sizeof(text), "# written by mcvm-guestd\n"
+	    "nameserver %s\n", ip);
+	return guest_file_replace(NETCFG_RESOLV, text);
 }
 
 /* 0, or -1 with errno and err saying what failed. */

@@ -24,5 +24,6 @@ struct netcfg {
 int	 netcfg_parse(const char *, const char *, const char *, const char *,
 	    struct netcfg *);
 int	 netcfg_apply(const struct netcfg *, char *, size_t);
+int	 guest_file_replace(const char *, const char *);
 
 #endif

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent_proto.h"
 #include "cgroup.h"
 #include "hash.h"
 #include "jail.h"
@@ -96,6 +97,9 @@ vm_fork_monitor(struct vm *vm, char procs[][PATH_MAX], size_t nprocs,
     int sp, int qmp, int agent)
 {
 	char		 path[PATH_MAX], uid[16], gid[16], *argv[CHILD_ARGV_MAX];
+	char		 host[AGENT_HOSTNAME_MAX + 1];
+	char		 machine[AGENT_MACHINE_ID_LEN + 1];
+	uint8_t		 digest[SHA256_LEN];
 	int		 argc, i, fd, fds[3] = { sp, qmp, agent };
 	size_t		 d;
 	pid_t		 pid;
@@ -111,6 +115,15 @@ vm_fork_monitor(struct vm *vm, char procs[][PATH_MAX], size_t nprocs,
 		argv[argc++] = "-m";
 		argv[argc++] = vm->tpl ? "hold" : "restore";
 	}
+	/* Its guest's name, and a machine id of its own for all its life. */
+	agent_hostname_from(vm->row.name, vm->row.id, host);
+	if (sha256(vm->row.id, strlen(vm->row.id), digest) == -1)
+		return -1;
+	hex_encode(digest, AGENT_MACHINE_ID_LEN / 2, machine);
+	argv[argc++] = "-H";
+	argv[argc++] = host;
+	argv[argc++] = "-M";
+	argv[argc++] = machine;
 	argv[argc++] = "-i";
 	argv[argc++] = vm->row.id;
 	argv[argc++] = "-u";

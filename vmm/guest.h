@@ -5,7 +5,8 @@
  * port; another agent (qemu-guest-agent) would be a second struct
  * vmm_guest.
  *
- * The session: init takes the port and the start mode; once the agent is
+ * The session: init takes the port, the start mode and the VM's identity
+ * (kept, as it is given again to each session); once the agent is
  * up the implementation calls vmm_guest_up() (the monitor then reports
  * READY or GUEST_BACK), and when it loses the agent it fails the guest's
  * requests in flight (vmm_req_fail_all) and reports VMM_EV_GUEST_LOST.
@@ -22,14 +23,21 @@
 
 #include <stdint.h>
 
+#include "agent_proto.h"
 #include "msg_vmm.h"
 #include "vmm.h"
+
+/* What the VM is to its guest: set at each session's start. */
+struct vmm_identity {
+	char		 hostname[AGENT_HOSTNAME_MAX + 1];
+	char		 machine_id[AGENT_MACHINE_ID_LEN + 1];
+};
 
 struct vmm_guest {
 	const char	*name;
 
 	/* The session. */
-	void	(*init)(int, enum vmm_mode);
+	void	(*init)(int, enum vmm_mode, const struct vmm_identity *);
 	int	(*up)(const char **);		/* 1, or 0 and why not */
 	void	(*reset)(const char *);		/* the guest was reset */
 

@@ -38,7 +38,8 @@ static struct {
 	struct vmm_io	 io;
 	enum ag_state	 state;
 	uint32_t	 hello_first, hello_last;
-	uint32_t	 info_id, time_id, seed_id;
+	uint32_t	 info_id, time_id, seed_id, identity_id;
+	struct vmm_identity identity;
 	struct event	 hello_timer;
 	uint8_t		 rx[AGENT_FRAME_MAX];
 	size_t		 rx_len;
@@ -185,6 +186,15 @@ ag_session_start(void)
 	req.u.seed.data = seed;
 	ag_queue(&req, NULL);
 	explicit_bzero(seed, sizeof(seed));
+	ag.identity_id = 0;
+	if (ag.identity.hostname[0] != '\0') {
+		memset(&req, 0, sizeof(req));
+		req.type = AGENT_IDENTITY;
+		req.id = ag.identity_id = vmm_wire_id();
+		req.u.identity.hostname = ag.identity.hostname;
+		req.u.identity.machine_id = ag.identity.machine_id;
+		ag_queue(&req, NULL);
+	}
 	memset(&req, 0, sizeof(req));
 	req.type = AGENT_INFO;
 	req.id = ag.info_id = vmm_wire_id();
@@ -207,7 +217,7 @@ ag_handshake_id(uint32_t id)
 {
 	return (ag.state == AG_S_HELLO && ag_is_hello_id(id)) ||
 	    (ag.state == AG_S_INFO && (id == ag.time_id ||
-	    id == ag.seed_id || id == ag.info_id));
+	    id == ag.seed_id || id == ag.identity_id || id == ag.info_id));
 }
 
 /* An answer of the handshake; 0 if m is none. */
@@ -225,14 +235,15 @@ ag_handshake(const struct agent_msg *m)
 		return 1;
 	}
 	if (ag.state == AG_S_INFO && (m->id == ag.time_id ||
-	    m->id == ag.seed_id)) {
+	    m->id == ag.seed_id || m->id == ag.identity_id)) {
 		if (m->type == AGENT_ERROR && m->id == ag.seed_id) {
 			ag_lost("the guest could not seed its random "
 			    "generator");
 			return 1;
 		}
 		if (m->type == AGENT_ERROR)
-			log_warnx("the guest did not take the time: %s",
+			log_warnx("the guest did not take %s: %s",
+			    m->id == ag.time_id ? "the time" : "its identity",
 			    m->u.error.message);
 		return 1;
 	}
@@ -527,8 +538,9 @@ ag_forget(struct vmm_req *r)
 }
 
 static void
-ag_init(int fd, enum vmm_mode mode)
+ag_init(int fd, enum vmm_mode mode, const struct vmm_identity *id)
 {
+	ag.identity = *id;
 	vmm_io_init(&ag.io, "agent", fd, ag_read, ag_write);
 	evtimer_set(&ag.hello_timer, ag_hello_timer, NULL);
 	if (mode == VMM_MODE_RESTORE)

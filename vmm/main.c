@@ -35,12 +35,15 @@
 #include "vmm.h"
 
 #define VMM_USAGE	"mcvm-vmm [-dhSv] [-D macro=value] [-f file] " \
-			"[-m hold | restore] -i vm-id -u uid -g gid"
+			"[-H hostname -M machine-id] [-m hold | restore] " \
+			"-i vm-id -u uid -g gid"
 
 static struct {
 	struct mcvm_config	 conf;
 	struct proc_opts	 opts;
 	const char		*vmid;
+	const char		*hostname;
+	const char		*machine_id;
 	enum vmm_mode		 mode;
 	long long		 uid, gid;
 } start;
@@ -69,6 +72,16 @@ vmm_option(int ch, const char *arg, void *unused)
 		if (!valid_id(arg, "vm-"))
 			return -1;
 		start.vmid = arg;
+		return 0;
+	case 'H':
+		if (!agent_valid_hostname(arg))
+			return -1;
+		start.hostname = arg;
+		return 0;
+	case 'M':
+		if (!agent_valid_machine_id(arg))
+			return -1;
+		start.machine_id = arg;
 		return 0;
 	case 'u':
 		return vmm_parse_id(arg, &start.uid);
@@ -113,11 +126,12 @@ int
 main(int argc, char *argv[])
 {
 	static struct event	 ev_term, ev_int;
+	struct vmm_identity	 identity;
 	char			 empty[PATH_MAX];
 	size_t			 seed;
 
 	proc_child_setup_ext(argc, argv, "vmm", VMM_USAGE, &start.opts,
-	    &start.conf, "i:m:u:g:", vmm_option, NULL);
+	    &start.conf, "H:M:i:m:u:g:", vmm_option, NULL);
 	if (start.vmid == NULL || start.uid == 0 || start.gid == 0)
 		fatalx("-i, -u and -g are required; usage: %s", VMM_USAGE);
 	if (start.uid < start.conf.vm_uid_first ||
@@ -125,6 +139,15 @@ main(int argc, char *argv[])
 		fatalx("uid %lld is outside the VM range %u-%u", start.uid,
 		    start.conf.vm_uid_first, start.conf.vm_uid_last);
 	log_procinit(start.vmid);
+	memset(&identity, 0, sizeof(identity));
+	if ((start.hostname == NULL) != (start.machine_id == NULL))
+		fatalx("-H and -M go together; usage: %s", VMM_USAGE);
+	if (start.hostname != NULL) {
+		(void)snprintf(identity.hostname, sizeof(identity.hostname),
+		    "%s", start.hostname);
+		(void)snprintf(identity.machine_id,
+		    sizeof(identity.machine_id), "%s", start.machine_id);
+	}
 	vmm_check_fd(VMM_QMP_FILENO, "QMP");
 	vmm_check_fd(VMM_AGENT_FILENO, "agent");
 	if (snprintf(empty, sizeof(empty), "%s/%s", start.conf.rundir,
@@ -153,7 +176,7 @@ main(int argc, char *argv[])
 	(void)signal(SIGHUP, SIG_IGN);
 	vmm_parent_init();
 	vmm_qmp_init(VMM_QMP_FILENO, start.mode);
-	vmm_guest->init(VMM_AGENT_FILENO, start.mode);
+	vmm_guest->init(VMM_AGENT_FILENO, start.mode, &identity);
 
 	event_dispatch();
 	fatalx("event loop ended");

@@ -111,7 +111,7 @@ Test(agent, empty_messages)
 		AGENT_THAW, AGENT_REPLY | AGENT_THAW,
 		AGENT_REPLY | AGENT_SET_TIME, AGENT_POWEROFF,
 		AGENT_REPLY | AGENT_POWEROFF, AGENT_REPLY | AGENT_NET_CONFIG,
-		AGENT_REPLY | AGENT_SEED,
+		AGENT_REPLY | AGENT_SEED, AGENT_REPLY | AGENT_IDENTITY,
 	};
 	struct agent_msg out;
 	size_t		 i;
@@ -143,6 +143,40 @@ Test(agent, seed)
 		cr_assert_eq(agent_decode(&hdr, buf + AGENT_HDR_LEN, &out),
 		    -1);
 	}
+}
+
+Test(agent, identity)
+{
+	struct agent_msg *m = msg(AGENT_IDENTITY), out;
+	char		 host[AGENT_HOSTNAME_MAX + 1];
+
+	m->u.identity.hostname = "build-1";
+	m->u.identity.machine_id = "0123456789abcdef0123456789abcdef";
+	cr_assert_gt(roundtrip(m, &out), AGENT_HDR_LEN);
+	cr_assert_str_eq(out.u.identity.hostname, "build-1");
+	cr_assert_str_eq(out.u.identity.machine_id,
+	    "0123456789abcdef0123456789abcdef");
+	/* Neither is sent unless valid. */
+	m->u.identity.hostname = "-build";
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	m->u.identity.hostname = "build";
+	m->u.identity.machine_id = "0123456789ABCDEF0123456789abcdef";
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	m->u.identity.machine_id = "0123456789abcdef0123456789abcde";
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	cr_assert(agent_valid_hostname("a"));
+	cr_assert_not(agent_valid_hostname(""));
+	cr_assert_not(agent_valid_hostname("a.b"));
+	cr_assert_not(agent_valid_hostname("ab-"));
+	/* A VM's name made one. */
+	agent_hostname_from("My_Build.VM-", "vm-00", host);
+	cr_assert_str_eq(host, "my-build-vm");
+	agent_hostname_from("__", "vm-00", host);
+	cr_assert_str_eq(host, "vm-00");
+	agent_hostname_from("0123456789012345678901234567890123456789012345"
+	    "6789012345678901234567890", "vm-00", host);
+	cr_assert_eq(strlen(host), AGENT_HOSTNAME_MAX);
+	cr_assert(agent_valid_hostname(host));
 }
 
 Test(agent, hello)

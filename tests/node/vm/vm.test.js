@@ -62,7 +62,8 @@ test('vm_create boots a VM that answers', async () => {
 // The suite waited for the template: both VMs start from its checkpoint.
 test('VMs from one checkpoint get the host clock and their own randomness',
     async () => {
-	const r = await call(alice, 'vm_create', { request_id: 'create-twin' });
+	const r = await call(alice, 'vm_create', { request_id: 'create-twin',
+	    name: 'twin_b.2' });
 	try {
 		await twins(r.vm_id);
 	} finally {
@@ -75,7 +76,8 @@ async function twins(twin) {
 	const probe = 'date +%s; od -An -N16 -tx1 /dev/urandom; ' +
 	    'cat /proc/sys/kernel/random/boot_id; ' +
 	    'cat /sys/devices/system/clocksource/clocksource0/' +
-	    'current_clocksource';
+	    'current_clocksource; hostname; cat /etc/machine-id; ' +
+	    'getent hosts "$(hostname)" | cut -d" " -f1';
 	const a = (await run(probe)).stdout.split('\n');
 	const saved = vm;
 	vm = twin;
@@ -91,6 +93,15 @@ async function twins(twin) {
 		    `guest clock ${o[0]}, host ${now}`);
 	assert.notEqual(a[1], b[1], 'the two guests drew the same bytes');
 	assert.notEqual(a[2], b[2], 'the two guests share a boot id');
+	// Each its own name (a VM's name made a host name, else its id) and
+	// machine id, and its name resolves.
+	assert.equal(a[4], vm);
+	assert.equal(b[4], 'twin-b-2');
+	for (const o of [a, b]) {
+		assert.match(o[5], /^[0-9a-f]{32}$/, `machine id ${o[5]}`);
+		assert.equal(o[6], '127.0.1.1', `${o[4]} resolves to ${o[6]}`);
+	}
+	assert.notEqual(a[5], b[5], 'the two guests share a machine id');
 	// A host with a constant TSC gives its rate to the guests, which
 	// would otherwise often fall back to a 4 ms jiffies clock.
 	const flags = fs.readFileSync('/proc/cpuinfo', 'utf8')
