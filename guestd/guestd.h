@@ -19,7 +19,9 @@
 #define GUESTD_JOBS_CGROUP	GUESTD_CGROUP_ROOT "/mcvm-jobs"
 #define GUESTD_CONSOLE_CGROUP	GUESTD_JOBS_CGROUP "/console"	/* tty1's */
 #define GUESTD_HOSTNAME		"mcvm"
-/* The image's /etc/hosts (guestd/image/build.sh), for a host name. */
+/* Where the VM's identity lives, a tmpfs (guest_set_identity). */
+#define GUESTD_IDENTITY_DIR	"/run/mcvm"
+/* Its hosts file, for a host name. */
 #define GUESTD_HOSTS		"127.0.0.1\tlocalhost\n127.0.1.1\t%s\n" \
 				"::1\tlocalhost\n"
 #define GUESTD_LOG_MAX		512	/* one kmsg line */

@@ -10,6 +10,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/utsname.h>
 
 #include <dirent.h>
@@ -376,35 +377,44 @@ cmdline_value(const char *key, char *out, size_t len)
 /*
  * The VM's host name and machine id, where they differ from the guest's:
  * a VM restored from a template has the template's, a VM booted afresh
- * the image's.  /etc/hosts follows the name while it is the image's own
- * (GUESTD_HOSTS); one the guest changed is left alone.
+ * the image's.  They live in GUESTD_IDENTITY_DIR, a tmpfs the image's
+ * /etc/hostname, /etc/machine-id and /etc/hosts link into, as they are
+ * the host's to give at each start, and as a restored guest's first
+ * write to its disk costs a tenth of a second of code translated afresh
+ * under emulation.  The hosts file follows the name while it is the one
+ * written here (GUESTD_HOSTS); one the guest changed is left alone.
  */
 int
 guest_set_identity(const char *hostname, const char *machine_id)
 {
 	char	 now[HOST_NAME_MAX + 1], text[256], old[256];
 
+	if (mkdir(GUESTD_IDENTITY_DIR, 0755) == -1 && errno != EEXIST)
+		return -1;
 	if (gethostname(now, sizeof(now)) == -1)
 		now[0] = '\0';
 	now[sizeof(now) - 1] = '\0';
 	if (strcmp(now, hostname) != 0) {
 		(void)snprintf(old, sizeof(old), GUESTD_HOSTS, now);
-		if (read_small_file("/etc/hosts", text, sizeof(text)) != -1 &&
-		    strcmp(text, old) == 0) {
+		if (read_small_file(GUESTD_IDENTITY_DIR "/hosts", text,
+		    sizeof(text)) == -1 || strcmp(text, old) == 0) {
 			(void)snprintf(text, sizeof(text), GUESTD_HOSTS,
 			    hostname);
-			if (guest_file_replace("/etc/hosts", text) == -1)
+			if (guest_file_replace(GUESTD_IDENTITY_DIR "/hosts",
+			    text) == -1)
 				return -1;
 		}
 		(void)snprintf(text, sizeof(text), "%s\n", hostname);
 		if (sethostname(hostname, strlen(hostname)) == -1 ||
-		    guest_file_replace("/etc/hostname", text) == -1)
+		    guest_file_replace(GUESTD_IDENTITY_DIR "/hostname",
+		    text) == -1)
 			return -1;
 	}
 	(void)snprintf(text, sizeof(text), "%s\n", machine_id);
-	if (read_small_file("/etc/machine-id", old, sizeof(old)) == -1 ||
-	    strcmp(old, text) != 0)
-		return guest_file_replace("/etc/machine-id", text);
+	if (read_small_file(GUESTD_IDENTITY_DIR "/machine-id", old,
+	    sizeof(old)) == -1 || strcmp(old, text) != 0)
+		return guest_file_replace(GUESTD_IDENTITY_DIR "/machine-id",
+		    text);
 	return 0;
 }
 
@@ -479,9 +489,35 @@ guest_net_config(const struct agent_msg *req, char *err, size_t len)
  * copy of the same base, and is released by one line on the port; only
  * then does its root become writable.
  */
+/*
+ * Runs what a job's first command runs, once, so that the checkpoint's
+ * page cache holds the shell and its files: each VM restored from it
+ * would otherwise read them from its disk, through code its emulator
+ * translates afresh.
+ */
+static void
+warm(void)
+{
+	char *const	 argv[] = { "bash", "-c", "true", NULL };
+	pid_t		 pid;
+	int		 status;
+
+	if ((pid = fork()) == -1) {
+		glog("warm: fork: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		execve("/bin/bash", argv, (char *[]){ NULL });
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+}
+
 static void
 hold(void)
 {
+	warm();
 	glog("holding for a checkpoint");
 	if (port_hold() == -1) {
 		glog("holding on the agent port: %s", strerror(errno));

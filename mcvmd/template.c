@@ -352,23 +352,29 @@ vm_template_retire_shared(struct vm *vm, const char *why)
 		wtpl_retire(w, why);
 }
 
-/* The shared template loaded the host's: its own checkpoint next. */
-void
-vm_template_loaded(struct vm *vm)
+/*
+ * A template is ready to be checkpointed: the host's holds, a shared one
+ * loaded the host's checkpoint.  Others ignore it.
+ */
+static void
+tpl_checkpoint(struct vm *vm, int kind)
 {
-	if (vm->tpl != TPL_SHARED)
+	if (vm->tpl != kind || vm->state != VS_BOOTING)
 		return;
 	vm_progress(vm, 2, 3, "checkpointing");
 	vm_store_checkpoint(vm, vm->row.id, 1);
 }
 
 void
+vm_template_loaded(struct vm *vm)
+{
+	tpl_checkpoint(vm, TPL_SHARED);
+}
+
+void
 vm_template_held(struct vm *vm)
 {
-	if (vm->state != VS_BOOTING)
-		return;
-	vm_progress(vm, 2, 3, "checkpointing");
-	vm_store_checkpoint(vm, vm->row.id, 1);
+	tpl_checkpoint(vm, TPL_HOST);
 }
 
 /*

@@ -31,7 +31,9 @@
  *			or inc_poll in 5 ms
  *
  * The op table entry gives the fd (r->fd, closed with the request), one
- * checkpoint at a time, QMP negotiated, and the deadline.  The monitor
+ * checkpoint at a time, QMP negotiated, and the deadline; the incoming
+ * op, which mcvmd sends as soon as QEMU is spawned, has its first command
+ * held until QMP is negotiated (vmm_qmp_send).  The monitor
  * keeps its copy of the fd to make the checkpoint durable once QEMU has
  * written it: a hibernated VM is only its files.  A QMP error at any step
  * has answered mcvmd before a continuation would run.
@@ -115,35 +117,55 @@ ckpt_poll(struct vmm_req *r)
 	vmm_qmp_send(r, "query-migrate", NULL, ckpt_polled);
 }
 
+enum mig_state {
+	MIG_RUNNING,
+	MIG_DONE,
+	MIG_FAILED,
+	MIG_UNSAID,	/* no status: QEMU broke the protocol */
+};
+
+/* Where query-migrate's answer says the migration is. */
+static enum mig_state
+migrate_state(const struct qmp_msg *m)
+{
+	if (!m->has_status)
+		return MIG_UNSAID;
+	if (strcmp(m->status, "completed") == 0)
+		return MIG_DONE;
+	if (strcmp(m->status, "failed") == 0 ||
+	    strcmp(m->status, "cancelled") == 0)
+		return MIG_FAILED;
+	return MIG_RUNNING;
+}
+
 static void
 ckpt_polled(struct vmm_req *r, const struct qmp_msg *m)
 {
 	struct stat	 st;
 	uint64_t	 mib;
 
-	if (!m->has_status) {
+	switch (migrate_state(m)) {
+	case MIG_UNSAID:
 		vmm_fail(r, VMM_ERR_QMP, EBADMSG,
 		    "query-migrate returned no status");
 		return;
-	}
-	if (strcmp(m->status, "completed") == 0) {
-		if (fsync(r->fd) == -1 || fstat(r->fd, &st) == -1) {
-			vmm_fail(r, VMM_ERR_QMP, (uint32_t)errno,
-			    "the checkpoint could not be made durable");
-			return;
-		}
-		mib = ((uint64_t)st.st_size + (1 << 20) - 1) >> 20;
-		log_info("checkpoint written, %llu MiB",
-		    (unsigned long long)mib);
-		vmm_ok(r, mib > UINT32_MAX ? UINT32_MAX : (uint32_t)mib);
+	case MIG_RUNNING:
+		vmm_req_after(r, CKPT_POLL_MS, ckpt_poll);
 		return;
-	}
-	if (strcmp(m->status, "failed") == 0 ||
-	    strcmp(m->status, "cancelled") == 0) {
+	case MIG_FAILED:
 		ignore_shared(r, 0, ckpt_failed);
 		return;
+	case MIG_DONE:
+		break;
 	}
-	vmm_req_after(r, CKPT_POLL_MS, ckpt_poll);
+	if (fsync(r->fd) == -1 || fstat(r->fd, &st) == -1) {
+		vmm_fail(r, VMM_ERR_QMP, (uint32_t)errno,
+		    "the checkpoint could not be made durable");
+		return;
+	}
+	mib = ((uint64_t)st.st_size + (1 << 20) - 1) >> 20;
+	log_info("checkpoint written, %llu MiB", (unsigned long long)mib);
+	vmm_ok(r, mib > UINT32_MAX ? UINT32_MAX : (uint32_t)mib);
 }
 
 /* The VM runs on: its snapshots must hold all of its RAM again. */
@@ -189,22 +211,22 @@ inc_poll(struct vmm_req *r)
 static void
 inc_polled(struct vmm_req *r, const struct qmp_msg *m)
 {
-	if (!m->has_status) {
+	switch (migrate_state(m)) {
+	case MIG_UNSAID:
 		vmm_fail(r, VMM_ERR_QMP, EBADMSG,
 		    "query-migrate returned no status");
 		return;
-	}
-	if (strcmp(m->status, "completed") == 0) {
-		ignore_shared(r, 0, inc_done);
+	case MIG_RUNNING:
+		vmm_req_after(r, INC_POLL_MS, inc_poll);
 		return;
-	}
-	if (strcmp(m->status, "failed") == 0 ||
-	    strcmp(m->status, "cancelled") == 0) {
+	case MIG_FAILED:
 		vmm_fail(r, VMM_ERR_QMP, EIO,
 		    "the checkpoint could not be loaded");
 		return;
+	case MIG_DONE:
+		ignore_shared(r, 0, inc_done);
+		return;
 	}
-	vmm_req_after(r, INC_POLL_MS, inc_poll);
 }
 
 static void

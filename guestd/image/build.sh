@@ -368,10 +368,12 @@ if [ ! -s "$rootimg" ]; then
 	install -m 0755 "$guestd" "$root/sbin/mcvm-guestd"
 	static_dash "$root"
 	static_bash "$root"
-	echo mcvm > "$root/etc/hostname"
-	printf '127.0.0.1\tlocalhost\n127.0.1.1\tmcvm\n::1\tlocalhost\n' \
-	    > "$root/etc/hosts"
-	: > "$root/etc/machine-id"
+	# The VM's identity, which mcvm-guestd writes into /run/mcvm at each
+	# start (its own name, its own machine id).
+	for f in hostname hosts machine-id; do
+		rm -f "$root/etc/$f"
+		ln -s "/run/mcvm/$f" "$root/etc/$f"
+	done
 	printf 'mcvm guest image recipe %s, kernel %s\n' "$RECIPE_VERSION" \
 	    "$kver" > "$root/etc/mcvm-image"
 	find "$root" -newermt "@$EPOCH" -exec touch -h -d "@$EPOCH" {} + \
