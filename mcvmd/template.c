@@ -50,9 +50,11 @@ static struct wtpl {
 	char		 id[ID_MAX + 1];	/* its directory, stored's */
 	uint32_t	 slot;			/* held while the file lives */
 	uint32_t	 gid;			/* its QEMU's and clones' */
+	char		 host[ID_MAX + 1];	/* the host's it loaded */
 	int		 ram_fd;		/* read-only: for the jails;
 						   -1 unless in use */
 	unsigned int	 users;			/* clones whose QEMU runs */
+	time_t		 used;			/* last chosen, or made */
 } wtpls[WTPL_MAX];
 
 static struct {
@@ -91,6 +93,17 @@ static struct wtpl *
 wtpl_of(const struct vm *vm)
 {
 	return vm->wtpl > 0 && vm->wtpl <= WTPL_MAX ? &wtpls[vm->wtpl - 1] :
+	    NULL;
+}
+
+/* A shared template's entry while it is being made (not since reused). */
+static struct wtpl *
+wtpl_building(const struct vm *vm)
+{
+	struct wtpl	*w = wtpl_of(vm);
+
+	return vm->tpl == TPL_SHARED && w != NULL &&
+	    w->state == WT_BUILDING && strcmp(w->id, vm->row.id) == 0 ? w :
 	    NULL;
 }
 
@@ -220,8 +233,16 @@ wtpl_build(int64_t ws)
 	for (i = 0; i < WTPL_MAX && w == NULL; i++)
 		if (wtpls[i].state == WT_FREE)
 			w = &wtpls[i];
-	if (w == NULL)
-		return;		/* full: its VMs restore as before */
+	/* Full: the least recently used that no clone maps makes room. */
+	for (i = 0; i < WTPL_MAX && w == NULL; i++)
+		if ((wtpls[i].state == WT_OFF || (wtpls[i].state == WT_READY &&
+		    wtpls[i].users == 0)) && (w == NULL ||
+		    wtpls[i].used < w->used))
+			w = &wtpls[i];
+	if (w != NULL && w->state == WT_READY)
+		wtpl_retire(w, "room for another workspace's");
+	if (w == NULL || w->state == WT_RETIRED)
+		return;		/* none: its VMs restore as before */
 	memset(&row, 0, sizeof(row));
 	if (vm_slot_alloc(&row.slot) == -1)
 		return;
@@ -241,7 +262,9 @@ wtpl_build(int64_t ws)
 	w->slot = row.slot;
 	w->gid = row.uid;
 	w->ram_fd = -1;
+	w->used = time(NULL);
 	(void)snprintf(w->id, sizeof(w->id), "%s", row.id);
+	(void)snprintf(w->host, sizeof(w->host), "%s", tpl.id);
 	vm = vm_new(&row);
 	vm->tpl = TPL_SHARED;
 	vm->wtpl = (int)(w - wtpls) + 1;
@@ -294,6 +317,7 @@ vm_template_source(struct vm *vm)
 		w->users++;
 		vm->wtpl_using = 1;
 	}
+	w->used = time(NULL);
 	return w->id;
 }
 
@@ -301,9 +325,9 @@ vm_template_source(struct vm *vm)
 void
 vm_template_ram(struct vm *vm, int fd)
 {
-	struct wtpl	*w = wtpl_of(vm);
+	struct wtpl	*w = wtpl_building(vm);
 
-	if (w == NULL || vm->tpl != TPL_SHARED)
+	if (w == NULL)
 		fatalx("%s: %s is no shared template", __func__, vm->row.id);
 	w->ram_fd = fd;
 }
@@ -399,9 +423,13 @@ vm_checkpointed(struct vm *vm, int ok)
 		return;
 	}
 	if (vm->tpl == TPL_SHARED) {
-		if ((w = wtpl_of(vm)) != NULL)
-			w->state = WT_READY;
+		if ((w = wtpl_building(vm)) == NULL)
+			fatalx("%s: %s has no entry", __func__, vm->row.id);
+		w->state = WT_READY;
 		log_info("%s: shared template ready", vm->row.id);
+		/* Made from a host's template retired meanwhile: not used. */
+		if (!tpl.ready || strcmp(w->host, tpl.id) != 0)
+			wtpl_retire(w, "its source was retired meanwhile");
 		goto done;
 	}
 	(void)snprintf(tpl.id, sizeof(tpl.id), "%s", vm->row.id);
@@ -434,7 +462,7 @@ vm_template_failed(struct vm *vm, const char *why)
 	struct wtpl	*w;
 
 	if (vm->tpl == TPL_SHARED) {
-		if ((w = wtpl_of(vm)) != NULL) {
+		if ((w = wtpl_building(vm)) != NULL) {
 			log_warnx("shared template %s: off for workspace %llu "
 			    "this run: %s", w->id, (unsigned long long)w->ws,
 			    why);
