@@ -180,8 +180,11 @@ r_check(struct areader *r, int ok)
 int
 agent_valid_hostname(const char *s)
 {
-	size_t	 i, n = strlen(s);
+	size_t	 i, n;
 
+	if (s == NULL)
+		return 0;
+	n = strlen(s);
 	if (n == 0 || n > AGENT_HOSTNAME_MAX || s[0] == '-' || s[n - 1] == '-')
 		return 0;
 	for (i = 0; i < n; i++)
@@ -226,6 +229,8 @@ agent_valid_machine_id(const char *s)
 {
 	size_t	 i;
 
+	if (s == NULL)
+		return 0;
 	for (i = 0; i < AGENT_MACHINE_ID_LEN; i++)
 		if (!((s[i] >= '0' && s[i] <= '9') ||
 		    (s[i] >= 'a' && s[i] <= 'f')))

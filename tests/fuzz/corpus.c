@@ -72,6 +72,11 @@ main(int argc, char *argv[])
 		case AGENT_SEED:
 			m.u.seed.data = seed;
 			break;
+		case AGENT_IDENTITY:
+			m.u.identity.hostname = "build-1";
+			m.u.identity.machine_id =
+			    "0123456789abcdef0123456789abcdef";
+			break;
 		}
 		emit(argv[1], &m);
 		memset(&m, 0, sizeof(m));

@@ -141,6 +141,11 @@ main(int argc, char *argv[])
 			m.u.net_config.resolver = "";
 			m.u.net_config.mac = "52:54:00:00:00:01";
 			break;
+		case AGENT_IDENTITY:
+			m.u.identity.hostname = "build-1";
+			m.u.identity.machine_id =
+			    "0123456789abcdef0123456789abcdef";
+			break;
 		default:
 			break;
 		}

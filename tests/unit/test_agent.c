@@ -164,6 +164,8 @@ Test(agent, identity)
 	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
 	m->u.identity.machine_id = "0123456789abcdef0123456789abcde";
 	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
+	m->u.identity.hostname = NULL;
+	cr_assert_eq(agent_encode(m, buf, sizeof(buf)), -1);
 	cr_assert(agent_valid_hostname("a"));
 	cr_assert_not(agent_valid_hostname(""));
 	cr_assert_not(agent_valid_hostname("a.b"));
