@@ -146,7 +146,8 @@ guest_file_replace(const char *path, const char *text)
 {
 	char	 tmp[PATH_MAX];
 	size_t	 len = strlen(text);
-	int	 fd, saved;
+	ssize_t	 w;
+	int	 fd, saved, closed;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.new", path) >= (int)sizeof(tmp)) {
 		errno = ENAMETOOLONG;
@@ -155,9 +156,15 @@ guest_file_replace(const char *path, const char *text)
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
 	    O_NOFOLLOW, 0644)) == -1)
 		return -1;
-	if (write(fd, text, len) != (ssize_t)len || close(fd) == -1 ||
-	    rename(tmp, path) == -1) {
-		saved = errno != 0 ? errno : EIO;
+	w = write(fd, text, len);
+	saved = errno;
+	closed = close(fd);
+	if (w != (ssize_t)len || closed == -1 || rename(tmp, path) == -1) {
+		if (w == -1)
+			errno = saved;
+		else if (w != (ssize_t)len)
+			errno = EIO;
+		saved = errno;
 		(void)unlink(tmp);
 		errno = saved;
 		return -1;

@@ -159,9 +159,8 @@ vm_incoming(struct vm *vm)
 void
 vm_checkpoint_write(struct vm *vm, int fd)
 {
-	struct req	*r;
-
 	struct msg_vmm_checkpoint	 m = { vm->tpl == TPL_SHARED };
+	struct req			*r;
 
 	r = req_new(RP_MONITOR, vm, IMSG_VMM_CHECKPOINT, checkpoint_done,
 	    checkpoint_cancel);

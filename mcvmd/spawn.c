@@ -221,11 +221,9 @@ vm_spawn(struct vm *vm)
 	spec.display = vm->row.display != 0;
 	spec.restore = vm->boot.restore || vm->boot.resume;
 	spec.paused = vm->tpl == TPL_SHARED;
-	if (spec.restore && vm_template_use(vm, &ram_fd, &gid,
-	    &spec.ram) == -1) {
-		ram_fd = -1;
-		gid = vm->row.uid;
-	}
+	/* A template's RAM file, and its group, or neither. */
+	if (spec.restore)
+		(void)vm_template_use(vm, &ram_fd, &gid, &spec.ram);
 	if (vm_own_disks(vm)) {
 		spec.ndisks = vm->nvdisk;
 		for (i = 0; i < vm->nvdisk && i < VM_DISKS_MAX; i++) {
