@@ -735,6 +735,18 @@ msg_vmm_net_config_get(struct imsg *imsg, struct msg_vmm_net_config *m)
 	return done(&r);
 }
 
+/* A request whose one field is a flag: a checkpoint's shared. */
+static int
+flag_get(struct imsg *imsg, uint32_t type, uint32_t *flag)
+{
+	struct mreader	 r;
+
+	*flag = 0;
+	if (m_open(&r, imsg, type) == -1 || m_get_flag(&r, flag) == -1)
+		return -1;
+	return done(&r);
+}
+
 /* The migration stream's fd travels with it; the caller takes it. */
 void
 msg_vmm_checkpoint_put(struct ibuf *b, const struct msg_vmm_checkpoint *m)
@@ -745,13 +757,7 @@ msg_vmm_checkpoint_put(struct ibuf *b, const struct msg_vmm_checkpoint *m)
 int
 msg_vmm_checkpoint_get(struct imsg *imsg, struct msg_vmm_checkpoint *m)
 {
-	struct mreader	 r;
-
-	memset(m, 0, sizeof(*m));
-	if (m_open(&r, imsg, IMSG_VMM_CHECKPOINT) == -1 ||
-	    m_get_flag(&r, &m->shared) == -1)
-		return -1;
-	return done(&r);
+	return flag_get(imsg, IMSG_VMM_CHECKPOINT, &m->shared);
 }
 
 /* QEMU has the checkpoint on QEMU_INCOMING_FD already. */
@@ -764,13 +770,7 @@ msg_vmm_incoming_put(struct ibuf *b, const struct msg_vmm_incoming *m)
 int
 msg_vmm_incoming_get(struct imsg *imsg, struct msg_vmm_incoming *m)
 {
-	struct mreader	 r;
-
-	memset(m, 0, sizeof(*m));
-	if (m_open(&r, imsg, IMSG_VMM_INCOMING) == -1 ||
-	    m_get_flag(&r, &m->shared) == -1)
-		return -1;
-	return done(&r);
+	return flag_get(imsg, IMSG_VMM_INCOMING, &m->shared);
 }
 
 int

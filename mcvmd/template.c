@@ -489,6 +489,7 @@ vm_template_gone(struct vm *vm)
 void
 vm_template_note(char *text, size_t len)
 {
+	char		 shared[96] = "";
 	size_t		 i;
 	unsigned int	 n = 0, users = 0;
 
@@ -497,19 +498,16 @@ vm_template_note(char *text, size_t len)
 			n++;
 			users += wtpls[i].users;
 		}
-	if (tpl.ready && n > 0)
+	if (n > 0)
+		(void)snprintf(shared, sizeof(shared), "; %u workspace%s "
+		    "shared template%s, mapped by %u VM%s", n,
+		    n == 1 ? "'s" : "s'", n == 1 ? "" : "s", users,
+		    users == 1 ? "" : "s");
+	if (tpl.ready)
 		(void)snprintf(text, len, "ready (%s): new VMs of image %.64s "
 		    "with %u MiB, %u vCPU, a display and no network start "
-		    "from its checkpoint; %u workspace%s shared "
-		    "template%s, mapped by %u VM%s", tpl.id, tpl.image,
-		    tpl.memory_mib, tpl.vcpus, n, n == 1 ? "'s" : "s'",
-		    n == 1 ? "" : "s", users, users == 1 ? "" : "s");
-	else if (tpl.ready)
-		(void)snprintf(text, len, "ready (%s): new VMs of image %.64s "
-		    "with %u MiB, %u vCPU, a display and no network start "
-		    "from its "
-		    "checkpoint", tpl.id, tpl.image, tpl.memory_mib,
-		    tpl.vcpus);
+		    "from its checkpoint%s", tpl.id, tpl.image,
+		    tpl.memory_mib, tpl.vcpus, shared);
 	else
 		(void)snprintf(text, len, "%s", tpl.vm != NULL ?
 		    "being made" : tpl.why[0] != '\0' ? tpl.why :
