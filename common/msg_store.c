@@ -248,6 +248,28 @@ msg_store_vm_ram_get(struct imsg *imsg, struct msg_store_vm_ram *m)
 }
 
 void
+msg_store_disk_copy_put(struct ibuf *b, const struct msg_store_disk_copy *m)
+{
+	m_add_str(b, m->vm_id);
+	m_add_str(b, m->from);
+}
+
+int
+msg_store_disk_copy_get(struct imsg *imsg, struct msg_store_disk_copy *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_STORE_DISK_COPY) == -1 ||
+	    m_get_vm_id(&r, &m->vm_id) == -1 ||
+	    m_get_vm_id(&r, &m->from) == -1)
+		return -1;
+	if (strcmp(m->vm_id, m->from) == 0)
+		return m_fail();
+	return m_end(&r);
+}
+
+void
 msg_store_vm_snapshot_put(struct ibuf *b,
     const struct msg_store_vm_snapshot *m)
 {

@@ -83,6 +83,16 @@ struct msg_store_vm_ram {
 };
 
 /*
+ * IMSG_STORE_DISK_COPY -> RESULT: a new directory vm_id with a copy of
+ * VM from's disk as it is now (a reflink clone, or the qcow2 overlay's
+ * bytes), for a fork; IMSG_STORE_DISK_OPEN then opens it.
+ */
+struct msg_store_disk_copy {
+	const char	*vm_id;		/* a VM id, ID_MAX: made */
+	const char	*from;		/* a VM id, ID_MAX: its disk */
+};
+
+/*
  * IMSG_STORE_VM_SNAPSHOT -> RESULT: the disk half of a live snapshot of
  * a VM whose disk is a raw reflink clone, taken while its vCPUs are
  * stopped (the RAM half is in its state file, STORE_FD_STATE): a clone
@@ -215,6 +225,9 @@ void	 msg_store_vm_snapshot_put(struct ibuf *,
 int	 msg_store_vm_snapshot_get(struct imsg *,
 	    struct msg_store_vm_snapshot *);
 void	 msg_store_vm_ram_put(struct ibuf *, const struct msg_store_vm_ram *);
+void	 msg_store_disk_copy_put(struct ibuf *,
+	    const struct msg_store_disk_copy *);
+int	 msg_store_disk_copy_get(struct imsg *, struct msg_store_disk_copy *);
 int	 msg_store_vm_ram_get(struct imsg *, struct msg_store_vm_ram *);
 void	 msg_store_checkpoint_put(struct ibuf *,
 	    const struct msg_store_checkpoint *);

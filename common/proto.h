@@ -95,6 +95,7 @@
 	X(IMSG_STORE_VM_DISK,		417,	IMSG_NONE)		\
 	X(IMSG_STORE_VM_SNAPSHOT,	418,	IMSG_STORE_RESULT)	\
 	X(IMSG_STORE_VM_RAM,		419,	IMSG_STORE_RESULT)	\
+	X(IMSG_STORE_DISK_COPY,		420,	IMSG_STORE_RESULT)	\
 									\
 	/* VM monitor <-> mcvmd; peerid is the request id, 0 unasked */	\
 	X(IMSG_VMM_READY,		500,	IMSG_NONE)		\

@@ -673,6 +673,153 @@ disk_clone(int dfd, const char *from, const char *to, int flags)
 }
 
 /*
+ * A fork's disk: a new directory vm with a copy of VM from's disk as it
+ * is now (the caller knows it is not being written).  A raw disk is a
+ * reflink clone, as every raw disk is, so its filesystem makes them:
+ * done, 0.  A qcow2 overlay's bytes are copied by disk_copy_step, a
+ * bounded step at a time so that a large one never holds stored up:
+ * EINPROGRESS.  Otherwise an errno value with text.  The caller ends
+ * every start with disk_copy_end.
+ */
+int
+disk_copy_start(int vmsfd, const char *vm, const char *from,
+    struct disk_copy *cp, char *text, size_t len)
+{
+	struct stat	 st;
+	const char	*name = VM_DISK_RAW;
+	int		 sdfd, rc = 0;
+
+	memset(cp, 0, sizeof(*cp));
+	cp->dfd = cp->src = cp->dst = -1;
+	cp->format = DISK_RAW;
+	if (!valid_id(vm, VM_ID_PREFIX) || !valid_id(from, VM_ID_PREFIX)) {
+		(void)snprintf(text, len, "invalid vm id");
+		return EINVAL;
+	}
+	if ((sdfd = disk_vm_dir(vmsfd, from, &rc, text, len)) == -1)
+		return rc;
+	cp->src = openat(sdfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (cp->src == -1 && errno == ENOENT) {
+		name = VM_DISK_QCOW2;
+		cp->format = DISK_QCOW2;
+		cp->src = openat(sdfd, name, O_RDONLY | O_NOFOLLOW |
+		    O_CLOEXEC);
+	}
+	if (cp->src == -1 || fstat(cp->src, &st) == -1 ||
+	    !S_ISREG(st.st_mode)) {
+		rc = cp->src == -1 ? errno : EINVAL;
+		(void)snprintf(text, len, "vm %s: no disk to copy: %s", from,
+		    strerror(rc));
+		close(sdfd);
+		return rc;
+	}
+	close(sdfd);
+	if (mkdirat(vmsfd, vm, VM_DIR_MODE) == -1) {
+		rc = errno;
+		(void)snprintf(text, len, "vm %s: mkdir: %s", vm,
+		    strerror(rc));
+		return rc;
+	}
+	cp->made = 1;
+	if ((cp->dfd = openat(vmsfd, vm, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) == -1 || (cp->dst = openat(cp->dfd,
+	    name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    VM_DISK_MODE)) == -1) {
+		rc = errno;
+		(void)snprintf(text, len, "vm %s: create %s: %s", vm, name,
+		    strerror(rc));
+		return rc;
+	}
+	if (cp->format == DISK_RAW) {
+		if (ioctl(cp->dst, FICLONE, cp->src) == -1) {
+			rc = errno;
+			(void)snprintf(text, len, "vm %s: reflink clone of vm "
+			    "%s's disk: %s", vm, from, strerror(rc));
+			return rc;
+		}
+		cp->off = cp->size = (uint64_t)st.st_size;
+		return disk_copy_step(cp, 0, text, len);
+	}
+	cp->size = (uint64_t)st.st_size;
+	if (ftruncate(cp->dst, st.st_size) == -1) {
+		rc = errno;
+		(void)snprintf(text, len, "vm %s: %s: %s", vm, name,
+		    strerror(rc));
+		return rc;
+	}
+	return EINPROGRESS;
+}
+
+/*
+ * Copies up to budget bytes more of the data the source holds (holes
+ * stay holes).  0 once all is copied and durable, EINPROGRESS while
+ * more is left, or an errno value with text.
+ */
+int
+disk_copy_step(struct disk_copy *cp, uint64_t budget, char *text,
+    size_t len)
+{
+	off_t	 data, hole, in, out;
+	ssize_t	 n;
+	uint64_t chunk;
+
+	while (cp->off < cp->size && budget > 0) {
+		if ((data = lseek(cp->src, (off_t)cp->off, SEEK_DATA)) == -1 &&
+		    errno == ENXIO) {
+			cp->off = cp->size;	/* a hole to the end */
+			break;
+		}
+		if (data == -1 || (hole = lseek(cp->src, data,
+		    SEEK_HOLE)) == -1)
+			goto fail;
+		if ((uint64_t)hole > cp->size)
+			hole = (off_t)cp->size;
+		if (hole <= data) {
+			cp->off = cp->size;
+			break;
+		}
+		chunk = (uint64_t)(hole - data);
+		if (chunk > budget)
+			chunk = budget;
+		in = out = data;
+		if ((n = copy_file_range(cp->src, &in, cp->dst, &out,
+		    (size_t)chunk, 0)) == -1)
+			goto fail;
+		if (n == 0) {
+			errno = EIO;	/* it shrank meanwhile */
+			goto fail;
+		}
+		cp->off = (uint64_t)data + (uint64_t)n;
+		budget -= (uint64_t)n;
+	}
+	if (cp->off < cp->size)
+		return EINPROGRESS;
+	if (fsync(cp->dst) == -1 || fsync(cp->dfd) == -1)
+		goto fail;
+	return 0;
+fail:
+	(void)snprintf(text, len, "disk copy at byte %llu: %s",
+	    (unsigned long long)cp->off, strerror(errno));
+	return errno;
+}
+
+/* Closes what a copy holds; one that failed (rc) leaves nothing. */
+void
+disk_copy_end(int vmsfd, const char *vm, struct disk_copy *cp, int rc)
+{
+	if (cp->src != -1)
+		close(cp->src);
+	if (cp->dst != -1)
+		close(cp->dst);
+	if (cp->dfd != -1)
+		close(cp->dfd);
+	cp->dfd = cp->src = cp->dst = -1;
+	if (rc != 0 && cp->made && disk_remove_dir(vmsfd, vm) != 0)
+		log_warnx("%s: cannot remove what it made for vm %s", __func__,
+		    vm);
+}
+
+/*
  * The disk half of a live snapshot of VM vm's raw disk, taken while its
  * vCPUs are stopped (msg_store.h): SVS_SAVE clones the disk to
  * snap-TAG.raw (through a new file renamed in place), SVS_RESTORE clones

@@ -41,6 +41,17 @@ struct vm_disk {
 	char		 backing[CONF_NAME_MAX]; /* overlay: catalog image */
 };
 
+/* A fork's disk being copied (disk_copy_start). */
+struct disk_copy {
+	int		 dfd;		/* the new VM's directory */
+	int		 src;		/* the source's disk, read-only */
+	int		 dst;		/* its copy */
+	uint64_t	 off;		/* copied up to here */
+	uint64_t	 size;
+	int		 made;		/* the directory is its own */
+	enum disk_format format;
+};
+
 int	 disk_reflink_errno(int);
 int	 disk_reflink_probe(int, int, char *, size_t);
 const char *disk_fs_name(int);
@@ -56,6 +67,10 @@ int	 disk_state_write(int);
 int	 disk_checkpoint(int, const char *, int, int *, char *, size_t);
 int	 disk_ram(int, const char *, uint32_t, int *, char *, size_t);
 int	 disk_delete(int, const char *, char *, size_t);
+int	 disk_copy_start(int, const char *, const char *, struct disk_copy *,
+	    char *, size_t);
+int	 disk_copy_step(struct disk_copy *, uint64_t, char *, size_t);
+void	 disk_copy_end(int, const char *, struct disk_copy *, int);
 int	 disk_list(int, int (*)(const char *, void *), void *);
 int	 qcow2_header(int, uint64_t *, char *, size_t);
 int	 qcow2_header_read(int, uint64_t *, char *, size_t);

@@ -38,6 +38,7 @@ static const char *const stored_allow[] = {
 	"fstatfs", "pread64", "fsync", "poll", "ppoll", "renameat",
 	"renameat2", "socketpair", "newfstatat", "fstat", "lseek",
 	"statfs", "pipe2", "splice", "pwrite64", "ftruncate", "fchmod",
+	"copy_file_range",
 };
 
 void

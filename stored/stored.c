@@ -451,6 +451,116 @@ stored_vm_snapshot(uint32_t id, const struct msg_store_vm_snapshot *m)
 	stored_result(id, rc, DISK_RAW, 0, text);
 }
 
+/*
+ * Forks' disk copies under way: each copies DISK_COPY_STEP bytes a turn
+ * of the event loop, so that other requests are served between.
+ */
+#define DISK_COPY_STEP	(32ULL << 20)
+
+struct copy_job {
+	LIST_ENTRY(copy_job)	 entry;
+	uint32_t		 id;
+	char			 vm[ID_MAX + 1];
+	struct disk_copy	 cp;
+};
+static LIST_HEAD(, copy_job)	 copies = LIST_HEAD_INITIALIZER(copies);
+static struct event		 copy_ev;
+
+/*
+ * The end of a copy (rc): a qcow2 overlay's copy depends on its image,
+ * as the overlay does; then the answer.
+ */
+static void
+stored_copy_end(struct copy_job *j, int rc, char *text, size_t len)
+{
+	char		 backing[CONF_NAME_MAX];
+	uint64_t	 bytes;
+
+	if (rc == 0 && j->cp.format == DISK_QCOW2 &&
+	    ((rc = qcow2_header_read(j->cp.dst, &bytes, backing,
+	    sizeof(backing))) != 0 || imgcat_dep_add(&cat, j->vm,
+	    backing) == -1)) {
+		if (rc == 0)
+			rc = errno;
+		textf(text, len, "vm %s: its disk's copy: %s", j->vm,
+		    strerror(rc));
+	}
+	disk_copy_end(vmsfd, j->vm, &j->cp, rc);
+	if (rc == 0) {
+		textf(text, len, "vm %s: its disk copied", j->vm);
+		log_info("%s", text);
+	} else
+		log_warnx("%s", text);
+	stored_result(j->id, rc, DISK_RAW, 0, text);
+}
+
+static void
+stored_copy_turn(int fd, short event, void *arg)
+{
+	struct copy_job	*j, *next;
+	char		 text[STORED_TEXT_MAX];
+	int		 rc;
+
+	for (j = LIST_FIRST(&copies); j != NULL; j = next) {
+		next = LIST_NEXT(j, entry);
+		if ((rc = disk_copy_step(&j->cp, DISK_COPY_STEP, text,
+		    sizeof(text))) == EINPROGRESS)
+			continue;
+		LIST_REMOVE(j, entry);
+		stored_copy_end(j, rc, text, sizeof(text));
+		free(j);
+	}
+	if (!LIST_EMPTY(&copies))
+		event_active(&copy_ev, EV_TIMEOUT, 0);
+}
+
+static void
+stored_disk_copy(uint32_t id, const char *vm, const char *from)
+{
+	struct copy_job	*j;
+	char		 text[STORED_TEXT_MAX];
+	int		 rc;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL) {
+		rc = errno;
+		textf(text, sizeof(text), "%s", strerror(rc));
+		stored_result(id, rc, DISK_RAW, 0, text);
+		return;
+	}
+	j->id = id;
+	textf(j->vm, sizeof(j->vm), "%s", vm);
+	if ((rc = disk_copy_start(vmsfd, vm, from, &j->cp, text,
+	    sizeof(text))) != EINPROGRESS) {
+		stored_copy_end(j, rc, text, sizeof(text));
+		free(j);
+		return;
+	}
+	if (LIST_EMPTY(&copies)) {
+		evtimer_set(&copy_ev, stored_copy_turn, NULL);
+		event_active(&copy_ev, EV_TIMEOUT, 0);
+	}
+	LIST_INSERT_HEAD(&copies, j, entry);
+}
+
+/* A deletion overtakes a copy into the VM's directory: it fails. */
+static void
+stored_copy_cancel(const char *vm)
+{
+	struct copy_job	*j, *next;
+	char		 text[STORED_TEXT_MAX];
+
+	for (j = LIST_FIRST(&copies); j != NULL; j = next) {
+		next = LIST_NEXT(j, entry);
+		if (strcmp(j->vm, vm) == 0) {
+			LIST_REMOVE(j, entry);
+			textf(text, sizeof(text), "vm %s: the VM is being "
+			    "deleted", vm);
+			stored_copy_end(j, ECANCELED, text, sizeof(text));
+			free(j);
+		}
+	}
+}
+
 static void
 stored_disk_delete(uint32_t id, const char *vm)
 {
@@ -458,6 +568,7 @@ stored_disk_delete(uint32_t id, const char *vm)
 	int	 rc;
 
 	stored_overlay_cancel(vm);
+	stored_copy_cancel(vm);
 	vmdisks_cancel(vm);
 	rc = disk_delete(vmsfd, vm, text, sizeof(text));
 	if (rc == 0 || rc == ENOENT)
@@ -562,6 +673,7 @@ stored_imsg(struct imsg *imsg)
 		struct msg_store_vm_disks	 vmdisks;
 		struct msg_store_vm_snapshot	 snap;
 		struct msg_store_vm_ram		 ram;
+		struct msg_store_disk_copy	 copy;
 	} m;
 	uint32_t	 id = imsg->hdr.peerid;
 
@@ -618,6 +730,11 @@ stored_imsg(struct imsg *imsg)
 		if (msg_store_vm_ram_get(imsg, &m.ram) == -1)
 			stored_bad(imsg);
 		stored_vm_ram(id, m.ram.vm_id, m.ram.mib);
+		break;
+	case IMSG_STORE_DISK_COPY:
+		if (msg_store_disk_copy_get(imsg, &m.copy) == -1)
+			stored_bad(imsg);
+		stored_disk_copy(id, m.copy.vm_id, m.copy.from);
 		break;
 	case IMSG_STORE_VM_SNAPSHOT:
 		if (msg_store_vm_snapshot_get(imsg, &m.snap) == -1)

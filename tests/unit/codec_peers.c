@@ -38,6 +38,7 @@ CODEC_WRAP(store_fd)
 CODEC_WRAP(store_result)
 CODEC_WRAP(store_checkpoint)
 CODEC_WRAP(store_vm_ram)
+CODEC_WRAP(store_disk_copy)
 CODEC_WRAP(store_vm_snapshot)
 CODEC_WRAP(store_image)
 CODEC_WRAP(store_image_entry)
@@ -570,6 +571,29 @@ over_store_vm_ram(void *p, int i)
 }
 
 static void
+fill_store_disk_copy(void *p)
+{
+	struct msg_store_disk_copy	*m = p;
+
+	m->vm_id = VM_ID;
+	m->from = "vm-fedcba9876543210";
+}
+
+static int
+over_store_disk_copy(void *p, int i)
+{
+	struct msg_store_disk_copy	*m = p;
+
+	switch (i) {
+	case 0: m->vm_id = "vm-"; break;
+	case 1: m->from = "../vm-0123456789abcdef"; break;
+	case 2: m->from = m->vm_id; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
 fill_store_vm_snapshot(void *p)
 {
 	struct msg_store_vm_snapshot	*m = p;
@@ -832,6 +856,8 @@ const struct codec codec_peers[] = {
 	    over_store_checkpoint),
 	CODEC(IMSG_STORE_VM_RAM, store_vm_ram, fill_store_vm_ram,
 	    over_store_vm_ram),
+	CODEC(IMSG_STORE_DISK_COPY, store_disk_copy, fill_store_disk_copy,
+	    over_store_disk_copy),
 	CODEC(IMSG_STORE_VM_SNAPSHOT, store_vm_snapshot,
 	    fill_store_vm_snapshot, over_store_vm_snapshot),
 	CODEC(IMSG_STORE_IMAGE, store_image, fill_store_image,
