@@ -158,6 +158,7 @@ int	 state_job_start(const char *, const char *, uint32_t, const char *,
 	    int64_t, const char *, const char *);
 int	 state_job_lookup(const char *, const char *, uint32_t *);
 int	 state_jobs_forget(const char *);
+int	 state_jobs_copy(const char *, const char *);
 #define STATE_JOBS_MAX	1024	/* job rows state.db keeps per VM */
 int	 state_job_each(const char *, unsigned int, int (*)(const char *,
 	    uint32_t, const char *, int64_t, void *), void *);

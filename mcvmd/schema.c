@@ -122,6 +122,22 @@ static const char *const schema_steps[SCHEMA_VERSION] = {
 	"  DEFAULT 0;"
 	"ALTER TABLE vms ADD COLUMN checkpoint_profile TEXT NOT NULL "
 	"  DEFAULT '';",
+
+	/* 9: a job's id is its VM's: the VMs a fork makes keep the jobs
+	 * that ran at the fork, under the same ids. */
+	"CREATE TABLE jobs_new ("
+	"  id TEXT NOT NULL,"
+	"  vm_id TEXT NOT NULL REFERENCES vms(id) ON DELETE CASCADE,"
+	"  guest_job INTEGER NOT NULL,"
+	"  command TEXT NOT NULL,"
+	"  created INTEGER NOT NULL,"
+	"  PRIMARY KEY (vm_id, id),"
+	"  UNIQUE (vm_id, guest_job)"
+	");"
+	"INSERT INTO jobs_new SELECT id, vm_id, guest_job, command, created "
+	"  FROM jobs;"
+	"DROP TABLE jobs;"
+	"ALTER TABLE jobs_new RENAME TO jobs;",
 };
 
 int

@@ -850,6 +850,24 @@ state_jobs_forget(const char *vm)
 	return state_run("DELETE FROM jobs WHERE vm_id = ?1", vm, 0, 0);
 }
 
+/* A fork's new VM to: the jobs of its source from, under their ids. */
+int
+state_jobs_copy(const char *from, const char *to)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = state_prepare("INSERT INTO jobs (id, vm_id, guest_job, "
+	    "command, created) SELECT id, ?2, guest_job, command, created "
+	    "FROM jobs WHERE vm_id = ?1")) == NULL)
+		return -1;
+	(void)sqlite3_bind_text(st, 1, from, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_text(st, 2, to, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
 /* ---- live snapshots ----------------------------------------------------- */
 
 /* A snapshot taken: 0, or -1 (one of that tag is there already). */
