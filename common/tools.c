@@ -51,6 +51,7 @@ static const struct tool_number tool_numbers[] = {
 	NUM(TOOL_FORWARDS_MAX),
 	NUM(VM_DISKS_MAX),
 	NUM(VM_STATUS_JOBS_MAX),
+	NUM(VM_FORK_MAX),
 	NUM(VM_STATUS_COMMAND_MAX),
 	NUM(AGENT_JOB_UID),
 	NUM(AGENT_JOBS_ACTIVE_MAX),
@@ -132,7 +133,7 @@ static const char *const convert_values[] = {
 
 /* Each tool's array has exactly its P_<TOOL>_COUNT entries. */
 #define PARAMS_SIZE(a, t)						\
-	_Static_assert(nitems(a) == P_##t##_COUNT, #a " and P_" #t)
+	_Static_assert(nitems(a) == P_##t##_NPARAMS, #a " and P_" #t)
 
 /* Output schemas shared by several tools. */
 #define VM_PROPS							\
@@ -677,19 +678,31 @@ static const struct tool_param p_image_snapshot_list[] = {
 };
 PARAMS_SIZE(p_image_snapshot_list, IMAGE_SNAPSHOT_LIST);
 
+static const struct tool_param p_vm_fork[] = {
+	[P_VM_FORK_VM_ID] = PARAM_VM_ID,
+	[P_VM_FORK_REQUEST_ID] = PARAM_REQUEST_ID("fork"),
+	[P_VM_FORK_COUNT] = { "count", TP_INT, 0, 0, 1, VM_FORK_MAX, 0,
+	    NULL, "1", "How many new VMs." },
+	[P_VM_FORK_NAMES] = { "names", TP_LIST, TS_NAME, 0, 1, VM_FORK_MAX,
+	    OBJ_NAME_MAX, NULL, NULL,
+	    "A name for each new VM, unique in the workspace, count of "
+	    "them. Default: none (each is known by its id)." },
+};
+PARAMS_SIZE(p_vm_fork, VM_FORK);
+
 /*
  * One tool: T(TOOL, name, title, flags, params, target, result,
  * description, output schema).  T0 is a tool without parameters.
  */
 #define T(t, name, title, flags, params, target, result, desc, out)	\
-	{ TOOL_##t, name, title, flags, params, P_##t##_COUNT, target,	\
+	{ TOOL_##t, name, title, flags, params, P_##t##_NPARAMS, target,	\
 	    result, TOOL_RESULT_MAX, desc, out }
 #define TB(t, name, title, flags, params, target, result, budget,	\
     desc, out)								\
-	{ TOOL_##t, name, title, flags, params, P_##t##_COUNT, target,	\
+	{ TOOL_##t, name, title, flags, params, P_##t##_NPARAMS, target,	\
 	    result, budget, desc, out }
 #define T0(t, name, title, flags, target, result, desc, out)		\
-	{ TOOL_##t, name, title, flags, NULL, P_##t##_COUNT, target,	\
+	{ TOOL_##t, name, title, flags, NULL, P_##t##_NPARAMS, target,	\
 	    result, TOOL_RESULT_MAX, desc, out }
 
 #define RO	(TF_READONLY | TF_IDEMPOTENT)
@@ -1115,6 +1128,25 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "image), once, within ${IMAGE_TICKET_SECS} s; it needs no "
 	    "token. The image is not checked to exist until then.",
 	    URL_OUT),
+	T(VM_FORK, "vm_fork", "Fork a running VM",
+	    TF_IDEMPOTENT | TF_LONG, p_vm_fork, TT_VM_RUNNING, TR_JSON,
+	    "Make count new VMs (at most ${VM_FORK_MAX}) from a running VM's "
+	    "state at one instant: its memory and processes, its devices "
+	    "and its disk. The source is paused only while that state is "
+	    "saved (paused_ms) and then runs on. Each new VM has its own "
+	    "id, name, host name, machine id and fresh randomness, and "
+	    "from then on its own disk and memory: what one writes, no "
+	    "other sees. Processes running at the fork run on in every "
+	    "new VM, and so do their jobs, under the same job_id. Returns "
+	    "once every new VM answers, with them in the source's place "
+	    "(vms). Each counts against your workspace's quotas like a "
+	    "vm_create; the source must run the guest agent from a "
+	    "catalogue image, without network or port forwards. request_id "
+	    "is required: a retry with it returns the first result.",
+	    "{'type':'object','properties':{'source_vm_id':{'type':"
+	    "'string'},'paused_ms':{'type':'integer'},'vms':{'type':"
+	    "'array','items':" VM_OBJECT "}},'required':['source_vm_id',"
+	    "'vms']}"),
 };
 
 const struct tool_desc *

@@ -61,6 +61,7 @@
 #define TOOL_FORWARDS_MAX	16	/* port_forwards of one VM */
 #define VM_STATUS_JOBS_MAX	32	/* newest jobs vm_status lists */
 #define VM_STATUS_COMMAND_MAX	256	/* bytes of each one's command */
+#define VM_FORK_MAX		8	/* clones of one vm_fork */
 
 
 
@@ -101,7 +102,8 @@
 	X(TOOL_IMAGE_SNAPSHOT_LIST,	34, "image_snapshot_list")	\
 	X(TOOL_VM_LIST_FILES,		35, "vm_list_files")		\
 	X(TOOL_IMAGE_UPLOAD_URL,	36, "image_upload_url")		\
-	X(TOOL_IMAGE_DOWNLOAD_URL,	37, "image_download_url")
+	X(TOOL_IMAGE_DOWNLOAD_URL,	37, "image_download_url")	\
+	X(TOOL_VM_FORK,			38, "vm_fork")
 
 enum tool_id {
 	TOOL_NONE = 0,
@@ -121,7 +123,7 @@ enum tool_id {
  *
  *	P_<TOOL>_<NAME>		index of parameter <name> of tool <tool>,
  *				e.g. P_VM_EXEC_COMMAND
- *	P_<TOOL>_COUNT		how many parameters the tool has
+ *	P_<TOOL>_NPARAMS		how many parameters the tool has
  *
  * so that code names a parameter by index, checked by the compiler:
  *
@@ -134,7 +136,7 @@ enum tool_id {
  *
  * The macros also check at run time that args are that tool's (else
  * fatalx).  common/tools.c fills each tool's array by these indices, and
- * asserts at compile time that its size is P_<TOOL>_COUNT.  The lookup by
+ * asserts at compile time that its size is P_<TOOL>_NPARAMS.  The lookup by
  * name (tool_param_index) remains for frontd's JSON conversion.
  *
  * The target's parameters come first: P_TARGET is vm_id for the VM and job
@@ -201,6 +203,8 @@ enum tool_id {
 #define PARAMS_IMAGE_SNAPSHOT_APPLY(M, t) M(t, NAME) M(t, TAG)
 #define PARAMS_IMAGE_SNAPSHOT_DELETE(M, t) M(t, NAME) M(t, TAG)
 #define PARAMS_IMAGE_SNAPSHOT_LIST(M, t) M(t, NAME)
+#define PARAMS_VM_FORK(M, t)						\
+	M(t, VM_ID) M(t, REQUEST_ID) M(t, COUNT) M(t, NAMES)
 
 #define TOOL_PARAMS(M)							\
 	M(VM_CREATE) M(VM_LIST) M(VM_STATUS) M(VM_STOP) M(VM_START)	\
@@ -214,11 +218,11 @@ enum tool_id {
 	M(IMAGE_DELETE) M(IMAGE_SNAPSHOT_CREATE)			\
 	M(IMAGE_SNAPSHOT_APPLY) M(IMAGE_SNAPSHOT_DELETE)		\
 	M(IMAGE_SNAPSHOT_LIST) M(VM_LIST_FILES) M(IMAGE_UPLOAD_URL)	\
-	M(IMAGE_DOWNLOAD_URL)
+	M(IMAGE_DOWNLOAD_URL) M(VM_FORK)
 
 #define TOOL_PARAM_ENUM(t, p)	P_##t##_##p,
 #define TOOL_PARAMS_ENUM(t)						\
-	enum { PARAMS_##t(TOOL_PARAM_ENUM, t) P_##t##_COUNT };
+	enum { PARAMS_##t(TOOL_PARAM_ENUM, t) P_##t##_NPARAMS };
 TOOL_PARAMS(TOOL_PARAMS_ENUM)
 #undef TOOL_PARAMS_ENUM
 #undef TOOL_PARAM_ENUM

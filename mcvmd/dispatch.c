@@ -453,6 +453,19 @@ dispatch_state(struct tool_call *c)
 			call_reply(c->id, TOOL_ERROR, msg);
 		return -1;
 	}
+	/* A fork saves its state: what would change it waits its turn. */
+	if (vm != NULL && vm->forking &&
+	    !(c->args->tool->flags & TF_READONLY)) {
+		(void)snprintf(msg, sizeof(msg), "%s is being forked: its "
+		    "state is being saved, which takes a moment; nothing was "
+		    "done: retry in a second", vm->row.id);
+		if (c->rid != NULL)
+			receipt_fail(c->auth->id, c->rid, vm->row.id, c->id,
+			    TOOL_ERROR, msg);
+		else
+			call_reply(c->id, TOOL_ERROR, msg);
+		return -1;
+	}
 	if (t != TT_VM_LIVE && t != TT_VM_RUNNING && t != TT_VM_AGENT &&
 	    t != TT_JOB)
 		return 0;

@@ -58,6 +58,7 @@ idle_info(struct req *r, struct imsg *imsg)
 		return;
 	}
 	if (vm->state != VS_RUNNING || vm->op.pending || vm->waking ||
+	    vm->forking ||
 	    vm_now() - vm->idle_since < (time_t)vm->row.idle_seconds)
 		return;
 	log_info("%s: idle for %u s", vm->row.id, vm->row.idle_seconds);

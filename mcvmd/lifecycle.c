@@ -80,6 +80,10 @@ vm_op_done(struct vm *vm, int ok, const char *msg)
 	if (!vm->op.pending)
 		return;
 	vm->op.pending = 0;
+	if (vm->fork) {		/* the fork answers for all its VMs */
+		vm_fork_done(vm, ok, msg);
+		return;
+	}
 	if (!ok) {
 		receipt_fail(vm->row.ws_id, vm->op.rid, "", vm->op.peerid,
 		    TOOL_ERROR, msg);

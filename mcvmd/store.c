@@ -317,7 +317,7 @@ store_disk_done(struct req *r, struct imsg *imsg)
 	vm_fsm(vm, VE_DISK_READY, NULL);
 	vm_progress(vm, 1, 3, "disk ready");
 	if (vm->boot.resume) {
-		vm_store_checkpoint(vm, vm->row.id, 0);
+		vm_store_checkpoint(vm, vm_fork_dir(vm), 0);
 		return;
 	}
 	if (vm->tpl == TPL_SHARED) {
@@ -377,6 +377,7 @@ store_checkpoint_done(struct req *r, struct imsg *imsg)
 		vm_checkpoint_write(vm, fd);
 		return;
 	}
+	vm_fork_read(vm);
 	if (err != NULL && (vm->boot.resume || vm->tpl)) {
 		(void)snprintf(msg, sizeof(msg), "its checkpoint cannot be "
 		    "read: %s", err);

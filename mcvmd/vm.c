@@ -229,6 +229,7 @@ vm_free(struct vm *vm)
 	req_vm_gone(vm, 1, "the VM is gone");
 	vm_close_store_fds(vm);
 	vm_template_unuse(vm);
+	vm_fork_gone(vm);
 	vm_console_forget(vm);
 	vm_wake_drop(vm);
 	TAILQ_REMOVE(&vms, vm, entry);

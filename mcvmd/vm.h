@@ -142,6 +142,11 @@ struct vm {
 	int		 wtpl;		/* its shared template's, 1-based */
 	int		 wtpl_using;	/* its QEMU maps that one's RAM file */
 	int		 hib_paused;	/* hibernating: it was paused */
+	int		 fork;		/* a fork makes it: its entry's,
+					   1-based (tool-fork.c) */
+	int		 fork_reading;	/* and it is yet to open the
+					   fork's checkpoint */
+	int		 forking;	/* a fork saves its state */
 	int		 draining;	/* mcvmd stops: its jobs freeze */
 	TAILQ_HEAD(, vm_wake) wakes;	/* calls waiting for it (wake.c) */
 	unsigned int	 nwakes;
@@ -199,6 +204,12 @@ const char	*vm_op_name(enum vm_opkind);
 int		 vm_fsm_next(enum vm_state, enum vm_event, enum vm_state *);
 void		 vm_fsm(struct vm *, enum vm_event, const char *);
 void		 vm_intent(struct vm *, enum vm_opkind);
+
+/* tool-fork.c: the VMs a fork makes */
+const char	*vm_fork_dir(const struct vm *);
+void		 vm_fork_read(struct vm *);
+void		 vm_fork_done(struct vm *, int, const char *);
+void		 vm_fork_gone(struct vm *);
 
 /* lifecycle.c: the operations */
 void		 vm_op_begin(struct vm *, uint64_t, enum vm_opkind,

@@ -61,7 +61,7 @@ Test(tools, table_is_consistent)
 {
 	size_t	 i, k, m;
 
-	cr_assert_eq(TOOL_COUNT, 37);
+	cr_assert_eq(TOOL_COUNT, 38);
 	for (i = 0; i < TOOL_COUNT; i++) {
 		const struct tool_desc *t = &tool_table[i];
 
@@ -344,19 +344,19 @@ Test(tools, parameter_indices_match_the_arrays)
 		param_seen = 0;						\
 		cr_assert_eq(TOOL_##t, (enum tool_id)++param_tool, #t);	\
 		PARAMS_##t(PARAM, t)					\
-		cr_assert_eq(param_seen, P_##t##_COUNT, #t);		\
+		cr_assert_eq(param_seen, P_##t##_NPARAMS, #t);		\
 		cr_assert_eq(tool_by_id(TOOL_##t)->nparams,		\
-		    (size_t)P_##t##_COUNT, #t);				\
+		    (size_t)P_##t##_NPARAMS, #t);				\
 		cr_assert_eq(tool_by_id(TOOL_##t)->params == NULL,	\
-		    P_##t##_COUNT == 0, #t);				\
+		    P_##t##_NPARAMS == 0, #t);				\
 	} while (0);
 	TOOL_PARAMS(TOOL)
 #undef TOOL
 #undef PARAM
 	cr_assert_eq(param_tool, TOOL_COUNT);
 	cr_assert_eq(P_VM_EXEC_COMMAND, 2);
-	cr_assert_eq(P_VM_CREATE_COUNT, 15);
-	cr_assert_eq(P_VM_LIST_COUNT, 0);
+	cr_assert_eq(P_VM_CREATE_NPARAMS, 15);
+	cr_assert_eq(P_VM_LIST_NPARAMS, 0);
 }
 
 /* The target's parameters come first, as P_TARGET and P_TARGET_SUB. */
