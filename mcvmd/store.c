@@ -403,6 +403,7 @@ store_ram_done(struct req *r, struct imsg *imsg)
 {
 	struct vm		*vm = r->vm;
 	struct msg_store_result	 m;
+	const char		*src = NULL;
 	char			 msg[320];
 	int			 fd;
 
@@ -411,7 +412,8 @@ store_ram_done(struct req *r, struct imsg *imsg)
 		return;
 	fd = vm->store_fds[STORE_FD_RAM];
 	vm->store_fds[STORE_FD_RAM] = -1;
-	if (m.status != 0 || fd == -1 || !vm_template_ready()) {
+	if (m.status != 0 || fd == -1 || (src = vm_template_source(vm)) ==
+	    NULL) {
 		if (fd != -1)
 			close(fd);
 		(void)snprintf(msg, sizeof(msg), "no RAM file: %s",
@@ -421,7 +423,7 @@ store_ram_done(struct req *r, struct imsg *imsg)
 		return;
 	}
 	vm_template_ram(vm, fd);
-	vm_store_checkpoint(vm, vm_template_id(), 0);
+	vm_store_checkpoint(vm, src, 0);
 }
 
 /* Asks stored for a shared template's RAM file, made anew. */

@@ -24,6 +24,11 @@
  * slot it holds while the file lives), and no other workspace's VM maps
  * it or can open it.  It is made afresh each run, kept while the host's
  * template is, and deleted with it once no clone's QEMU maps it.
+ *
+ * A fork's memory is made the same way (vm_template_fork): a shared
+ * template of its own, which loads the checkpoint vm_fork saved of the
+ * source into its RAM file, serves that fork's new VMs only, and is
+ * retired once they all run.
  */
 #include <stdio.h>
 #include <string.h>
@@ -53,6 +58,7 @@ static struct wtpl {
 	char		 host[ID_MAX + 1];	/* the host's it loaded */
 	int		 ram_fd;		/* read-only: for the jails;
 						   -1 unless in use */
+	int		 fork;			/* a fork's (tool-fork.c) */
 	unsigned int	 users;			/* clones whose QEMU runs */
 	time_t		 used;			/* last chosen, or made */
 } wtpls[WTPL_MAX];
@@ -119,7 +125,7 @@ wtpl_release(struct wtpl *w)
 	if (w->id[0] != '\0')
 		vm_store_delete_unowned(w->id);
 	w->id[0] = '\0';
-	if (w->state == WT_RETIRED)
+	if (w->state == WT_RETIRED || w->fork)
 		w->state = WT_FREE;	/* made again on demand */
 }
 
@@ -160,7 +166,7 @@ vm_template_retire(const char *why)
 	if (!tpl.ready)
 		return;
 	for (i = 0; i < WTPL_MAX; i++)
-		if (wtpls[i].state == WT_READY)
+		if (wtpls[i].state == WT_READY && !wtpls[i].fork)
 			wtpl_retire(&wtpls[i], "the host's template is retired");
 	(void)snprintf(msg, sizeof(msg), "checkpoint %s retired: %.300s",
 	    tpl.id, why);
@@ -222,56 +228,134 @@ vm_template_build(void)
  * template (no workspace owns it, state.db does not hold it), restored
  * from the host's template into its RAM file (store.c asks stored for it).
  */
-static void
-wtpl_build(int64_t ws)
+/*
+ * An entry for a new shared template, or NULL: a free one, or the least
+ * recently used that no clone maps (no fork's, which is in use until
+ * retired).
+ */
+static struct wtpl *
+wtpl_room(void)
 {
 	struct wtpl	*w = NULL;
-	struct vm_row	 row;
-	struct vm	*vm;
 	size_t		 i;
 
 	for (i = 0; i < WTPL_MAX && w == NULL; i++)
 		if (wtpls[i].state == WT_FREE)
 			w = &wtpls[i];
-	/* Full: the least recently used that no clone maps makes room. */
 	for (i = 0; i < WTPL_MAX && w == NULL; i++)
-		if ((wtpls[i].state == WT_OFF || (wtpls[i].state == WT_READY &&
-		    wtpls[i].users == 0)) && (w == NULL ||
-		    wtpls[i].used < w->used))
+		if (!wtpls[i].fork && (wtpls[i].state == WT_OFF ||
+		    (wtpls[i].state == WT_READY && wtpls[i].users == 0)) &&
+		    (w == NULL || wtpls[i].used < w->used))
 			w = &wtpls[i];
 	if (w != NULL && w->state == WT_READY)
 		wtpl_retire(w, "room for another workspace's");
-	if (w == NULL || w->state == WT_RETIRED)
+	return w == NULL || w->state == WT_RETIRED ? NULL : w;
+}
+
+/*
+ * Starts the template's VM for entry w of workspace ws, as row says
+ * (slot, id, devices): a VM of its own like the host's template (no
+ * workspace owns it, state.db does not hold it), that loads the
+ * checkpoint of directory host into its RAM file (store.c asks stored
+ * for it), and stored's disk op type gives it its disk.
+ */
+static void
+wtpl_start(struct wtpl *w, int64_t ws, struct vm_row *row, const char *host,
+    int fork, uint32_t type)
+{
+	struct vm	*vm;
+
+	row->uid = env->conf.vm_uid_first + row->slot;
+	(void)snprintf(row->name, sizeof(row->name), "template");
+	(void)snprintf(row->state, sizeof(row->state), "%s",
+	    vm_state_name(VS_CREATING));
+	row->created = (int64_t)time(NULL);
+	memset(w, 0, sizeof(*w));
+	w->state = WT_BUILDING;
+	w->ws = ws;
+	w->fork = fork;
+	w->slot = row->slot;
+	w->gid = row->uid;
+	w->ram_fd = -1;
+	w->used = time(NULL);
+	(void)snprintf(w->id, sizeof(w->id), "%s", row->id);
+	(void)snprintf(w->host, sizeof(w->host), "%s", host);
+	vm = vm_new(row);
+	vm->tpl = TPL_SHARED;
+	vm->wtpl = (int)(w - wtpls) + 1;
+	vm->boot.restore = 1;
+	log_info("%s: shared template of %s %llu", row->id,
+	    fork ? "a fork in workspace" : "workspace",
+	    (unsigned long long)ws);
+	vm_store_disk(vm, type);
+}
+
+static void
+wtpl_build(int64_t ws)
+{
+	struct wtpl	*w;
+	struct vm_row	 row;
+
+	if ((w = wtpl_room()) == NULL)
 		return;		/* none: its VMs restore as before */
 	memset(&row, 0, sizeof(row));
 	if (vm_slot_alloc(&row.slot) == -1)
 		return;
 	vm_random_id("vm-", row.id, sizeof(row.id));
-	row.uid = env->conf.vm_uid_first + row.slot;
 	row.memory_mib = tpl.memory_mib;
 	row.vcpus = tpl.vcpus;
 	row.display = 1;
-	(void)snprintf(row.name, sizeof(row.name), "template");
 	(void)snprintf(row.image, sizeof(row.image), "%s", tpl.image);
-	(void)snprintf(row.state, sizeof(row.state), "%s",
-	    vm_state_name(VS_CREATING));
-	row.created = (int64_t)time(NULL);
-	memset(w, 0, sizeof(*w));
-	w->state = WT_BUILDING;
-	w->ws = ws;
-	w->slot = row.slot;
-	w->gid = row.uid;
-	w->ram_fd = -1;
-	w->used = time(NULL);
-	(void)snprintf(w->id, sizeof(w->id), "%s", row.id);
-	(void)snprintf(w->host, sizeof(w->host), "%s", tpl.id);
-	vm = vm_new(&row);
-	vm->tpl = TPL_SHARED;
-	vm->wtpl = (int)(w - wtpls) + 1;
-	vm->boot.restore = 1;
-	log_info("%s: shared template of workspace %llu", row.id,
-	    (unsigned long long)ws);
-	vm_store_disk(vm, IMSG_STORE_DISK_CREATE);
+	wtpl_start(w, ws, &row, tpl.id, 0, IMSG_STORE_DISK_CREATE);
+}
+
+/*
+ * A fork's shared template, in directory dir (a fork's, vm_fork saved
+ * the source's disk and checkpoint there), with source's devices: its
+ * entry (1-based), or 0 if there is no room for one (the fork's VMs then
+ * load the checkpoint whole).
+ */
+int
+vm_template_fork(const struct vm_row *source, const char *dir)
+{
+	struct wtpl	*w;
+	struct vm_row	 row;
+
+	if (!env->conf.shared_templates || (w = wtpl_room()) == NULL)
+		return 0;
+	memset(&row, 0, sizeof(row));
+	if (vm_slot_alloc(&row.slot) == -1)
+		return 0;
+	(void)snprintf(row.id, sizeof(row.id), "%s", dir);
+	row.memory_mib = source->memory_mib;
+	row.vcpus = source->vcpus;
+	row.display = source->display;
+	(void)snprintf(row.image, sizeof(row.image), "%s", source->image);
+	wtpl_start(w, source->ws_id, &row, dir, 1, IMSG_STORE_DISK_OPEN);
+	return (int)(w - wtpls) + 1;
+}
+
+/*
+ * A fork is over (its new VMs run, or it failed): its template takes
+ * no more users, and goes with the last of those it has.  One still
+ * being made is destroyed.
+ */
+void
+vm_template_fork_end(int idx)
+{
+	struct wtpl	*w;
+	struct vm	*vm;
+
+	if (idx <= 0 || idx > WTPL_MAX || !wtpls[idx - 1].fork)
+		return;
+	w = &wtpls[idx - 1];
+	if (w->state == WT_BUILDING) {
+		if ((vm = vm_find(w->id, 0)) != NULL && vm->wtpl == idx)
+			vm_fail(vm, "its fork is over");
+		return;
+	}
+	if (w->state == WT_READY)
+		wtpl_retire(w, "its fork is over");
 }
 
 /*
@@ -287,7 +371,7 @@ vm_template_share(struct vm *vm)
 	if (!env->conf.shared_templates || !tpl.ready)
 		return;
 	for (i = 0; i < WTPL_MAX; i++) {
-		if (wtpls[i].ws != vm->row.ws_id ||
+		if (wtpls[i].ws != vm->row.ws_id || wtpls[i].fork ||
 		    wtpls[i].state == WT_FREE)
 			continue;
 		if (wtpls[i].state == WT_READY)
@@ -307,9 +391,11 @@ vm_template_source(struct vm *vm)
 {
 	struct wtpl	*w = wtpl_of(vm);
 
+	/* A shared template loads its source: a fork's, or the host's. */
 	if (vm->tpl == TPL_SHARED)
-		return tpl.id;
-	if (w == NULL || w->state != WT_READY) {
+		return w != NULL && w->fork ? w->host : tpl.ready ? tpl.id :
+		    NULL;
+	if (w == NULL || (w->state != WT_READY && !w->fork)) {
 		vm->wtpl = 0;
 		return tpl.id;
 	}
@@ -342,7 +428,8 @@ vm_template_use(const struct vm *vm, int *fd, uint32_t *gid,
 {
 	const struct wtpl	*w = wtpl_of(vm);
 
-	if (w == NULL || w->ram_fd == -1 || !vm->boot.restore ||
+	if (w == NULL || w->ram_fd == -1 ||
+	    !(vm->boot.restore || vm->boot.resume) ||
 	    (vm->tpl != TPL_SHARED && !vm->wtpl_using))
 		return -1;
 	*fd = w->ram_fd;
@@ -427,8 +514,10 @@ vm_checkpointed(struct vm *vm, int ok)
 			fatalx("%s: %s has no entry", __func__, vm->row.id);
 		w->state = WT_READY;
 		log_info("%s: shared template ready", vm->row.id);
+		if (w->fork)
+			vm_fork_template(vm->row.id, NULL);
 		/* Made from a host's template retired meanwhile: not used. */
-		if (!tpl.ready || strcmp(w->host, tpl.id) != 0)
+		else if (!tpl.ready || strcmp(w->host, tpl.id) != 0)
 			wtpl_retire(w, "its source was retired meanwhile");
 		goto done;
 	}
@@ -462,7 +551,12 @@ vm_template_failed(struct vm *vm, const char *why)
 	struct wtpl	*w;
 
 	if (vm->tpl == TPL_SHARED) {
-		if ((w = wtpl_building(vm)) != NULL) {
+		if ((w = wtpl_building(vm)) != NULL && w->fork) {
+			w->state = WT_RETIRED;
+			w->id[0] = '\0';	/* its destruction deletes it */
+			wtpl_release(w);
+			vm_fork_template(vm->row.id, why);
+		} else if (w != NULL) {
 			log_warnx("shared template %s: off for workspace %llu "
 			    "this run: %s", w->id, (unsigned long long)w->ws,
 			    why);
@@ -494,7 +588,7 @@ vm_template_note(char *text, size_t len)
 	unsigned int	 n = 0, users = 0;
 
 	for (i = 0; i < WTPL_MAX; i++)
-		if (wtpls[i].state == WT_READY) {
+		if (wtpls[i].state == WT_READY && !wtpls[i].fork) {
 			n++;
 			users += wtpls[i].users;
 		}

@@ -14,13 +14,19 @@
  *	fork_opened	monitor: CHECKPOINT, the RAM and devices into it
  *	fork_saved	monitor: CONT, and the source runs on
  *
- * Then each new VM, as a VM of its own: stored copies F's disk into its
+ * Then F becomes a shared template (template.c, vm_template_fork): a
+ * QEMU of its own loads the checkpoint into F's RAM file and checkpoints
+ * the device state alone, so that the new VMs map that file copy-on-write
+ * and the pages none of them writes are in the page cache once.  Then
+ * each new VM, as a VM of its own: stored copies F's disk into its
  * directory (clone_copied), and it starts as a hibernated VM resumes
- * (hibernate.c), from F's checkpoint; its monitor's new session gives the
- * guest its host name, machine id, clock and fresh randomness.  F goes
- * once each new VM has the checkpoint open, or failed.  The jobs of the
- * source's boot are its new VMs' too, under the same ids: the processes
- * behind them run on there.
+ * (hibernate.c), from F's checkpoint and RAM file; its monitor's new
+ * session gives the guest its host name, machine id, clock and fresh
+ * randomness.  F goes with the last of them to stop.  A fork of one VM,
+ * or one whose shared template cannot be made (templates stream, or no
+ * room), loads F's checkpoint whole, and F goes once each has it open.  The jobs of
+ * the source's boot are its new VMs' too, under the same ids: the
+ * processes behind them run on there.
  *
  * A fork is all or nothing: if a new VM fails, all of them are destroyed
  * and the call fails with that reason; its receipt keeps the outcome.  A
@@ -51,6 +57,7 @@ static struct fork {
 	char		 src[ID_MAX + 1];
 	char		 dir[ID_MAX + 1];	/* F; "" once deleted */
 	int		 dir_made;		/* stored may hold it */
+	int		 tpl;			/* F's shared template, 1-based */
 	int		 saving;		/* the source's steps run */
 	int		 failed;		/* and end it after */
 	char		 vms[VM_FORK_MAX][ID_MAX + 1];
@@ -100,6 +107,11 @@ fork_fail(struct fork *f, const char *why)
 
 	if (f->failed)
 		return;
+	if (f->tpl) {
+		i = (unsigned int)f->tpl;
+		f->tpl = 0;
+		vm_template_fork_end((int)i);
+	}
 	(void)snprintf(msg, sizeof(msg), "vm_fork of %s failed: %s. No new VM "
 	    "was kept, and the source runs on as it was.", f->src, why);
 	log_warnx("%s", msg);
@@ -140,6 +152,7 @@ fork_reply(struct fork *f)
 	json_decref(j);
 	log_info("%s: forked into %u VMs, paused %lld ms", f->src, f->n,
 	    (long long)f->paused_ms);
+	vm_template_fork_end(f->tpl);
 	fork_dir_delete(f);
 	receipt_done(f->ws, f->rid, f->src, text);
 	call_reply(f->call, TOOL_OK, text);
@@ -180,6 +193,7 @@ clone_start(struct fork *f, struct vm *vm)
 	struct msg_store_disk_copy	 m = { vm->row.id, f->dir };
 	struct req			*r;
 
+	vm->wtpl = f->tpl;	/* its RAM file, if F has one */
 	vm_progress(vm, 1, 3, "copying the disk");
 	r = req_new(RP_STORED, vm, IMSG_STORE_DISK_COPY, clone_copied,
 	    clone_cancel);
@@ -187,13 +201,55 @@ clone_start(struct fork *f, struct vm *vm)
 	(void)req_send(r);
 }
 
-/* The directory vm restores from: its fork's, or its own. */
+/* The new VMs start once their fork's own shared template is ready. */
+static void
+fork_start(struct fork *f)
+{
+	struct vm	*vm;
+	unsigned int	 i;
+	int		 idx = (int)(f - forks) + 1;
+
+	for (i = 0; i < f->n; i++)
+		if ((vm = vm_find(f->vms[i], f->ws)) != NULL &&
+		    vm->fork == idx)
+			clone_start(f, vm);
+}
+
+/*
+ * The directory vm resumes from: its shared template's (which it maps
+ * until its QEMU ends), its fork's, or its own.
+ */
 const char *
-vm_fork_dir(const struct vm *vm)
+vm_fork_dir(struct vm *vm)
 {
 	const struct fork	*f = fork_of(vm);
 
+	if (vm->wtpl)
+		return vm_template_source(vm);
 	return f != NULL && f->dir[0] != '\0' ? f->dir : vm->row.id;
+}
+
+/* Fork directory dir's shared template is ready, or failed (why). */
+void
+vm_fork_template(const char *dir, const char *why)
+{
+	char	 msg[VM_MSG_MAX];
+	size_t	 k;
+
+	for (k = 0; k < FORKS_MAX; k++)
+		if (forks[k].used && forks[k].tpl &&
+		    strcmp(forks[k].dir, dir) == 0)
+			break;
+	if (k == FORKS_MAX)
+		return;
+	if (why != NULL) {
+		forks[k].tpl = 0;	/* its destruction deleted F */
+		(void)snprintf(msg, sizeof(msg), "its memory could not be "
+		    "loaded: %s", why);
+		fork_fail(&forks[k], msg);
+		return;
+	}
+	fork_start(&forks[k]);
 }
 
 /* vm has F's checkpoint open, or will not: F goes after the last. */
@@ -282,19 +338,23 @@ static void
 fork_resumed(struct req *r, struct imsg *imsg)
 {
 	struct fork	*f = r->ctx;
-	struct vm	*vm;
-	unsigned int	 i;
-	int		 idx = (int)(f - forks) + 1;
 
 	f->paused_ms = ms_since(&f->paused);
 	if (fork_src_end(r, 0, NULL) == -1)
 		return;
 	log_info("%s: state saved for its fork (paused %lld ms)", f->src,
 	    (long long)f->paused_ms);
-	for (i = 0; i < f->n; i++)
-		if ((vm = vm_find(f->vms[i], f->ws)) != NULL &&
-		    vm->fork == idx)
-			clone_start(f, vm);
+	/*
+	 * Two or more new VMs share F's memory: its shared template owns F
+	 * from now on, and deletes it.  One shares it with none, and loads
+	 * the checkpoint whole, which is quicker.
+	 */
+	if (f->n > 1 &&
+	    (f->tpl = vm_template_fork(&r->vm->row, f->dir)) != 0) {
+		f->dir_made = 0;
+		return;
+	}
+	fork_start(f);
 }
 
 static void

@@ -206,7 +206,8 @@ void		 vm_fsm(struct vm *, enum vm_event, const char *);
 void		 vm_intent(struct vm *, enum vm_opkind);
 
 /* tool-fork.c: the VMs a fork makes */
-const char	*vm_fork_dir(const struct vm *);
+const char	*vm_fork_dir(struct vm *);
+void		 vm_fork_template(const char *, const char *);
 void		 vm_fork_read(struct vm *);
 void		 vm_fork_done(struct vm *, int, const char *);
 void		 vm_fork_gone(struct vm *);
@@ -326,6 +327,8 @@ void		 vm_template_unuse(struct vm *);
 void		 vm_template_retire_shared(struct vm *, const char *);
 void		 vm_template_loaded(struct vm *);
 int		 vm_template_holds_slot(uint32_t);
+int		 vm_template_fork(const struct vm_row *, const char *);
+void		 vm_template_fork_end(int);
 
 /* admit.c: admission and quotas */
 int		 vm_slot_alloc(uint32_t *);
