@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "validate.h"
 
 void
 config_defaults(struct mcvm_config *c)
@@ -207,4 +208,37 @@ size_parse(const char *s, uint64_t *out)
 		return -1;
 	*out = (uint64_t)v << shift;
 	return 0;
+}
+
+/* 0 if v is within a limit's bounds, else -1 with why. */
+int
+limit_check(enum limit_field f, uint64_t v, char *why, size_t len)
+{
+	switch (f) {
+	case LIMIT_VMS:
+		if (v >= 1 && v <= LIMIT_VMS_MAX)
+			return 0;
+		(void)snprintf(why, len, "vms must be 1 to %d", LIMIT_VMS_MAX);
+		return -1;
+	case LIMIT_VCPUS:
+		if (v >= 1 && v <= LIMIT_VCPUS_MAX)
+			return 0;
+		(void)snprintf(why, len, "vcpus must be 1 to %d",
+		    LIMIT_VCPUS_MAX);
+		return -1;
+	case LIMIT_MEMORY:
+		if (v >= (uint64_t)VM_MEMORY_MIN_MIB << 20 &&
+		    v <= LIMIT_SIZE_MAX)
+			return 0;
+		(void)snprintf(why, len, "memory limit must be %dM (one VM's "
+		    "minimum) or more", VM_MEMORY_MIN_MIB);
+		return -1;
+	case LIMIT_STORAGE:
+		if (v >= LIMIT_STORAGE_MIN && v <= LIMIT_SIZE_MAX)
+			return 0;
+		(void)snprintf(why, len, "storage limit must be 1M or more");
+		return -1;
+	}
+	(void)snprintf(why, len, "unknown limit");
+	return -1;
 }

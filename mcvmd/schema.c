@@ -122,6 +122,11 @@ static const char *const schema_steps[SCHEMA_VERSION] = {
 	"  DEFAULT 0;"
 	"ALTER TABLE vms ADD COLUMN checkpoint_profile TEXT NOT NULL "
 	"  DEFAULT '';",
+
+	/* 9: a workspace's vCPU quota beside its others (step 2's), each
+	 * set by mcvmctl set-quota; 0 leaves it to the config's. */
+	"ALTER TABLE workspaces ADD COLUMN max_vcpus INTEGER NOT NULL "
+	"  DEFAULT 0;",
 };
 
 int

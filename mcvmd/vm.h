@@ -319,6 +319,9 @@ int		 vm_template_holds_slot(uint32_t);
 /* admit.c: admission and quotas */
 int		 vm_slot_alloc(uint32_t *);
 uint32_t	 vm_vcpus_limit(int *);
+int		 vm_ws_limits(int64_t, struct limits *, uint32_t *);
+int		 vm_usage(int64_t, uint32_t *, uint64_t *, uint64_t *,
+		    uint64_t *);
 int		 vm_admit(int64_t, uint32_t, uint32_t, uint64_t, char *,
 		    size_t);
 int		 vm_admit_storage(int64_t, uint64_t, char *, size_t);
