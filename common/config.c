@@ -242,3 +242,44 @@ limit_check(enum limit_field f, uint64_t v, char *why, size_t len)
 	(void)snprintf(why, len, "unknown limit");
 	return -1;
 }
+
+/*
+ * A limit as mcvmctl set-quota takes it: a count (vms, vcpus) or a size
+ * with size_parse()'s suffixes (memory, storage), within limit_check()'s
+ * bounds, or "default", 0, for the config's.  -1 with why.
+ */
+int
+limit_parse(enum limit_field f, const char *s, uint64_t *out, char *why,
+    size_t len)
+{
+	char		*ep;
+	unsigned long long v;
+	uint64_t	 u;
+
+	if (strcmp(s, LIMIT_DEFAULT) == 0) {
+		*out = 0;
+		return 0;
+	}
+	if (f == LIMIT_MEMORY || f == LIMIT_STORAGE) {
+		if (size_parse(s, &u) == -1) {
+			(void)snprintf(why, len, "invalid size %.64s: use a "
+			    "number with K, M, G or T, or %s", s,
+			    LIMIT_DEFAULT);
+			return -1;
+		}
+	} else {
+		errno = 0;
+		v = strtoull(s, &ep, 10);
+		if (!isdigit((unsigned char)s[0]) || *ep != '\0' ||
+		    errno != 0) {
+			(void)snprintf(why, len, "invalid number %.64s: use a "
+			    "count, or %s", s, LIMIT_DEFAULT);
+			return -1;
+		}
+		u = v;
+	}
+	if (limit_check(f, u, why, len) == -1)
+		return -1;
+	*out = u;
+	return 0;
+}

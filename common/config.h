@@ -58,6 +58,7 @@
 #define LIMIT_VMS_MAX			4096	/* a limits block's vms */
 #define LIMIT_STORAGE_MIN		(1ULL << 20)
 #define LIMIT_SIZE_MAX			((uint64_t)INT64_MAX)	/* state.db's */
+#define LIMIT_DEFAULT			"default"	/* the config's */
 #define VM_MEMORY_DEFAULT		(512ULL << 20)
 #define VM_VCPUS_DEFAULT		1
 #define VM_IDLE_DEFAULT			300
@@ -181,5 +182,7 @@ int	 listen_addr_parse(const char *, struct listen_addr *);
 int	 cidr_parse(const char *, struct cidr *);
 int	 size_parse(const char *, uint64_t *);
 int	 limit_check(enum limit_field, uint64_t, char *, size_t);
+int	 limit_parse(enum limit_field, const char *, uint64_t *, char *,
+	    size_t);
 
 #endif
