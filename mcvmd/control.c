@@ -526,9 +526,10 @@ control_vm_destroy(struct ctl_conn *c, uint32_t peerid,
 }
 
 /*
- * Revocation: with CTL_REVOKE_STOP, the workspace's live VMs power off
- * at once, since no one may use them any more.  A VM under another
- * operation is named as still running.
+ * Revocation: with CTL_REVOKE_STOP, the workspace's VMs that run, are
+ * paused or boot power off at once, since no one may use them any more;
+ * a hibernated one keeps its checkpoint.  One under another operation
+ * (being created, suspended) is counted, for the operator to stop.
  */
 static void
 control_ws_revoke(struct ctl_conn *c, uint32_t peerid,
@@ -550,7 +551,10 @@ control_ws_revoke(struct ctl_conn *c, uint32_t peerid,
 	if (m->vms == CTL_REVOKE_STOP) {
 		TAILQ_FOREACH(vm, &vms, entry) {
 			if (vm->tpl || strcmp(vm->row.ws, m->workspace) != 0 ||
-			    !vm_live(vm))
+			    vm->state == VS_STOPPED || vm->state == VS_FAILED ||
+			    vm->state == VS_STOPPING ||
+			    vm->state == VS_HIBERNATED ||
+			    vm->state == VS_DESTROYING)
 				continue;
 			if (vm_stop_request(0, vm, 1,
 			    TOOL_STOP_TIMEOUT_DEFAULT) == 0)
