@@ -767,8 +767,12 @@ vm_wait(const char *id, int gone)
 	unsigned int	 i;
 
 	for (i = 0; i < CTL_WAIT_SECS * 1000 / CTL_WAIT_POLL_MS; i++) {
-		if (!vm_list(id, state, sizeof(state)))
-			return gone ? 0 : (warnx("%s is gone", id), 1);
+		if (!vm_list(id, state, sizeof(state))) {
+			if (gone)
+				return 0;
+			warnx("%s is gone", id);
+			return 1;
+		}
 		if (!gone && (strcmp(state, "stopped") == 0 ||
 		    strcmp(state, "failed") == 0)) {
 			printf("%s is %s\n", id, state);
