@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "validate.h"
 
 void
 config_defaults(struct mcvm_config *c)
@@ -206,5 +207,79 @@ size_parse(const char *s, uint64_t *out)
 	if (shift > 0 && v > (UINT64_MAX >> shift))
 		return -1;
 	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+/* 0 if v is within a limit's bounds, else -1 with why. */
+int
+limit_check(enum limit_field f, uint64_t v, char *why, size_t len)
+{
+	switch (f) {
+	case LIMIT_VMS:
+		if (v >= 1 && v <= LIMIT_VMS_MAX)
+			return 0;
+		(void)snprintf(why, len, "vms must be 1 to %d", LIMIT_VMS_MAX);
+		return -1;
+	case LIMIT_VCPUS:
+		if (v >= 1 && v <= LIMIT_VCPUS_MAX)
+			return 0;
+		(void)snprintf(why, len, "vcpus must be 1 to %d",
+		    LIMIT_VCPUS_MAX);
+		return -1;
+	case LIMIT_MEMORY:
+		if (v >= (uint64_t)VM_MEMORY_MIN_MIB << 20 &&
+		    v <= LIMIT_SIZE_MAX)
+			return 0;
+		(void)snprintf(why, len, "memory limit must be %dM (one VM's "
+		    "minimum) or more", VM_MEMORY_MIN_MIB);
+		return -1;
+	case LIMIT_STORAGE:
+		if (v >= LIMIT_STORAGE_MIN && v <= LIMIT_SIZE_MAX)
+			return 0;
+		(void)snprintf(why, len, "storage limit must be 1M or more");
+		return -1;
+	}
+	(void)snprintf(why, len, "unknown limit");
+	return -1;
+}
+
+/*
+ * A limit as mcvmctl set-quota takes it: a count (vms, vcpus) or a size
+ * with size_parse()'s suffixes (memory, storage), within limit_check()'s
+ * bounds, or "default", 0, for the config's.  -1 with why.
+ */
+int
+limit_parse(enum limit_field f, const char *s, uint64_t *out, char *why,
+    size_t len)
+{
+	char		*ep;
+	unsigned long long v;
+	uint64_t	 u;
+
+	if (strcmp(s, LIMIT_DEFAULT) == 0) {
+		*out = 0;
+		return 0;
+	}
+	if (f == LIMIT_MEMORY || f == LIMIT_STORAGE) {
+		if (size_parse(s, &u) == -1) {
+			(void)snprintf(why, len, "invalid size %.64s: use a "
+			    "number with K, M, G or T, or %s", s,
+			    LIMIT_DEFAULT);
+			return -1;
+		}
+	} else {
+		errno = 0;
+		v = strtoull(s, &ep, 10);
+		if (!isdigit((unsigned char)s[0]) || *ep != '\0' ||
+		    errno != 0) {
+			(void)snprintf(why, len, "invalid number %.64s: use a "
+			    "count, or %s", s, LIMIT_DEFAULT);
+			return -1;
+		}
+		u = v;
+	}
+	if (limit_check(f, u, why, len) == -1)
+		return -1;
+	*out = u;
 	return 0;
 }

@@ -55,6 +55,10 @@
 #define LIMIT_IMAGES_MAX		256	/* IMAGE_SCAN_MAX */
 #define WS_MAX_VCPUS_DEFAULT		8
 #define LIMIT_VCPUS_MAX			65536	/* a limits block's vcpus */
+#define LIMIT_VMS_MAX			4096	/* a limits block's vms */
+#define LIMIT_STORAGE_MIN		(1ULL << 20)
+#define LIMIT_SIZE_MAX			((uint64_t)INT64_MAX)	/* state.db's */
+#define LIMIT_DEFAULT			"default"	/* the config's */
 #define VM_MEMORY_DEFAULT		(512ULL << 20)
 #define VM_VCPUS_DEFAULT		1
 #define VM_IDLE_DEFAULT			300
@@ -89,6 +93,14 @@ struct limits {
 	uint64_t	 max_storage;		/* bytes */
 	uint32_t	 max_vcpus;		/* of all those VMs */
 	uint32_t	 max_images;		/* in a workspace's store */
+};
+
+/* A limits block's values, the config's and mcvmctl set-quota's. */
+enum limit_field {
+	LIMIT_VMS = 0,
+	LIMIT_MEMORY,		/* bytes */
+	LIMIT_VCPUS,
+	LIMIT_STORAGE,		/* bytes */
 };
 
 struct image_conf {
@@ -169,5 +181,8 @@ const char *config_lasterror(void);
 int	 listen_addr_parse(const char *, struct listen_addr *);
 int	 cidr_parse(const char *, struct cidr *);
 int	 size_parse(const char *, uint64_t *);
+int	 limit_check(enum limit_field, uint64_t, char *, size_t);
+int	 limit_parse(enum limit_field, const char *, uint64_t *, char *,
+	    size_t);
 
 #endif

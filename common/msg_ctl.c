@@ -110,6 +110,44 @@ msg_ctl_status_note_get(struct imsg *imsg, struct msg_ctl_status_note *m)
 }
 
 void
+msg_ctl_status_ws_put(struct ibuf *b, const struct msg_ctl_status_ws *m)
+{
+	m_add_str(b, m->workspace);
+	m_add_u32(b, m->quota);
+	m_add_u32(b, m->vms);
+	m_add_u32(b, m->max_vms);
+	m_add_u64(b, m->memory);
+	m_add_u64(b, m->max_memory);
+	m_add_u32(b, m->vcpus);
+	m_add_u32(b, m->max_vcpus);
+	m_add_u64(b, m->storage);
+	m_add_u64(b, m->max_storage);
+}
+
+int
+msg_ctl_status_ws_get(struct imsg *imsg, struct msg_ctl_status_ws *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_CTL_STATUS_WS) == -1 ||
+	    m_get_str(&r, &m->workspace, WS_NAME_MAX) == -1 ||
+	    m_get_u32(&r, &m->quota) == -1 ||
+	    m_get_u32(&r, &m->vms) == -1 ||
+	    m_get_u32(&r, &m->max_vms) == -1 ||
+	    m_get_u64(&r, &m->memory) == -1 ||
+	    m_get_u64(&r, &m->max_memory) == -1 ||
+	    m_get_u32(&r, &m->vcpus) == -1 ||
+	    m_get_u32(&r, &m->max_vcpus) == -1 ||
+	    m_get_u64(&r, &m->storage) == -1 ||
+	    m_get_u64(&r, &m->max_storage) == -1)
+		return -1;
+	if ((m->quota & ~QUOTA_ALL) != 0)
+		return m_fail();
+	return m_end(&r);
+}
+
+void
 msg_ctl_token_issue_put(struct ibuf *b, const struct msg_ctl_token_issue *m)
 {
 	m_add_str(b, m->workspace);
@@ -138,6 +176,7 @@ void
 msg_ctl_ws_revoke_put(struct ibuf *b, const struct msg_ctl_ws_revoke *m)
 {
 	m_add_str(b, m->workspace);
+	m_add_u32(b, m->vms);
 }
 
 int
@@ -147,8 +186,11 @@ msg_ctl_ws_revoke_get(struct imsg *imsg, struct msg_ctl_ws_revoke *m)
 
 	memset(m, 0, sizeof(*m));
 	if (m_open(&r, imsg, IMSG_CTL_WS_REVOKE) == -1 ||
-	    m_get_str(&r, &m->workspace, WS_NAME_MAX) == -1)
+	    m_get_str(&r, &m->workspace, WS_NAME_MAX) == -1 ||
+	    m_get_u32(&r, &m->vms) == -1)
 		return -1;
+	if (m->vms > CTL_REVOKE_STOP)
+		return m_fail();
 	return m_end(&r);
 }
 
@@ -183,5 +225,114 @@ msg_ctl_ws_entry_get(struct imsg *imsg, struct msg_ctl_ws_entry *m)
 	    m_get_u32(&r, &m->live_tokens) == -1 ||
 	    m_get_u64(&r, &m->next_expiry) == -1)
 		return -1;
+	return m_end(&r);
+}
+
+int
+msg_ctl_vm_list_get(struct imsg *imsg)
+{
+	return m_empty(imsg, IMSG_CTL_VM_LIST);
+}
+
+void
+msg_ctl_vm_entry_put(struct ibuf *b, const struct msg_ctl_vm_entry *m)
+{
+	m_add_str(b, m->id);
+	m_add_str(b, m->name);
+	m_add_str(b, m->workspace);
+	m_add_str(b, m->state);
+	m_add_u32(b, m->uid);
+	m_add_u32(b, m->qemu_pid);
+	m_add_u32(b, m->memory_mib);
+	m_add_u32(b, m->vcpus);
+	m_add_u64(b, m->uptime);
+}
+
+int
+msg_ctl_vm_entry_get(struct imsg *imsg, struct msg_ctl_vm_entry *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_CTL_VM_ENTRY) == -1 ||
+	    m_get_vm_id(&r, &m->id) == -1 ||
+	    m_get_str(&r, &m->name, OBJ_NAME_MAX) == -1 ||
+	    m_get_str(&r, &m->workspace, WS_NAME_MAX) == -1 ||
+	    m_get_str(&r, &m->state, CTL_STATE_MAX) == -1 ||
+	    m_get_u32(&r, &m->uid) == -1 ||
+	    m_get_u32(&r, &m->qemu_pid) == -1 ||
+	    m_get_u32(&r, &m->memory_mib) == -1 ||
+	    m_get_u32(&r, &m->vcpus) == -1 ||
+	    m_get_u64(&r, &m->uptime) == -1)
+		return -1;
+	return m_end(&r);
+}
+
+void
+msg_ctl_vm_stop_put(struct ibuf *b, const struct msg_ctl_vm_stop *m)
+{
+	m_add_str(b, m->id);
+	m_add_u32(b, m->force);
+}
+
+int
+msg_ctl_vm_stop_get(struct imsg *imsg, struct msg_ctl_vm_stop *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_CTL_VM_STOP) == -1 ||
+	    m_get_vm_id(&r, &m->id) == -1 ||
+	    m_get_flag(&r, &m->force) == -1)
+		return -1;
+	return m_end(&r);
+}
+
+void
+msg_ctl_vm_destroy_put(struct ibuf *b, const struct msg_ctl_vm_destroy *m)
+{
+	m_add_str(b, m->id);
+}
+
+int
+msg_ctl_vm_destroy_get(struct imsg *imsg, struct msg_ctl_vm_destroy *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_CTL_VM_DESTROY) == -1 ||
+	    m_get_vm_id(&r, &m->id) == -1)
+		return -1;
+	return m_end(&r);
+}
+
+void
+msg_ctl_quota_set_put(struct ibuf *b, const struct msg_ctl_quota_set *m)
+{
+	m_add_str(b, m->workspace);
+	m_add_u32(b, m->set);
+	m_add_u32(b, m->vms);
+	m_add_u64(b, m->memory);
+	m_add_u32(b, m->vcpus);
+	m_add_u64(b, m->storage);
+}
+
+/* The values' bounds are limit_check()'s, applied by mcvmd. */
+int
+msg_ctl_quota_set_get(struct imsg *imsg, struct msg_ctl_quota_set *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_CTL_QUOTA_SET) == -1 ||
+	    m_get_str(&r, &m->workspace, WS_NAME_MAX) == -1 ||
+	    m_get_u32(&r, &m->set) == -1 ||
+	    m_get_u32(&r, &m->vms) == -1 ||
+	    m_get_u64(&r, &m->memory) == -1 ||
+	    m_get_u32(&r, &m->vcpus) == -1 ||
+	    m_get_u64(&r, &m->storage) == -1)
+		return -1;
+	if (m->set == 0 || (m->set & ~QUOTA_ALL) != 0)
+		return m_fail();
 	return m_end(&r);
 }

@@ -1,7 +1,8 @@
 /*
  * The codecs of the control socket's messages (IMSG_CTL_*), called by
  * mcvmctl and mcvmd; the rules are msg_vmm.h's.  Every request ends with
- * CTL_OK or CTL_FAIL, or, for STATUS and WS_LIST, their rows and CTL_END.
+ * CTL_OK or CTL_FAIL, or, for STATUS, WS_LIST and VM_LIST, their rows and
+ * CTL_END.
  */
 #ifndef MCVM_MSG_CTL_H
 #define MCVM_MSG_CTL_H
@@ -14,6 +15,7 @@
 #define CTL_TEXT_MAX		1024	/* OK and FAIL messages */
 #define CTL_TITLE_MAX		32	/* a process's title and state */
 #define CTL_NOTE_MAX		4096	/* one status note */
+#define CTL_STATE_MAX		16	/* a VM's state's name */
 
 /* IMSG_CTL_OK and CTL_FAIL */
 struct msg_ctl_ok {
@@ -24,7 +26,10 @@ struct msg_ctl_fail {
 	const char	*message;	/* CTL_TEXT_MAX */
 };
 
-/* IMSG_CTL_STATUS -> STATUS_PROC per process, STATUS_NOTE..., END */
+/*
+ * IMSG_CTL_STATUS -> STATUS_PROC per process, STATUS_WS per workspace,
+ * STATUS_NOTE..., END
+ */
 struct msg_ctl_status_proc {
 	const char	*title;		/* CTL_TITLE_MAX */
 	uint32_t	 pid;
@@ -42,6 +47,20 @@ struct msg_ctl_status_note {
 	const char	*text;		/* CTL_NOTE_MAX */
 };
 
+/* A workspace's use against its limits; quota: which set-quota set. */
+struct msg_ctl_status_ws {
+	const char	*workspace;	/* WS_NAME_MAX */
+	uint32_t	 quota;		/* QUOTA_* */
+	uint32_t	 vms;
+	uint32_t	 max_vms;
+	uint64_t	 memory;	/* bytes */
+	uint64_t	 max_memory;
+	uint32_t	 vcpus;
+	uint32_t	 max_vcpus;
+	uint64_t	 storage;	/* bytes */
+	uint64_t	 max_storage;
+};
+
 /* IMSG_CTL_TOKEN_ISSUE -> OK; mcvmd checks the values and says why */
 struct msg_ctl_token_issue {
 	const char	*workspace;	/* WS_NAME_MAX */
@@ -51,9 +70,12 @@ struct msg_ctl_token_issue {
 	uint32_t	 rotate;	/* 0 or 1 */
 };
 
-/* IMSG_CTL_WS_REVOKE -> OK */
+/* IMSG_CTL_WS_REVOKE -> OK; vms says what becomes of its VMs */
+#define CTL_REVOKE_KEEP		0	/* they run on */
+#define CTL_REVOKE_STOP		1	/* they are powered off */
 struct msg_ctl_ws_revoke {
 	const char	*workspace;	/* WS_NAME_MAX */
+	uint32_t	 vms;		/* CTL_REVOKE_* */
 };
 
 /* IMSG_CTL_WS_LIST -> WS_ENTRY per workspace, END */
@@ -64,6 +86,43 @@ struct msg_ctl_ws_entry {
 	uint64_t	 revoked;	/* 0 not */
 	uint32_t	 live_tokens;
 	uint64_t	 next_expiry;	/* 0 none */
+};
+
+/* IMSG_CTL_VM_LIST -> VM_ENTRY per VM of every workspace, END */
+struct msg_ctl_vm_entry {
+	const char	*id;		/* ID_MAX */
+	const char	*name;		/* OBJ_NAME_MAX */
+	const char	*workspace;	/* WS_NAME_MAX */
+	const char	*state;		/* CTL_STATE_MAX */
+	uint32_t	 uid;
+	uint32_t	 qemu_pid;	/* 0: none */
+	uint32_t	 memory_mib;
+	uint32_t	 vcpus;
+	uint64_t	 uptime;	/* s since QEMU started, 0: none */
+};
+
+/* IMSG_CTL_VM_STOP -> OK once the stop began */
+struct msg_ctl_vm_stop {
+	const char	*id;		/* ID_MAX */
+	uint32_t	 force;		/* 0 or 1 */
+};
+
+/* IMSG_CTL_VM_DESTROY -> OK once the destroy began */
+struct msg_ctl_vm_destroy {
+	const char	*id;		/* ID_MAX */
+};
+
+/*
+ * IMSG_CTL_QUOTA_SET -> OK.  set names the limits to change; a value of
+ * 0 among them gives that limit back to the config's workspace limits.
+ */
+struct msg_ctl_quota_set {
+	const char	*workspace;	/* WS_NAME_MAX */
+	uint32_t	 set;		/* QUOTA_* */
+	uint32_t	 vms;
+	uint64_t	 memory;	/* bytes */
+	uint32_t	 vcpus;
+	uint64_t	 storage;	/* bytes */
 };
 
 void	 msg_ctl_ok_put(struct ibuf *, const struct msg_ctl_ok *);
@@ -78,6 +137,8 @@ int	 msg_ctl_status_proc_get(struct imsg *, struct msg_ctl_status_proc *);
 void	 msg_ctl_status_note_put(struct ibuf *,
 	    const struct msg_ctl_status_note *);
 int	 msg_ctl_status_note_get(struct imsg *, struct msg_ctl_status_note *);
+void	 msg_ctl_status_ws_put(struct ibuf *, const struct msg_ctl_status_ws *);
+int	 msg_ctl_status_ws_get(struct imsg *, struct msg_ctl_status_ws *);
 void	 msg_ctl_token_issue_put(struct ibuf *,
 	    const struct msg_ctl_token_issue *);
 int	 msg_ctl_token_issue_get(struct imsg *, struct msg_ctl_token_issue *);
@@ -87,5 +148,15 @@ int	 msg_ctl_ws_revoke_get(struct imsg *, struct msg_ctl_ws_revoke *);
 int	 msg_ctl_ws_list_get(struct imsg *);
 void	 msg_ctl_ws_entry_put(struct ibuf *, const struct msg_ctl_ws_entry *);
 int	 msg_ctl_ws_entry_get(struct imsg *, struct msg_ctl_ws_entry *);
+int	 msg_ctl_vm_list_get(struct imsg *);
+void	 msg_ctl_vm_entry_put(struct ibuf *, const struct msg_ctl_vm_entry *);
+int	 msg_ctl_vm_entry_get(struct imsg *, struct msg_ctl_vm_entry *);
+void	 msg_ctl_vm_stop_put(struct ibuf *, const struct msg_ctl_vm_stop *);
+int	 msg_ctl_vm_stop_get(struct imsg *, struct msg_ctl_vm_stop *);
+void	 msg_ctl_vm_destroy_put(struct ibuf *,
+	    const struct msg_ctl_vm_destroy *);
+int	 msg_ctl_vm_destroy_get(struct imsg *, struct msg_ctl_vm_destroy *);
+void	 msg_ctl_quota_set_put(struct ibuf *, const struct msg_ctl_quota_set *);
+int	 msg_ctl_quota_set_get(struct imsg *, struct msg_ctl_quota_set *);
 
 #endif

@@ -49,6 +49,7 @@ static int		 errors;
 static struct mcvm_config	*conf;
 static struct image_conf	*cur_image;
 static struct limits		*cur_limits;
+static char			 limit_err[128];	/* limit_check()'s */
 static char			 lasterror[PATH_MAX + 512];
 static char			 pushback[PUSHBACK_MAX];
 static size_t			 npushback;
@@ -488,22 +489,25 @@ limitopts	: %empty
 		;
 
 limitopt	: VMS number {
-			if ($2 < 1 || $2 > 4096) {
-				yyerror("vms must be 1 to 4096");
+			if (limit_check(LIMIT_VMS, (uint64_t)$2, limit_err,
+			    sizeof(limit_err)) == -1) {
+				yyerror("%s", limit_err);
 				YYERROR;
 			}
 			cur_limits->max_vms = (uint32_t)$2;
 		}
 		| MEMORY size {
-			if ($2 < (int64_t)VM_MEMORY_MIN_MIB << 20) {
-				yyerror("memory limit below one VM's minimum");
+			if (limit_check(LIMIT_MEMORY, (uint64_t)$2, limit_err,
+			    sizeof(limit_err)) == -1) {
+				yyerror("%s", limit_err);
 				YYERROR;
 			}
 			cur_limits->max_memory = (uint64_t)$2;
 		}
 		| STORAGE size {
-			if ($2 < 1 << 20) {
-				yyerror("storage limit too small");
+			if (limit_check(LIMIT_STORAGE, (uint64_t)$2, limit_err,
+			    sizeof(limit_err)) == -1) {
+				yyerror("%s", limit_err);
 				YYERROR;
 			}
 			cur_limits->max_storage = (uint64_t)$2;
@@ -517,9 +521,9 @@ limitopt	: VMS number {
 			cur_limits->max_images = (uint32_t)$2;
 		}
 		| VCPUS number {
-			if ($2 < 1 || $2 > LIMIT_VCPUS_MAX) {
-				yyerror("vcpus must be 1 to %d",
-				    LIMIT_VCPUS_MAX);
+			if (limit_check(LIMIT_VCPUS, (uint64_t)$2, limit_err,
+			    sizeof(limit_err)) == -1) {
+				yyerror("%s", limit_err);
 				YYERROR;
 			}
 			cur_limits->max_vcpus = (uint32_t)$2;

@@ -52,6 +52,12 @@
 	X(IMSG_CTL_WS_LIST,		107,	IMSG_CTL_END)		\
 	X(IMSG_CTL_WS_ENTRY,		108,	IMSG_NONE)		\
 	X(IMSG_CTL_STATUS_NOTE,		109,	IMSG_NONE)		\
+	X(IMSG_CTL_STATUS_WS,		110,	IMSG_NONE)		\
+	X(IMSG_CTL_VM_LIST,		111,	IMSG_CTL_END)		\
+	X(IMSG_CTL_VM_ENTRY,		112,	IMSG_NONE)		\
+	X(IMSG_CTL_VM_STOP,		113,	IMSG_CTL_OK)		\
+	X(IMSG_CTL_VM_DESTROY,		114,	IMSG_CTL_OK)		\
+	X(IMSG_CTL_QUOTA_SET,		115,	IMSG_CTL_OK)		\
 									\
 	/* mcvm-frontd <-> mcvmd; peerid is the call */			\
 	X(IMSG_FRONT_AUTH,		200,	IMSG_FRONT_AUTH_RESULT)	\
@@ -287,5 +293,12 @@ enum vmm_err {
 
 /* workspace flags */
 #define WS_ALLOW_NETWORK	0x1
+
+/* A workspace's limits that mcvmctl set-quota set, over the config's. */
+#define QUOTA_VMS		0x1
+#define QUOTA_MEMORY		0x2
+#define QUOTA_VCPUS		0x4
+#define QUOTA_STORAGE		0x8
+#define QUOTA_ALL		0xf
 
 #endif

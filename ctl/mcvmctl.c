@@ -32,6 +32,8 @@
 #define TOKEN_STR_MAX		(sizeof(TOKEN_PREFIX) + 2 * TOKEN_BYTES)
 #define CTL_REPLY_TIMEOUT_MS	30000
 #define CTL_CAPS_LISTED		8	/* more are summed up, not listed */
+#define CTL_WAIT_SECS		60	/* stop-vm, destroy-vm: their end */
+#define CTL_WAIT_POLL_MS	250
 
 struct ctl_cmd {
 	const char	*name;
@@ -47,6 +49,10 @@ static int	 cmd_issue(int, char **);
 static int	 cmd_rotate(int, char **);
 static int	 cmd_revoke(int, char **);
 static int	 cmd_list(int, char **);
+static int	 cmd_list_vms(int, char **);
+static int	 cmd_stop_vm(int, char **);
+static int	 cmd_destroy_vm(int, char **);
+static int	 cmd_set_quota(int, char **);
 
 static const struct ctl_cmd cmds[] = {
 	{ "status", "status", cmd_status },
@@ -54,8 +60,13 @@ static const struct ctl_cmd cmds[] = {
 	    "[--ttl duration] [--allow-network]", cmd_issue },
 	{ "rotate-token", "rotate-token --workspace name --output file "
 	    "[--ttl duration]", cmd_rotate },
-	{ "revoke-workspace", "revoke-workspace name", cmd_revoke },
+	{ "revoke-workspace", "revoke-workspace [--stop] name", cmd_revoke },
 	{ "list-workspaces", "list-workspaces", cmd_list },
+	{ "set-quota", "set-quota --workspace name [--vms n] [--memory size] "
+	    "[--vcpus n] [--storage size]", cmd_set_quota },
+	{ "list-vms", "list-vms", cmd_list_vms },
+	{ "stop-vm", "stop-vm [--force] id", cmd_stop_vm },
+	{ "destroy-vm", "destroy-vm id", cmd_destroy_vm },
 };
 #define NCMDS	(sizeof(cmds) / sizeof(cmds[0]))
 
@@ -217,14 +228,81 @@ print_note(const char *topic, const char *text)
 	printf("%s\n", p);
 }
 
+/* "512M", "1.5G": bytes in the largest unit of 1024 that fits. */
+static void
+fmt_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char	 units[] = "KMGT";
+	double			 v = (double)bytes;
+	size_t			 u = 0;
+
+	if (bytes < 1024) {
+		(void)snprintf(buf, len, "%llu", (unsigned long long)bytes);
+		return;
+	}
+	v /= 1024;
+	while (v >= 1024 && u + 1 < sizeof(units) - 1) {
+		v /= 1024;
+		u++;
+	}
+	if (v == (double)(uint64_t)v || v >= 100)
+		(void)snprintf(buf, len, "%.0f%c", v, units[u]);
+	else
+		(void)snprintf(buf, len, "%.1f%c", v, units[u]);
+}
+
+/* "used/limit", the limit marked when set-quota set it. */
+static void
+fmt_use(char *buf, size_t len, const char *used, const char *limit,
+    int quota)
+{
+	(void)snprintf(buf, len, "%s/%s%s", used, limit, quota ? "*" : "");
+}
+
+static void
+print_status_ws(const struct msg_ctl_status_ws *w, int first)
+{
+	char	 vms[64], mem[64], cpus[64], sto[64], a[24], b[24];
+
+	if (first)
+		printf("\n%-24s %-12s %-16s %-12s %s\n", "WORKSPACE", "VMS",
+		    "MEMORY", "VCPUS", "STORAGE");
+	(void)snprintf(a, sizeof(a), "%u", w->vms);
+	(void)snprintf(b, sizeof(b), "%u", w->max_vms);
+	fmt_use(vms, sizeof(vms), a, b, w->quota & QUOTA_VMS);
+	fmt_size(w->memory, a, sizeof(a));
+	fmt_size(w->max_memory, b, sizeof(b));
+	fmt_use(mem, sizeof(mem), a, b, w->quota & QUOTA_MEMORY);
+	(void)snprintf(a, sizeof(a), "%u", w->vcpus);
+	(void)snprintf(b, sizeof(b), "%u", w->max_vcpus);
+	fmt_use(cpus, sizeof(cpus), a, b, w->quota & QUOTA_VCPUS);
+	fmt_size(w->storage, a, sizeof(a));
+	fmt_size(w->max_storage, b, sizeof(b));
+	fmt_use(sto, sizeof(sto), a, b, w->quota & QUOTA_STORAGE);
+	printf("%-24s %-12s %-16s %-12s %s\n", w->workspace, vms, mem, cpus,
+	    sto);
+}
+
+/* Once, after the workspaces' table, if a limit in it is marked. */
+static void
+quota_footnote(int *quotas)
+{
+	if (*quotas == 1)
+		printf("* set with set-quota, in place of the config's "
+		    "workspace limits\n");
+	*quotas = 2;
+}
+
 static int
 cmd_status(int argc, char **argv)
 {
 	struct imsg			 imsg;
 	struct msg_ctl_status_note	 note;
 	struct msg_ctl_status_proc	 p;
+	struct msg_ctl_status_ws	 w;
 	char				 caps[512], ubuf[16];
-	int				 down = 0, notes = 0;
+	int				 down = 0, notes = 0, wss = 0;
+	int				 quotas = 0;
 
 	if (argc != 1)
 		cmd_usage(argv[0]);
@@ -234,9 +312,19 @@ cmd_status(int argc, char **argv)
 	    "PID", "UID", "NNP", "SECCOMP", "RESTARTS", "CAPABILITIES");
 	for (;;) {
 		ctl_recv(&imsg);
+		if (imsg.hdr.type == IMSG_CTL_STATUS_WS) {
+			if (msg_ctl_status_ws_get(&imsg, &w) == -1)
+				ctl_bad_reply();
+			print_status_ws(&w, !wss++);
+			if (w.quota != 0 && quotas == 0)
+				quotas = 1;
+			imsg_free(&imsg);
+			continue;
+		}
 		if (imsg.hdr.type == IMSG_CTL_STATUS_NOTE) {
 			if (msg_ctl_status_note_get(&imsg, &note) == -1)
 				ctl_bad_reply();
+			quota_footnote(&quotas);
 			if (!notes++)
 				printf("\n");
 			print_note(note.topic, note.text);
@@ -246,6 +334,7 @@ cmd_status(int argc, char **argv)
 		if (imsg.hdr.type != IMSG_CTL_STATUS_PROC) {
 			ctl_result(&imsg, 1);
 			imsg_free(&imsg);
+			quota_footnote(&quotas);
 			break;
 		}
 		if (msg_ctl_status_proc_get(&imsg, &p) == -1)
@@ -427,17 +516,33 @@ cmd_rotate(int argc, char **argv)
 static int
 cmd_revoke(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "stop",	no_argument,	NULL, 's' },
+		{ NULL,		0,		NULL, 0 }
+	};
 	struct msg_ctl_ws_revoke	 m;
 	struct imsg			 imsg;
 	struct ibuf			*b;
+	int				 ch;
 
-	if (argc != 2)
+	m.vms = CTL_REVOKE_KEEP;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			m.vms = CTL_REVOKE_STOP;
+			break;
+		default:
+			cmd_usage(argv[0]);
+		}
+	}
+	if (optind != argc - 1)
 		cmd_usage(argv[0]);
-	if (!valid_workspace_name(argv[1]))
-		errx(2, "invalid workspace name %s", argv[1]);
+	if (!valid_workspace_name(argv[optind]))
+		errx(2, "invalid workspace name %s", argv[optind]);
 	ctl_connect();
-	m.workspace = argv[1];
-	if ((b = imsg_create(&ibuf, IMSG_CTL_WS_REVOKE, 0, 0, 80)) != NULL)
+	m.workspace = argv[optind];
+	if ((b = imsg_create(&ibuf, IMSG_CTL_WS_REVOKE, 0, 0, 96)) != NULL)
 		msg_ctl_ws_revoke_put(b, &m);
 	ctl_send(b);
 	ctl_recv(&imsg);
@@ -487,6 +592,265 @@ cmd_list(int argc, char **argv)
 		    e.live_tokens, c, x);
 		imsg_free(&imsg);
 	}
+}
+
+static int
+cmd_set_quota(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "workspace",	required_argument, NULL, 'w' },
+		{ "vms",	required_argument, NULL, 'n' },
+		{ "memory",	required_argument, NULL, 'm' },
+		{ "vcpus",	required_argument, NULL, 'c' },
+		{ "storage",	required_argument, NULL, 's' },
+		{ NULL,		0,		   NULL, 0 }
+	};
+	struct msg_ctl_quota_set	 m;
+	struct imsg			 imsg;
+	struct ibuf			*b;
+	enum limit_field		 f;
+	const char			*opt;
+	uint64_t			 v;
+	uint32_t			 bit;
+	char				 why[160];
+	int				 ch;
+
+	memset(&m, 0, sizeof(m));
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'w':
+			m.workspace = optarg;
+			continue;
+		case 'n':
+			f = LIMIT_VMS;
+			bit = QUOTA_VMS;
+			opt = "vms";
+			break;
+		case 'm':
+			f = LIMIT_MEMORY;
+			bit = QUOTA_MEMORY;
+			opt = "memory";
+			break;
+		case 'c':
+			f = LIMIT_VCPUS;
+			bit = QUOTA_VCPUS;
+			opt = "vcpus";
+			break;
+		case 's':
+			f = LIMIT_STORAGE;
+			bit = QUOTA_STORAGE;
+			opt = "storage";
+			break;
+		default:
+			cmd_usage(argv[0]);
+		}
+		if (limit_parse(f, optarg, &v, why, sizeof(why)) == -1)
+			errx(2, "--%s: %s", opt, why);
+		m.set |= bit;
+		switch (f) {
+		case LIMIT_VMS:
+			m.vms = (uint32_t)v;
+			break;
+		case LIMIT_MEMORY:
+			m.memory = v;
+			break;
+		case LIMIT_VCPUS:
+			m.vcpus = (uint32_t)v;
+			break;
+		case LIMIT_STORAGE:
+			m.storage = v;
+			break;
+		}
+	}
+	if (m.workspace == NULL || m.set == 0 || optind != argc)
+		cmd_usage(argv[0]);
+	if (!valid_workspace_name(m.workspace))
+		errx(2, "invalid workspace name %s", m.workspace);
+	ctl_connect();
+	if ((b = imsg_create(&ibuf, IMSG_CTL_QUOTA_SET, 0, 0, 128)) != NULL)
+		msg_ctl_quota_set_put(b, &m);
+	ctl_send(b);
+	ctl_recv(&imsg);
+	(void)ctl_result(&imsg, 0);
+	imsg_free(&imsg);
+	return 0;
+}
+
+/* "42s", "5m07s", "3h12m", "2d04h". */
+static void
+fmt_uptime(uint64_t s, char *buf, size_t len)
+{
+	if (s == 0)
+		(void)snprintf(buf, len, "-");
+	else if (s < 60)
+		(void)snprintf(buf, len, "%llus", (unsigned long long)s);
+	else if (s < 3600)
+		(void)snprintf(buf, len, "%llum%02llus",
+		    (unsigned long long)(s / 60), (unsigned long long)(s % 60));
+	else if (s < 86400)
+		(void)snprintf(buf, len, "%lluh%02llum",
+		    (unsigned long long)(s / 3600),
+		    (unsigned long long)(s % 3600 / 60));
+	else
+		(void)snprintf(buf, len, "%llud%02lluh",
+		    (unsigned long long)(s / 86400),
+		    (unsigned long long)(s % 86400 / 3600));
+}
+
+/*
+ * Asks for every VM; with id, prints nothing and returns whether that
+ * VM is listed, its state in state.
+ */
+static int
+vm_list(const char *id, char *state, size_t len)
+{
+	struct imsg		 imsg;
+	struct msg_ctl_vm_entry	 e;
+	char			 pid[16], up[32], mem[24];
+	int			 found = 0;
+
+	ctl_send(imsg_create(&ibuf, IMSG_CTL_VM_LIST, 0, 0, 0));
+	if (id == NULL)
+		printf("%-19s %-20s %-16s %-11s %-7s %-7s %-6s %-5s %s\n",
+		    "ID", "NAME", "WORKSPACE", "STATE", "UID", "PID",
+		    "MEMORY", "VCPUS", "UPTIME");
+	for (;;) {
+		ctl_recv(&imsg);
+		if (imsg.hdr.type != IMSG_CTL_VM_ENTRY) {
+			ctl_result(&imsg, 1);
+			imsg_free(&imsg);
+			return found;
+		}
+		if (msg_ctl_vm_entry_get(&imsg, &e) == -1)
+			ctl_bad_reply();
+		if (id != NULL) {
+			if (strcmp(e.id, id) == 0) {
+				(void)snprintf(state, len, "%s", e.state);
+				found = 1;
+			}
+			imsg_free(&imsg);
+			continue;
+		}
+		if (e.qemu_pid == 0)
+			(void)snprintf(pid, sizeof(pid), "-");
+		else
+			(void)snprintf(pid, sizeof(pid), "%u", e.qemu_pid);
+		fmt_uptime(e.uptime, up, sizeof(up));
+		fmt_size((uint64_t)e.memory_mib << 20, mem, sizeof(mem));
+		printf("%-19s %-20s %-16s %-11s %-7u %-7s %-6s %-5u %s\n", e.id,
+		    e.name, e.workspace, e.state, e.uid, pid, mem, e.vcpus, up);
+		imsg_free(&imsg);
+	}
+}
+
+static int
+cmd_list_vms(int argc, char **argv)
+{
+	if (argc != 1)
+		cmd_usage(argv[0]);
+	ctl_connect();
+	(void)vm_list(NULL, NULL, 0);
+	return 0;
+}
+
+/*
+ * Waits for VM id to end what it began: gone (a destroy), or stopped
+ * or failed (a stop).  Any other state than the operation's own means
+ * it did not: a guest that did not power off in time runs on.
+ */
+static int
+vm_wait(const char *id, int gone)
+{
+	struct timespec	 ts = { 0, CTL_WAIT_POLL_MS * 1000000L };
+	char		 state[CTL_STATE_MAX + 1] = "";
+	unsigned int	 i;
+
+	for (i = 0; i < CTL_WAIT_SECS * 1000 / CTL_WAIT_POLL_MS; i++) {
+		if (!vm_list(id, state, sizeof(state))) {
+			if (gone)
+				return 0;
+			warnx("%s is gone", id);
+			return 1;
+		}
+		if (!gone && (strcmp(state, "stopped") == 0 ||
+		    strcmp(state, "failed") == 0)) {
+			printf("%s is %s\n", id, state);
+			return 0;
+		}
+		if (strcmp(state, gone ? "destroying" : "stopping") != 0) {
+			warnx("%s is %s: the %s did not finish%s", id, state,
+			    gone ? "destroy" : "stop", gone ? "" : " (its "
+			    "guest did not power off in time: use stop-vm "
+			    "--force)");
+			return 1;
+		}
+		(void)nanosleep(&ts, NULL);
+	}
+	warnx("%s is still %s after %d s: see list-vms", id, state,
+	    CTL_WAIT_SECS);
+	return 1;
+}
+
+/* Sends a stop or destroy; returns once the VM is stopped or gone. */
+static int
+vm_act(uint32_t type, const char *id, int force)
+{
+	struct msg_ctl_vm_stop		 st;
+	struct msg_ctl_vm_destroy	 de;
+	struct imsg			 imsg;
+	struct ibuf			*b;
+
+	if (!valid_id(id, VM_ID_PREFIX))
+		errx(2, "invalid VM id %s: use an id list-vms shows", id);
+	ctl_connect();
+	if ((b = imsg_create(&ibuf, type, 0, 0, 64)) != NULL) {
+		if (type == IMSG_CTL_VM_STOP) {
+			st.id = id;
+			st.force = force ? 1 : 0;
+			msg_ctl_vm_stop_put(b, &st);
+		} else {
+			de.id = id;
+			msg_ctl_vm_destroy_put(b, &de);
+		}
+	}
+	ctl_send(b);
+	ctl_recv(&imsg);
+	(void)ctl_result(&imsg, 0);
+	imsg_free(&imsg);
+	return vm_wait(id, type == IMSG_CTL_VM_DESTROY);
+}
+
+static int
+cmd_stop_vm(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "force",	no_argument,	NULL, 'f' },
+		{ NULL,		0,		NULL, 0 }
+	};
+	int	 ch, force = 0;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'f':
+			force = 1;
+			break;
+		default:
+			cmd_usage(argv[0]);
+		}
+	}
+	if (optind != argc - 1)
+		cmd_usage(argv[0]);
+	return vm_act(IMSG_CTL_VM_STOP, argv[optind], force);
+}
+
+static int
+cmd_destroy_vm(int argc, char **argv)
+{
+	if (argc != 2)
+		cmd_usage(argv[0]);
+	return vm_act(IMSG_CTL_VM_DESTROY, argv[1], 0);
 }
 
 int

@@ -79,49 +79,97 @@ vm_vcpus_limit(int *configured)
 	return 1;
 }
 
+/*
+ * Workspace ws's limits: the config's workspace limits, except those
+ * mcvmctl set-quota set for it; set, if not NULL, says which (QUOTA_*).
+ */
+int
+vm_ws_limits(int64_t ws, struct limits *l, uint32_t *set)
+{
+	struct limits	 q;
+	uint32_t	 s = 0;
+
+	*l = env->conf.ws_limits;
+	if (state_ws_quota(ws, &q) == -1)
+		return -1;
+	if (q.max_vms != 0) {
+		l->max_vms = q.max_vms;
+		s |= QUOTA_VMS;
+	}
+	if (q.max_memory != 0) {
+		l->max_memory = q.max_memory;
+		s |= QUOTA_MEMORY;
+	}
+	if (q.max_vcpus != 0) {
+		l->max_vcpus = q.max_vcpus;
+		s |= QUOTA_VCPUS;
+	}
+	if (q.max_storage != 0) {
+		l->max_storage = q.max_storage;
+		s |= QUOTA_STORAGE;
+	}
+	if (set != NULL)
+		*set = s;
+	return 0;
+}
+
+/*
+ * What workspace ws (0: the whole host) holds: its VMs, their memory in
+ * MiB and vCPUs, and its storage (disks, saved states and images).
+ */
+int
+vm_usage(int64_t ws, uint32_t *vms, uint64_t *mem_mib, uint64_t *vcpus,
+    uint64_t *storage)
+{
+	uint64_t	 img;
+
+	if (state_usage(ws, vms, mem_mib, storage, vcpus) == -1 ||
+	    state_ws_image_bytes(ws, &img) == -1)
+		return -1;
+	*storage += img;
+	return 0;
+}
+
 int
 vm_admit(int64_t ws, uint32_t mem_mib, uint32_t vcpus, uint64_t disk,
     char *err, size_t errlen)
 {
-	const struct limits	*w = &env->conf.ws_limits;
 	const struct limits	*h = &env->conf.host_limits;
+	struct limits		 w;
 	struct statvfs		 sv;
-	uint64_t		 mem, dsk, avail, cpus, img;
+	uint64_t		 mem, dsk, avail, cpus;
 	uint32_t		 n;
 
-	if (state_usage(ws, &n, &mem, &dsk, &cpus) == -1 ||
-	    state_ws_image_bytes(ws, &img) == -1)
+	if (vm_ws_limits(ws, &w, NULL) == -1 ||
+	    vm_usage(ws, &n, &mem, &cpus, &dsk) == -1)
 		goto dberr;
-	dsk += img;
-	if (n + 1 > w->max_vms) {
+	if (n + 1 > w.max_vms) {
 		(void)snprintf(err, errlen, "the workspace has %u VMs, its "
 		    "limit: destroy one first", n);
 		return -1;
 	}
-	if ((mem + mem_mib) << 20 > w->max_memory) {
+	if ((mem + mem_mib) << 20 > w.max_memory) {
 		(void)snprintf(err, errlen, "the workspace's VMs would have "
 		    "%llu MiB of memory, over its limit of %llu MiB",
 		    (unsigned long long)(mem + mem_mib),
-		    (unsigned long long)(w->max_memory >> 20));
+		    (unsigned long long)(w.max_memory >> 20));
 		return -1;
 	}
-	if (cpus + vcpus > w->max_vcpus) {
+	if (cpus + vcpus > w.max_vcpus) {
 		(void)snprintf(err, errlen, "the workspace's VMs would have "
 		    "%llu vCPUs, over its limit of %u: use fewer vcpus or "
 		    "destroy a VM first", (unsigned long long)(cpus + vcpus),
-		    w->max_vcpus);
+		    w.max_vcpus);
 		return -1;
 	}
-	if (dsk + disk > w->max_storage) {
+	if (dsk + disk > w.max_storage) {
 		(void)snprintf(err, errlen, "the workspace's disks and "
 		    "images would exceed its storage limit of %llu MiB",
-		    (unsigned long long)(w->max_storage >> 20));
+		    (unsigned long long)(w.max_storage >> 20));
 		return -1;
 	}
-	if (state_usage(0, &n, &mem, &dsk, &cpus) == -1 ||
-	    state_ws_image_bytes(0, &img) == -1)
+	if (vm_usage(0, &n, &mem, &cpus, &dsk) == -1)
 		goto dberr;
-	dsk += img;
 	if (n + 1 > h->max_vms || (mem + mem_mib) << 20 > h->max_memory ||
 	    dsk + disk > h->max_storage || cpus + vcpus > h->max_vcpus) {
 		(void)snprintf(err, errlen, "the host is at its VM, memory, "
@@ -158,21 +206,23 @@ enum fit {
 	FIT_HOST,		/* over the host's */
 };
 
+/* limit gets the workspace's storage limit. */
 static enum fit
-storage_fit(int64_t ws, uint64_t need)
+storage_fit(int64_t ws, uint64_t need, uint64_t *limit)
 {
-	uint64_t	 mem, dsk, cpus, img;
+	struct limits	 w;
+	uint64_t	 mem, dsk, cpus;
 	uint32_t	 n;
 
-	if (state_usage(ws, &n, &mem, &dsk, &cpus) == -1 ||
-	    state_ws_image_bytes(ws, &img) == -1)
+	if (vm_ws_limits(ws, &w, NULL) == -1 ||
+	    vm_usage(ws, &n, &mem, &cpus, &dsk) == -1)
 		return FIT_DB;
-	if (dsk + img + need > env->conf.ws_limits.max_storage)
+	*limit = w.max_storage;
+	if (dsk + need > w.max_storage)
 		return FIT_WS;
-	if (state_usage(0, &n, &mem, &dsk, &cpus) == -1 ||
-	    state_ws_image_bytes(0, &img) == -1)
+	if (vm_usage(0, &n, &mem, &cpus, &dsk) == -1)
 		return FIT_DB;
-	if (dsk + img + need > env->conf.host_limits.max_storage)
+	if (dsk + need > env->conf.host_limits.max_storage)
 		return FIT_HOST;
 	return FIT_OK;
 }
@@ -192,17 +242,18 @@ fit_text(enum fit f, char *err, size_t errlen)
 int
 vm_admit_storage(int64_t ws, uint64_t disk, char *err, size_t errlen)
 {
+	uint64_t	 limit = 0;
 	enum fit	 f;
 
-	if ((f = storage_fit(ws, disk)) == FIT_OK)
+	if ((f = storage_fit(ws, disk, &limit)) == FIT_OK)
 		return 0;
 	if (f == FIT_WS)
 		(void)snprintf(err, errlen, "its disks may grow to %llu MiB, "
 		    "which with the workspace's disks and images exceeds its "
 		    "storage limit of %llu MiB: use persistent disks, smaller "
 		    "images, or free space first",
-		    (unsigned long long)(disk >> 20), (unsigned long long)
-		    (env->conf.ws_limits.max_storage >> 20));
+		    (unsigned long long)(disk >> 20),
+		    (unsigned long long)(limit >> 20));
 	else
 		fit_text(f, err, errlen);
 	return -1;
@@ -220,16 +271,16 @@ vm_admit_state(const struct vm *vm, const char *what, char *err,
 {
 	struct statvfs	 sv;
 	uint64_t	 need = (uint64_t)vm->row.memory_mib << 20, freeb;
+	uint64_t	 limit = 0;
 	enum fit	 f;
 
-	if ((f = storage_fit(vm->row.ws_id, need)) == FIT_WS) {
+	if ((f = storage_fit(vm->row.ws_id, need, &limit)) == FIT_WS) {
 		(void)snprintf(err, errlen, "%s of %s may take up to its %u "
 		    "MiB of memory, and the workspace's disks, images and "
 		    "saved states would then exceed its storage limit of %llu "
 		    "MiB: delete a snapshot, an image or a VM first", what,
 		    vm->row.id, vm->row.memory_mib,
-		    (unsigned long long)(env->conf.ws_limits.max_storage >>
-		    20));
+		    (unsigned long long)(limit >> 20));
 		return -1;
 	}
 	if (f != FIT_OK) {

@@ -44,6 +44,7 @@ static void	 control_accept(int, short, void *);
 static void	 control_dispatch(int, short, void *);
 static void	 control_close(struct ctl_conn *);
 static void	 control_status_note(const char *, const char *, void *);
+static int	 control_status_ws(const struct ws_entry *, void *);
 
 /*
  * Creates the socket.  A stale socket from an earlier run is replaced; any
@@ -344,8 +345,44 @@ control_status(struct ctl_conn *c, uint32_t peerid)
 		control_status_proc(c, peerid, ch->desc->title, ch->pid,
 		    ch->restarts, states[ch->state]);
 	}
+	if (state_ws_list(control_status_ws, c) == -1) {
+		control_reply(c, IMSG_CTL_FAIL, peerid,
+		    "state database error");
+		return;
+	}
 	vm_status_notes(control_status_note, c);
 	control_reply(c, IMSG_CTL_END, peerid, "");
+}
+
+/* A workspace's use against its limits, for status. */
+static int
+control_status_ws(const struct ws_entry *e, void *arg)
+{
+	struct msg_ctl_status_ws	 m;
+	struct ctl_conn			*c = arg;
+	struct limits			 l;
+	struct ibuf			*b;
+	uint64_t			 mem, cpus, storage;
+	uint32_t			 n, set;
+
+	if (vm_ws_limits(e->id, &l, &set) == -1 ||
+	    vm_usage(e->id, &n, &mem, &cpus, &storage) == -1)
+		return -1;
+	m.workspace = e->name;
+	m.quota = set;
+	m.vms = n;
+	m.max_vms = l.max_vms;
+	m.memory = mem << 20;
+	m.max_memory = l.max_memory;
+	m.vcpus = cpus > UINT32_MAX ? UINT32_MAX : (uint32_t)cpus;
+	m.max_vcpus = l.max_vcpus;
+	m.storage = storage;
+	m.max_storage = l.max_storage;
+	if ((b = imsg_create(&c->iev.ibuf, IMSG_CTL_STATUS_WS, 0, 0,
+	    160)) == NULL)
+		return -1;
+	msg_ctl_status_ws_put(b, &m);
+	return imsgev_close(&c->iev, b);
 }
 
 static void
@@ -387,12 +424,208 @@ control_ws_entry(const struct ws_entry *e, void *arg)
 	return imsgev_close(&c->iev, b);
 }
 
+/* Every VM of every workspace; the template, mcvmd's own, is not one. */
+static void
+control_vm_list(struct ctl_conn *c, uint32_t peerid)
+{
+	struct msg_ctl_vm_entry	 m;
+	struct ibuf		*b;
+	struct vm		*vm;
+	time_t			 now = vm_now();
+
+	TAILQ_FOREACH(vm, &vms, entry) {
+		if (vm->tpl)
+			continue;
+		m.id = vm->row.id;
+		m.name = vm->row.name;
+		m.workspace = vm->row.ws;
+		m.state = vm_state_name(vm->state);
+		m.uid = vm->row.uid;
+		m.qemu_pid = vm->qemu_pid > 0 ? (uint32_t)vm->qemu_pid : 0;
+		m.memory_mib = vm->row.memory_mib;
+		m.vcpus = vm->row.vcpus;
+		m.uptime = vm->qemu_pid > 0 && now >= vm->started ?
+		    (uint64_t)(now - vm->started) : 0;
+		if ((b = imsg_create(&c->iev.ibuf, IMSG_CTL_VM_ENTRY, peerid, 0,
+		    160)) == NULL) {
+			c->closing = 1;
+			return;
+		}
+		msg_ctl_vm_entry_put(b, &m);
+		if (imsgev_close(&c->iev, b) == -1) {
+			c->closing = 1;
+			return;
+		}
+	}
+	control_reply(c, IMSG_CTL_END, peerid, "");
+}
+
+/* The VM id names, or NULL with msg saying so. */
+static struct vm *
+control_vm_find(const char *id, char *msg, size_t len)
+{
+	struct vm	*vm;
+
+	if ((vm = vm_find(id, 0)) == NULL || vm->tpl) {
+		(void)snprintf(msg, len, "no VM %s: see list-vms", id);
+		return NULL;
+	}
+	return vm;
+}
+
+/* Through vm_stop's own path; the operator's waits for no answer. */
+static void
+control_vm_stop(struct ctl_conn *c, uint32_t peerid,
+    const struct msg_ctl_vm_stop *m)
+{
+	struct vm	*vm;
+	char		 msg[CONTROL_MSG_MAX];
+	int		 rc;
+
+	if ((vm = control_vm_find(m->id, msg, sizeof(msg))) == NULL) {
+		control_reply(c, IMSG_CTL_FAIL, peerid, msg);
+		return;
+	}
+	if ((rc = vm_stop_request(0, vm, (int)m->force,
+	    TOOL_STOP_TIMEOUT_DEFAULT)) == -1) {
+		(void)snprintf(msg, sizeof(msg), "%s is %s%s: retry stop-vm "
+		    "in a few seconds", vm->row.id, vm_state_name(vm->state),
+		    vm->op.pending ? ", under another operation" : "");
+		control_reply(c, IMSG_CTL_FAIL, peerid, msg);
+		return;
+	}
+	(void)snprintf(msg, sizeof(msg), "%s %s (%s) of workspace %s",
+	    rc == 1 ? "stopped" : m->force ? "powering off" : "stopping",
+	    vm->row.id, vm->row.name, vm->row.ws);
+	if (rc == 0) {
+		log_info("control: uid %u: %s", (unsigned int)c->uid, msg);
+		(void)state_audit("mcvmctl", "vm-stop", msg);
+	}
+	control_reply(c, IMSG_CTL_OK, peerid, msg);
+}
+
+/* Through vm_destroy, as the tool's. */
+static void
+control_vm_destroy(struct ctl_conn *c, uint32_t peerid,
+    const struct msg_ctl_vm_destroy *m)
+{
+	struct vm	*vm;
+	char		 msg[CONTROL_MSG_MAX];
+
+	if ((vm = control_vm_find(m->id, msg, sizeof(msg))) == NULL) {
+		control_reply(c, IMSG_CTL_FAIL, peerid, msg);
+		return;
+	}
+	(void)snprintf(msg, sizeof(msg), "destroying %s (%s) of workspace %s",
+	    vm->row.id, vm->row.name, vm->row.ws);
+	if (vm->state != VS_DESTROYING) {
+		log_info("control: uid %u: %s", (unsigned int)c->uid, msg);
+		vm_destroy(0, vm);
+	}
+	control_reply(c, IMSG_CTL_OK, peerid, msg);
+}
+
+/*
+ * Revocation: with CTL_REVOKE_STOP, the workspace's VMs that run, are
+ * paused or boot power off at once, since no one may use them any more;
+ * a hibernated one keeps its checkpoint.  One under another operation
+ * (being created, suspended) is counted, for the operator to stop.
+ */
+static void
+control_ws_revoke(struct ctl_conn *c, uint32_t peerid,
+    const struct msg_ctl_ws_revoke *m)
+{
+	struct vm	*vm;
+	char		 msg[CONTROL_MSG_MAX];
+	size_t		 len;
+	unsigned int	 stopping = 0, busy = 0;
+	int		 rc;
+
+	rc = state_ws_revoke(m->workspace, c->uid, msg, sizeof(msg));
+	if (rc != 0) {
+		control_reply(c, IMSG_CTL_FAIL, peerid,
+		    rc == -1 ? "state database error" : msg);
+		return;
+	}
+	log_info("control: uid %u: %s", (unsigned int)c->uid, msg);
+	if (m->vms == CTL_REVOKE_STOP) {
+		TAILQ_FOREACH(vm, &vms, entry) {
+			if (vm->tpl || strcmp(vm->row.ws, m->workspace) != 0 ||
+			    vm->state == VS_STOPPED || vm->state == VS_FAILED ||
+			    vm->state == VS_STOPPING ||
+			    vm->state == VS_HIBERNATED ||
+			    vm->state == VS_DESTROYING)
+				continue;
+			if (vm_stop_request(0, vm, 1,
+			    TOOL_STOP_TIMEOUT_DEFAULT) == 0)
+				stopping++;
+			else
+				busy++;
+		}
+		len = strlen(msg);
+		(void)snprintf(msg + len, sizeof(msg) - len, "; powering off "
+		    "%u VM%s", stopping, stopping == 1 ? "" : "s");
+		len = strlen(msg);
+		if (busy > 0)
+			(void)snprintf(msg + len, sizeof(msg) - len,
+			    "; %u VM%s under another operation: stop %s with "
+			    "stop-vm (see list-vms)", busy, busy == 1 ? " is" :
+			    "s are", busy == 1 ? "it" : "them");
+		log_info("control: workspace %s: %u VMs powering off, %u busy",
+		    m->workspace, stopping, busy);
+	}
+	control_reply(c, IMSG_CTL_OK, peerid, msg);
+}
+
+/* Each value set is checked as the config's would be; 0 unsets. */
+static void
+control_quota_set(struct ctl_conn *c, uint32_t peerid,
+    const struct msg_ctl_quota_set *m)
+{
+	const struct {
+		uint32_t		 bit;
+		enum limit_field	 field;
+		uint64_t		 v;
+	} vals[] = {
+		{ QUOTA_VMS, LIMIT_VMS, m->vms },
+		{ QUOTA_MEMORY, LIMIT_MEMORY, m->memory },
+		{ QUOTA_VCPUS, LIMIT_VCPUS, m->vcpus },
+		{ QUOTA_STORAGE, LIMIT_STORAGE, m->storage },
+	};
+	struct limits	 q;
+	char		 msg[CONTROL_MSG_MAX];
+	size_t		 i;
+	int		 rc;
+
+	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
+		if ((m->set & vals[i].bit) != 0 && vals[i].v != 0 &&
+		    limit_check(vals[i].field, vals[i].v, msg,
+		    sizeof(msg)) == -1) {
+			control_reply(c, IMSG_CTL_FAIL, peerid, msg);
+			return;
+		}
+	memset(&q, 0, sizeof(q));
+	q.max_vms = m->vms;
+	q.max_memory = m->memory;
+	q.max_vcpus = m->vcpus;
+	q.max_storage = m->storage;
+	rc = state_ws_quota_set(m->workspace, m->set, &q, c->uid, msg,
+	    sizeof(msg));
+	if (rc == 0)
+		log_info("control: uid %u: %s", (unsigned int)c->uid, msg);
+	control_reply(c, rc == 0 ? IMSG_CTL_OK : IMSG_CTL_FAIL, peerid,
+	    rc == -1 ? "state database error" : msg);
+}
+
 /* Returns -1 when the request was malformed. */
 static int
 control_request(struct ctl_conn *c, struct imsg *imsg)
 {
 	struct msg_ctl_token_issue	 ti;
 	struct msg_ctl_ws_revoke	 wr;
+	struct msg_ctl_vm_stop		 vs;
+	struct msg_ctl_vm_destroy	 vd;
+	struct msg_ctl_quota_set	 qs;
 	const char			*ws;
 	uint32_t			 id = imsg->hdr.peerid;
 	char				 msg[CONTROL_MSG_MAX];
@@ -430,18 +663,12 @@ control_request(struct ctl_conn *c, struct imsg *imsg)
 	case IMSG_CTL_WS_REVOKE:
 		if (msg_ctl_ws_revoke_get(imsg, &wr) == -1)
 			return -1;
-		ws = wr.workspace;
-		if (!valid_workspace_name(ws)) {
+		if (!valid_workspace_name(wr.workspace)) {
 			control_reply(c, IMSG_CTL_FAIL, id,
 			    "invalid workspace name");
 			return 0;
 		}
-		rc = state_ws_revoke(ws, c->uid, msg, sizeof(msg));
-		if (rc == 0)
-			log_info("control: uid %u: %s", (unsigned int)c->uid,
-			    msg);
-		control_reply(c, rc == 0 ? IMSG_CTL_OK : IMSG_CTL_FAIL, id,
-		    rc == -1 ? "state database error" : msg);
+		control_ws_revoke(c, id, &wr);
 		return 0;
 	case IMSG_CTL_WS_LIST:
 		if (msg_ctl_ws_list_get(imsg) == -1)
@@ -451,6 +678,31 @@ control_request(struct ctl_conn *c, struct imsg *imsg)
 			    "state database error");
 		else
 			control_reply(c, IMSG_CTL_END, id, "");
+		return 0;
+	case IMSG_CTL_VM_LIST:
+		if (msg_ctl_vm_list_get(imsg) == -1)
+			return -1;
+		control_vm_list(c, id);
+		return 0;
+	case IMSG_CTL_VM_STOP:
+		if (msg_ctl_vm_stop_get(imsg, &vs) == -1)
+			return -1;
+		control_vm_stop(c, id, &vs);
+		return 0;
+	case IMSG_CTL_VM_DESTROY:
+		if (msg_ctl_vm_destroy_get(imsg, &vd) == -1)
+			return -1;
+		control_vm_destroy(c, id, &vd);
+		return 0;
+	case IMSG_CTL_QUOTA_SET:
+		if (msg_ctl_quota_set_get(imsg, &qs) == -1)
+			return -1;
+		if (!valid_workspace_name(qs.workspace)) {
+			control_reply(c, IMSG_CTL_FAIL, id,
+			    "invalid workspace name");
+			return 0;
+		}
+		control_quota_set(c, id, &qs);
 		return 0;
 	default:
 		return -1;

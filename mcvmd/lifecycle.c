@@ -344,6 +344,32 @@ vm_stop(uint64_t call, struct vm *vm, int force, uint32_t timeout)
 	(void)req_send(r);
 }
 
+/*
+ * A stop asked for by vm_stop or by the operator: 1 if the VM is
+ * stopped already (a hibernated one now is, its checkpoint discarded),
+ * 0 if its stop began, -1 if its state refuses one.
+ */
+int
+vm_stop_request(uint64_t call, struct vm *vm, int force, uint32_t timeout)
+{
+	if (vm->state == VS_STOPPED || vm->state == VS_FAILED)
+		return 1;
+	/* Its memory goes: it will boot again. */
+	if (vm->state == VS_HIBERNATED && !vm->op.pending) {
+		vm->row.checkpoint_bytes = 0;
+		vm->row.checkpoint_profile[0] = '\0';
+		(void)state_vm_checkpoint(vm->row.id, 0, "");
+		vm_fsm(vm, VE_STOP, "stopped while hibernated: its checkpoint "
+		    "was discarded");
+		return 1;
+	}
+	if (vm->op.pending || (vm->state != VS_RUNNING &&
+	    vm->state != VS_PAUSED && vm->state != VS_BOOTING))
+		return -1;
+	vm_stop(call, vm, force || vm->state == VS_PAUSED, timeout);
+	return 0;
+}
+
 void
 vm_start(uint64_t call, struct vm *vm)
 {

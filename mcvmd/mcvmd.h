@@ -78,6 +78,7 @@ struct ws_auth {
 };
 
 struct ws_entry {
+	int64_t		 id;
 	char		 name[WS_NAME_MAX + 1];
 	uint32_t	 flags;
 	int64_t		 created;
@@ -94,6 +95,9 @@ int	 state_token_issue(const char *, const uint8_t [TOKEN_HASH_LEN],
 	    uint64_t, uint32_t, int, uid_t, char *, size_t);
 int	 state_ws_revoke(const char *, uid_t, char *, size_t);
 int	 state_ws_list(int (*)(const struct ws_entry *, void *), void *);
+int	 state_ws_quota(int64_t, struct limits *);
+int	 state_ws_quota_set(const char *, uint32_t, const struct limits *,
+	    uid_t, char *, size_t);
 int	 state_audit(const char *, const char *, const char *);
 
 struct vm_row {

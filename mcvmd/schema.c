@@ -123,7 +123,12 @@ static const char *const schema_steps[SCHEMA_VERSION] = {
 	"ALTER TABLE vms ADD COLUMN checkpoint_profile TEXT NOT NULL "
 	"  DEFAULT '';",
 
-	/* 9: a job's id is its VM's: the VMs a fork makes keep the jobs
+	/* 9: a workspace's vCPU quota beside its others (step 2's), each
+	 * set by mcvmctl set-quota; 0 leaves it to the config's. */
+	"ALTER TABLE workspaces ADD COLUMN max_vcpus INTEGER NOT NULL "
+	"  DEFAULT 0;",
+
+	/* 10: a job's id is its VM's: the VMs a fork makes keep the jobs
 	 * that ran at the fork, under the same ids. */
 	"CREATE TABLE jobs_new ("
 	"  id TEXT NOT NULL,"

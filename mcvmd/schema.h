@@ -3,7 +3,7 @@
 
 #include <sqlite3.h>
 
-#define SCHEMA_VERSION	9
+#define SCHEMA_VERSION	10
 
 int	 schema_version(sqlite3 *);
 int	 schema_migrate(sqlite3 *, int);

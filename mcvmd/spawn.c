@@ -308,6 +308,7 @@ vm_spawn(struct vm *vm)
 		jail_exec(&jail, qa->argv);
 	}
 	vm->qemu_status = 0;
+	vm->started = vm_now();
 	if ((vm->vmm_pid = vm_fork_monitor(vm, procs, nprocs, sp[1], qmp[1],
 	    agent[1])) == -1) {
 		why = "cannot start the VM monitor";

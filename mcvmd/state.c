@@ -316,8 +316,8 @@ state_ws_list(int (*cb)(const struct ws_entry *, void *), void *arg)
 	    "w.revoked, (SELECT count(*) FROM tokens t WHERE "
 	    "t.workspace_id = w.id AND t.revoked = 0 AND (t.expires = 0 OR "
 	    "t.expires > ?1)), (SELECT min(t.expires) FROM tokens t WHERE "
-	    "t.workspace_id = w.id AND t.revoked = 0 AND t.expires > ?1) "
-	    "FROM workspaces w ORDER BY w.name")) == NULL)
+	    "t.workspace_id = w.id AND t.revoked = 0 AND t.expires > ?1), "
+	    "w.id FROM workspaces w ORDER BY w.name")) == NULL)
 		return -1;
 	(void)sqlite3_bind_int64(st, 1, now);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -329,6 +329,7 @@ state_ws_list(int (*cb)(const struct ws_entry *, void *), void *arg)
 		e.revoked = sqlite3_column_int64(st, 3);
 		e.live_tokens = (uint32_t)sqlite3_column_int64(st, 4);
 		e.next_expiry = sqlite3_column_int64(st, 5);
+		e.id = sqlite3_column_int64(st, 6);
 		if (cb(&e, arg) == -1) {
 			rc = SQLITE_DONE;
 			break;
@@ -336,6 +337,97 @@ state_ws_list(int (*cb)(const struct ws_entry *, void *), void *arg)
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The limits set-quota set for workspace ws: 0 where it set none. */
+int
+state_ws_quota(int64_t ws, struct limits *q)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	memset(q, 0, sizeof(*q));
+	if ((st = state_prepare("SELECT max_vms, max_memory, max_vcpus, "
+	    "max_storage FROM workspaces WHERE id = ?1")) == NULL)
+		return -1;
+	(void)sqlite3_bind_int64(st, 1, ws);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		q->max_vms = (uint32_t)sqlite3_column_int64(st, 0);
+		q->max_memory = (uint64_t)sqlite3_column_int64(st, 1);
+		q->max_vcpus = (uint32_t)sqlite3_column_int64(st, 2);
+		q->max_storage = (uint64_t)sqlite3_column_int64(st, 3);
+		rc = SQLITE_DONE;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		log_warnx("state: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Sets the limits of workspace ws that set names (QUOTA_*) to q's, 0
+ * giving one back to the config.  The caller checked the values.
+ * 1 = refused (msg says why).
+ */
+int
+state_ws_quota_set(const char *ws, uint32_t set, const struct limits *q,
+    uid_t actor, char *msg, size_t msglen)
+{
+	static const struct {
+		uint32_t	 bit;
+		const char	*name;
+		const char	*sql;
+	} cols[] = {
+		{ QUOTA_VMS, "vms", "UPDATE workspaces SET max_vms = ?3 "
+		    "WHERE id = ?2" },
+		{ QUOTA_MEMORY, "memory", "UPDATE workspaces SET "
+		    "max_memory = ?3 WHERE id = ?2" },
+		{ QUOTA_VCPUS, "vcpus", "UPDATE workspaces SET max_vcpus = ?3 "
+		    "WHERE id = ?2" },
+		{ QUOTA_STORAGE, "storage", "UPDATE workspaces SET "
+		    "max_storage = ?3 WHERE id = ?2" },
+	};
+	const int64_t	 val[] = { q->max_vms, (int64_t)q->max_memory,
+			    q->max_vcpus, (int64_t)q->max_storage };
+	char		 who[32], detail[WS_NAME_MAX + 160];
+	int64_t		 id = 0, revoked = 0;
+	uint32_t	 flags;
+	size_t		 i, len;
+	int		 found;
+
+	if (state_exec("BEGIN IMMEDIATE;") == -1)
+		return -1;
+	if ((found = state_ws_find(ws, &id, &flags, &revoked)) == -1)
+		goto fail;
+	if (!found) {
+		(void)snprintf(msg, msglen, "workspace %s does not exist: "
+		    "see list-workspaces", ws);
+		(void)state_exec("ROLLBACK;");
+		return 1;
+	}
+	(void)snprintf(detail, sizeof(detail), "workspace %s (0: the "
+	    "config's):", ws);
+	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+		if ((set & cols[i].bit) == 0)
+			continue;
+		if (state_run(cols[i].sql, NULL, id, val[i]) == -1)
+			goto fail;
+		len = strlen(detail);
+		(void)snprintf(detail + len, sizeof(detail) - len, " %s %lld",
+		    cols[i].name, (long long)val[i]);
+	}
+	(void)snprintf(who, sizeof(who), "uid %u", (unsigned int)actor);
+	if (state_audit(who, "quota-set", detail) == -1 ||
+	    state_exec("COMMIT;") == -1)
+		goto fail;
+	(void)snprintf(msg, msglen, "set the quota of workspace %s; it "
+	    "applies from its next vm_create", ws);
+	return 0;
+fail:
+	(void)state_exec("ROLLBACK;");
+	return -1;
 }
 
 /*

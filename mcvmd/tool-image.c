@@ -224,7 +224,7 @@ static void
 image_send(uint64_t call, int64_t ws, enum tool_id tool, const char *what,
     struct msg_store_image *m)
 {
-	const struct limits	*w = &env->conf.ws_limits;
+	struct limits		 w;
 	struct req		*r;
 	uint64_t		 vmdisk = 0, mem, cpus;
 	uint32_t		 n;
@@ -234,13 +234,14 @@ image_send(uint64_t call, int64_t ws, enum tool_id tool, const char *what,
 		    "starting; retry in a few seconds");
 		return;
 	}
-	if (state_usage(ws, &n, &mem, &vmdisk, &cpus) == -1) {
+	if (vm_ws_limits(ws, &w, NULL) == -1 ||
+	    state_usage(ws, &n, &mem, &vmdisk, &cpus) == -1) {
 		call_reply(call, TOOL_ERROR, "state database error");
 		return;
 	}
 	m->ws = (uint64_t)ws;
-	m->budget = vmdisk < w->max_storage ? w->max_storage - vmdisk : 0;
-	m->max_images = w->max_images;
+	m->budget = vmdisk < w.max_storage ? w.max_storage - vmdisk : 0;
+	m->max_images = w.max_images;
 	r = req_new(RP_STORED, NULL, IMSG_STORE_IMAGE, image_done,
 	    image_cancel);
 	r->call = call;

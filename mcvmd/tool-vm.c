@@ -549,27 +549,14 @@ tool_vm_stop(struct tool_call *c)
 	int64_t		 timeout = TOOL_INT(c->args, VM_STOP, TIMEOUT_SECONDS,
 			    TOOL_STOP_TIMEOUT_DEFAULT);
 
-	if (vm->state == VS_STOPPED || vm->state == VS_FAILED) {
+	switch (vm_stop_request(c->id, vm, force != 0, (uint32_t)timeout)) {
+	case 1:
 		call_reply_json(c->id, vm_json(vm));
-		return;
-	}
-	/* Its memory goes: it will boot again. */
-	if (vm->state == VS_HIBERNATED && !vm->op.pending) {
-		vm->row.checkpoint_bytes = 0;
-		vm->row.checkpoint_profile[0] = '\0';
-		(void)state_vm_checkpoint(vm->row.id, 0, "");
-		vm_fsm(vm, VE_STOP, "stopped while hibernated: its checkpoint "
-		    "was discarded");
-		call_reply_json(c->id, vm_json(vm));
-		return;
-	}
-	if (vm->op.pending || (vm->state != VS_RUNNING &&
-	    vm->state != VS_PAUSED && vm->state != VS_BOOTING)) {
+		break;
+	case -1:
 		call_refuse_state(c->id, vm);
-		return;
+		break;
 	}
-	vm_stop(c->id, vm, force != 0 || vm->state == VS_PAUSED,
-	    (uint32_t)timeout);
 }
 
 static void

@@ -132,6 +132,7 @@ struct vm {
 	pid_t		 qemu_pid;
 	pid_t		 vmm_pid;
 	int		 qemu_status;	/* wait status once reaped */
+	time_t		 started;	/* vm_now() at its QEMU's fork */
 	struct imsgev	 vmm;		/* the monitor's channel ... */
 	int		 vmm_live;	/* ... while it is open */
 	uint32_t	 vmm_gen;	/* counts the monitors attached */
@@ -221,6 +222,7 @@ void		 vm_progress(const struct vm *, uint64_t, uint64_t,
 void		 vm_fail(struct vm *, const char *);
 void		 vm_start(uint64_t, struct vm *);
 void		 vm_stop(uint64_t, struct vm *, int, uint32_t);
+int		 vm_stop_request(uint64_t, struct vm *, int, uint32_t);
 void		 vm_qemu_term(struct vm *);
 void		 vm_hibernate(uint64_t, struct vm *, const char *);
 void		 vm_hibernated(struct vm *, int, uint32_t, const char *);
@@ -333,6 +335,9 @@ void		 vm_template_fork_end(int);
 /* admit.c: admission and quotas */
 int		 vm_slot_alloc(uint32_t *);
 uint32_t	 vm_vcpus_limit(int *);
+int		 vm_ws_limits(int64_t, struct limits *, uint32_t *);
+int		 vm_usage(int64_t, uint32_t *, uint64_t *, uint64_t *,
+		    uint64_t *);
 int		 vm_admit(int64_t, uint32_t, uint32_t, uint64_t, char *,
 		    size_t);
 int		 vm_admit_storage(int64_t, uint64_t, char *, size_t);

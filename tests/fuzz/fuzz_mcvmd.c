@@ -1052,6 +1052,8 @@ ctl_check(struct imsg *imsg)
 		struct msg_ctl_status_proc	 proc;
 		struct msg_ctl_status_note	 note;
 		struct msg_ctl_ws_entry		 entry;
+		struct msg_ctl_status_ws	 ws;
+		struct msg_ctl_vm_entry		 vm;
 	} m;
 	int	 rc;
 
@@ -1073,6 +1075,12 @@ ctl_check(struct imsg *imsg)
 		break;
 	case IMSG_CTL_WS_ENTRY:
 		rc = msg_ctl_ws_entry_get(imsg, &m.entry);
+		break;
+	case IMSG_CTL_STATUS_WS:
+		rc = msg_ctl_status_ws_get(imsg, &m.ws);
+		break;
+	case IMSG_CTL_VM_ENTRY:
+		rc = msg_ctl_vm_entry_get(imsg, &m.vm);
 		break;
 	default:
 		fz_fail("the control client was sent %s",
@@ -1114,7 +1122,11 @@ control_run(struct in *in)
 	static uint8_t	 frame[IMSG_HDR_SIZE + FZ_PAYLOAD_MAX];
 	static const char *const names[] = { "fuzz", "ws-a", "b", FZ_WS };
 	static const uint32_t types[] = { IMSG_CTL_STATUS,
-	    IMSG_CTL_TOKEN_ISSUE, IMSG_CTL_WS_REVOKE, IMSG_CTL_WS_LIST };
+	    IMSG_CTL_TOKEN_ISSUE, IMSG_CTL_WS_REVOKE };
+	static const uint32_t more[] = { IMSG_CTL_WS_LIST, IMSG_CTL_VM_LIST,
+	    IMSG_CTL_VM_STOP, IMSG_CTL_VM_DESTROY, IMSG_CTL_QUOTA_SET };
+	static const char *const ids[] = { "vm-0123456789abcdef",
+	    "vm-0123456789abcdeF", "vm-", "" };
 	struct sockaddr_un sun;
 	const char	*name;
 	uint8_t		 hash[TOKEN_HASH_LEN], k;
@@ -1137,14 +1149,30 @@ control_run(struct in *in)
 	(void)ctl_turn(fd);
 	for (ops = 0; ops < FZ_OPS_MAX && in->left > 0 && !eof; ops++) {
 		k = in_u8(in);
-		type = (k & 0x30) == 0x30 ? in_u32(in) : types[k & 3];
+		if ((k & 0x30) == 0x30)
+			type = in_u32(in);
+		else if ((k & 3) == 3)
+			type = more[in_u8(in) % (sizeof(more) /
+			    sizeof(more[0]))];
+		else
+			type = types[k & 3];
 		pay.len = 0;
 		if ((k & 0xc0) == 0xc0) {
 			for (i = in_u8(in) % 8; i > 0; i--)
 				pay_text(in, in_u8(in) & 1 ? MF_STR :
 				    MF_BYTES);
+		} else if (type == IMSG_CTL_VM_STOP ||
+		    type == IMSG_CTL_VM_DESTROY) {
+			if (k & 0x40)
+				pay_text(in, MF_STR);
+			else {
+				name = ids[in_u8(in) & 3];
+				pay_tagged(MF_STR, name, strlen(name) + 1);
+			}
+			if (type == IMSG_CTL_VM_STOP)
+				pay_u32(in_val32(in) % 3);
 		} else if (type == IMSG_CTL_TOKEN_ISSUE ||
-		    type == IMSG_CTL_WS_REVOKE) {
+		    type == IMSG_CTL_WS_REVOKE || type == IMSG_CTL_QUOTA_SET) {
 			if (k & 0x40)
 				pay_text(in, MF_STR);
 			else {
@@ -1159,6 +1187,14 @@ control_run(struct in *in)
 				pay_u64(in_val64(in));
 				pay_u32(in_val32(in));
 				pay_u32(in_val32(in) & 1);
+			} else if (type == IMSG_CTL_WS_REVOKE)
+				pay_u32(in_val32(in) % 3);
+			else {
+				pay_u32(in_val32(in) & 0x1f);
+				pay_u32(in_val32(in));
+				pay_u64(in_val64(in));
+				pay_u32(in_val32(in));
+				pay_u64(in_val64(in));
 			}
 		}
 		le32_put(frame, type);

@@ -22,6 +22,11 @@ CODEC_WRAP(ctl_status_note)
 CODEC_WRAP(ctl_token_issue)
 CODEC_WRAP(ctl_ws_revoke)
 CODEC_WRAP(ctl_ws_entry)
+CODEC_WRAP(ctl_status_ws)
+CODEC_WRAP(ctl_vm_entry)
+CODEC_WRAP(ctl_vm_stop)
+CODEC_WRAP(ctl_vm_destroy)
+CODEC_WRAP(ctl_quota_set)
 CODEC_WRAP(net_preflight_result)
 CODEC_WRAP(net_setup)
 CODEC_WRAP(net_teardown)
@@ -171,15 +176,22 @@ over_ctl_token_issue(void *p, int i)
 static void
 fill_ctl_ws_revoke(void *p)
 {
-	((struct msg_ctl_ws_revoke *)p)->workspace = name(WS_NAME_MAX);
+	struct msg_ctl_ws_revoke	*m = p;
+
+	m->workspace = name(WS_NAME_MAX);
+	m->vms = CTL_REVOKE_STOP;
 }
 
 static int
 over_ctl_ws_revoke(void *p, int i)
 {
-	if (i > 0)
-		return -1;
-	((struct msg_ctl_ws_revoke *)p)->workspace = name(WS_NAME_MAX + 1);
+	struct msg_ctl_ws_revoke	*m = p;
+
+	switch (i) {
+	case 0: m->workspace = name(WS_NAME_MAX + 1); break;
+	case 1: m->vms = CTL_REVOKE_STOP + 1; break;
+	default: return -1;
+	}
 	return 0;
 }
 
@@ -199,6 +211,120 @@ over_ctl_ws_entry(void *p, int i)
 	if (i > 0)
 		return -1;
 	((struct msg_ctl_ws_entry *)p)->workspace = name(WS_NAME_MAX + 1);
+	return 0;
+}
+
+static void
+fill_ctl_status_ws(void *p)
+{
+	struct msg_ctl_status_ws	*m = p;
+
+	m->workspace = name(WS_NAME_MAX);
+	m->quota = QUOTA_ALL;
+	m->vms = m->max_vms = m->vcpus = m->max_vcpus = UINT32_MAX;
+	m->memory = m->max_memory = m->storage = m->max_storage = UINT64_MAX;
+}
+
+static int
+over_ctl_status_ws(void *p, int i)
+{
+	struct msg_ctl_status_ws	*m = p;
+
+	switch (i) {
+	case 0: m->workspace = name(WS_NAME_MAX + 1); break;
+	case 1: m->quota = QUOTA_ALL + 1; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_ctl_vm_entry(void *p)
+{
+	struct msg_ctl_vm_entry	*m = p;
+
+	m->id = VM_ID;
+	m->name = name(OBJ_NAME_MAX);
+	m->workspace = name(WS_NAME_MAX);
+	m->state = codec_str(CTL_STATE_MAX);
+	m->uid = m->qemu_pid = m->memory_mib = m->vcpus = UINT32_MAX;
+	m->uptime = UINT64_MAX;
+}
+
+static int
+over_ctl_vm_entry(void *p, int i)
+{
+	struct msg_ctl_vm_entry	*m = p;
+
+	switch (i) {
+	case 0: m->id = "vm-0123456789abcdeg"; break;
+	case 1: m->name = name(OBJ_NAME_MAX + 1); break;
+	case 2: m->workspace = name(WS_NAME_MAX + 1); break;
+	case 3: m->state = codec_str(CTL_STATE_MAX + 1); break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_ctl_vm_stop(void *p)
+{
+	struct msg_ctl_vm_stop	*m = p;
+
+	m->id = VM_ID;
+	m->force = 1;
+}
+
+static int
+over_ctl_vm_stop(void *p, int i)
+{
+	struct msg_ctl_vm_stop	*m = p;
+
+	switch (i) {
+	case 0: m->id = "vm-0123456789abcde"; break;
+	case 1: m->force = 2; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_ctl_vm_destroy(void *p)
+{
+	((struct msg_ctl_vm_destroy *)p)->id = VM_ID;
+}
+
+static int
+over_ctl_vm_destroy(void *p, int i)
+{
+	if (i > 0)
+		return -1;
+	((struct msg_ctl_vm_destroy *)p)->id = "job-0123456789abcdef";
+	return 0;
+}
+
+static void
+fill_ctl_quota_set(void *p)
+{
+	struct msg_ctl_quota_set	*m = p;
+
+	m->workspace = name(WS_NAME_MAX);
+	m->set = QUOTA_ALL;
+	m->vms = m->vcpus = UINT32_MAX;
+	m->memory = m->storage = UINT64_MAX;
+}
+
+static int
+over_ctl_quota_set(void *p, int i)
+{
+	struct msg_ctl_quota_set	*m = p;
+
+	switch (i) {
+	case 0: m->workspace = name(WS_NAME_MAX + 1); break;
+	case 1: m->set = QUOTA_ALL + 1; break;
+	case 2: m->set = 0; break;
+	default: return -1;
+	}
 	return 0;
 }
 
@@ -823,6 +949,17 @@ const struct codec codec_peers[] = {
 	    over_ctl_ws_entry),
 	CODEC(IMSG_CTL_STATUS_NOTE, ctl_status_note, fill_ctl_status_note,
 	    over_ctl_status_note),
+	CODEC(IMSG_CTL_STATUS_WS, ctl_status_ws, fill_ctl_status_ws,
+	    over_ctl_status_ws),
+	CODEC0(IMSG_CTL_VM_LIST, ctl_vm_list),
+	CODEC(IMSG_CTL_VM_ENTRY, ctl_vm_entry, fill_ctl_vm_entry,
+	    over_ctl_vm_entry),
+	CODEC(IMSG_CTL_VM_STOP, ctl_vm_stop, fill_ctl_vm_stop,
+	    over_ctl_vm_stop),
+	CODEC(IMSG_CTL_VM_DESTROY, ctl_vm_destroy, fill_ctl_vm_destroy,
+	    over_ctl_vm_destroy),
+	CODEC(IMSG_CTL_QUOTA_SET, ctl_quota_set, fill_ctl_quota_set,
+	    over_ctl_quota_set),
 
 	CODEC0(IMSG_NET_PREFLIGHT, net_preflight),
 	CODEC(IMSG_NET_PREFLIGHT_RESULT, net_preflight_result,

@@ -437,6 +437,66 @@ Test(config, size_parse)
 	cr_assert_eq(size_parse("17179869184G", &v), -1);
 }
 
+Test(config, limit_parse)
+{
+	uint64_t	 v = 1;
+	char		 why[160];
+
+	cr_assert_eq(limit_parse(LIMIT_VMS, "3", &v, why, sizeof(why)), 0);
+	cr_assert_eq(v, 3);
+	cr_assert_eq(limit_parse(LIMIT_MEMORY, "2G", &v, why, sizeof(why)),
+	    0);
+	cr_assert_eq(v, 2ULL << 30);
+	cr_assert_eq(limit_parse(LIMIT_STORAGE, "512mb", &v, why,
+	    sizeof(why)), 0);
+	cr_assert_eq(v, 512ULL << 20);
+	cr_assert_eq(limit_parse(LIMIT_VCPUS, "default", &v, why,
+	    sizeof(why)), 0);
+	cr_assert_eq(v, 0);
+
+	/* The config's bounds. */
+	cr_assert_eq(limit_parse(LIMIT_VMS, "0", &v, why, sizeof(why)), -1);
+	cr_assert_not_null(strstr(why, "vms must be 1 to 4096"));
+	cr_assert_eq(limit_parse(LIMIT_VMS, "4097", &v, why, sizeof(why)),
+	    -1);
+	cr_assert_eq(limit_parse(LIMIT_VCPUS, "65537", &v, why, sizeof(why)),
+	    -1);
+	cr_assert_eq(limit_parse(LIMIT_MEMORY, "127M", &v, why, sizeof(why)),
+	    -1);
+	cr_assert_not_null(strstr(why, "128M"));
+	cr_assert_eq(limit_parse(LIMIT_MEMORY, "128M", &v, why, sizeof(why)),
+	    0);
+	cr_assert_eq(limit_parse(LIMIT_STORAGE, "1023K", &v, why,
+	    sizeof(why)), -1);
+	cr_assert_eq(limit_parse(LIMIT_STORAGE, "8388608T", &v, why,
+	    sizeof(why)), -1);
+
+	/* Counts have no suffix, sizes no sign. */
+	cr_assert_eq(limit_parse(LIMIT_VMS, "2K", &v, why, sizeof(why)), -1);
+	cr_assert_eq(limit_parse(LIMIT_VMS, "-1", &v, why, sizeof(why)), -1);
+	cr_assert_eq(limit_parse(LIMIT_VMS, "", &v, why, sizeof(why)), -1);
+	cr_assert_eq(limit_parse(LIMIT_MEMORY, "-2G", &v, why, sizeof(why)),
+	    -1);
+	cr_assert_eq(limit_parse(LIMIT_MEMORY, "2Q", &v, why, sizeof(why)),
+	    -1);
+	cr_assert_eq(limit_parse(LIMIT_VCPUS, "99999999999999999999", &v, why,
+	    sizeof(why)), -1);
+	cr_assert_eq(v, 128ULL << 20, "a refused value leaves out alone");
+}
+
+/* The limits block refuses what set-quota refuses, in the same words. */
+Test(config, limits_bounds)
+{
+	cr_assert_eq(parse_text("workspace limits {\n vms 0\n}\n"), -1);
+	assert_error_line(2, "vms must be 1 to 4096");
+	cr_assert_eq(parse_text("workspace limits {\n memory 64M\n}\n"),
+	    -1);
+	assert_error_line(2, "memory limit must be 128M");
+	cr_assert_eq(parse_text("workspace limits {\n storage 4K\n}\n"),
+	    -1);
+	assert_error_line(2, "storage limit must be 1M");
+}
+
 Test(config, listen_addr_parse)
 {
 	struct listen_addr	 la;

@@ -235,3 +235,46 @@ Test(state, receipt_forget_only_pending, .init = setup, .fini = teardown)
 	cr_assert_eq(state_receipt_forget(a, "c1"), 0);
 	cr_assert_eq(begin(a, "c1"), RECEIPT_DONE, "a settled one stays");
 }
+
+/*
+ * set-quota: only the limits it names change, 0 gives one back to the
+ * config, each workspace keeps its own, and a missing one is refused.
+ */
+Test(state, quota_set_per_workspace, .init = setup, .fini = teardown)
+{
+	struct limits	 q, got;
+	char		 msg[256];
+	int64_t		 a = workspace("alice", 1), b = workspace("bob", 2);
+
+	memset(&q, 0, sizeof(q));
+	q.max_vms = 1;
+	q.max_memory = 1ULL << 30;
+	q.max_vcpus = 2;
+	q.max_storage = 5ULL << 30;
+	cr_assert_eq(state_ws_quota_set("carol", QUOTA_ALL, &q, 0, msg,
+	    sizeof(msg)), 1);
+	cr_assert_not_null(strstr(msg, "does not exist"));
+	cr_assert_eq(state_ws_quota_set("alice", QUOTA_ALL, &q, 0, msg,
+	    sizeof(msg)), 0, "%s", msg);
+	cr_assert_eq(state_ws_quota(a, &got), 0);
+	cr_assert_eq(got.max_vms, 1);
+	cr_assert_eq(got.max_memory, 1ULL << 30);
+	cr_assert_eq(got.max_vcpus, 2);
+	cr_assert_eq(got.max_storage, 5ULL << 30);
+
+	q.max_vms = 3;
+	q.max_memory = 0;
+	cr_assert_eq(state_ws_quota_set("alice", QUOTA_VMS | QUOTA_MEMORY, &q,
+	    0, msg, sizeof(msg)), 0, "%s", msg);
+	cr_assert_eq(state_ws_quota(a, &got), 0);
+	cr_assert_eq(got.max_vms, 3);
+	cr_assert_eq(got.max_memory, 0, "back to the config's");
+	cr_assert_eq(got.max_vcpus, 2, "not named: kept");
+	cr_assert_eq(got.max_storage, 5ULL << 30);
+
+	cr_assert_eq(state_ws_quota(b, &got), 0);
+	cr_assert_eq(got.max_vms + got.max_memory + got.max_vcpus +
+	    got.max_storage, 0, "another workspace's quota is its own");
+	cr_assert_eq(query("SELECT count(*) FROM audit WHERE action = "
+	    "'quota-set'"), 2);
+}
