@@ -7,10 +7,17 @@
  * An empty gateway (a NIC for port forwards only, which can reach nothing)
  * means no default route: a connection out fails at once in the guest
  * ("Network is unreachable") instead of at the host's rules.
+ *
+ * A guest restored from another VM's state (a fork's) has that VM's NIC,
+ * with its MAC, address and route: when no NIC has the MAC asked for and
+ * the guest has exactly one Ethernet NIC, that one takes the MAC, and the
+ * default route is replaced rather than added.
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+
+#include <net/if_arp.h>
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -127,6 +134,63 @@ nic_find(const char *mac, char *name, size_t len)
 	return found;
 }
 
+/* The name of the guest's one Ethernet NIC, from sysfs: 0, or -1. */
+static int
+nic_only(char *name, size_t len)
+{
+	char		 path[300], buf[16];
+	struct dirent	*de;
+	DIR		*d;
+	int		 n = 0;
+
+	if ((d = opendir(NETCFG_SYSNET)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= len ||
+		    snprintf(path, sizeof(path), "%s/%s/type", NETCFG_SYSNET,
+		    de->d_name) >= (int)sizeof(path) ||
+		    read_small_file(path, buf, sizeof(buf)) <= 0 ||
+		    atoi(buf) != ARPHRD_ETHER)
+			continue;
+		memcpy(name, de->d_name, strlen(de->d_name) + 1);
+		n++;
+	}
+	closedir(d);
+	return n == 1 ? 0 : -1;
+}
+
+/* Gives NIC name the MAC mac ("52:54:00:..."), down while it changes. */
+static int
+nic_set_mac(int s, const char *name, const char *mac)
+{
+	struct ifreq	 ifr;
+	unsigned int	 b[6];
+	short		 flags;
+	int		 i, rc;
+
+	if (sscanf(mac, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3],
+	    &b[4], &b[5]) != 6) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, name, strlen(name) + 1);
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) == -1)
+		return -1;
+	flags = ifr.ifr_flags;
+	ifr.ifr_flags = (short)(flags & ~IFF_UP);
+	if ((flags & IFF_UP) && ioctl(s, SIOCSIFFLAGS, &ifr) == -1)
+		return -1;
+	ifr.ifr_hwaddr.sa_family = ARPHRD_ETHER;
+	for (i = 0; i < 6; i++)
+		ifr.ifr_hwaddr.sa_data[i] = (char)b[i];
+	rc = ioctl(s, SIOCSIFHWADDR, &ifr);
+	ifr.ifr_flags = flags;
+	if ((flags & IFF_UP) && ioctl(s, SIOCSIFFLAGS, &ifr) == -1)
+		rc = -1;
+	return rc;
+}
+
 static void
 sin_set(struct sockaddr *sa, struct in_addr a)
 {
@@ -189,19 +253,27 @@ int
 netcfg_apply(const struct netcfg *nc, char *err, size_t errlen)
 {
 	struct ifreq	 ifr;
-	struct rtentry	 rt;
+	struct rtentry	 rt, del;
 	struct in_addr	 mask;
 	char		 name[IFNAMSIZ];
-	int		 s, e;
+	int		 s, e, rc;
 
-	if (nic_find(nc->mac, name, sizeof(name)) == -1) {
-		(void)snprintf(err, errlen, "no NIC has MAC %s", nc->mac);
-		errno = ENODEV;
-		return -1;
-	}
 	if ((s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1) {
 		(void)snprintf(err, errlen, "socket: %s", strerror(errno));
 		return -1;
+	}
+	if (nic_find(nc->mac, name, sizeof(name)) == -1) {
+		if (nic_only(name, sizeof(name)) == -1) {
+			(void)snprintf(err, errlen, "no NIC has MAC %s",
+			    nc->mac);
+			errno = ENODEV;
+			goto fail;
+		}
+		if (nic_set_mac(s, name, nc->mac) == -1) {
+			(void)snprintf(err, errlen, "MAC %s on %s: %s",
+			    nc->mac, name, strerror(errno));
+			goto fail;
+		}
 	}
 	memset(&ifr, 0, sizeof(ifr));
 	memcpy(ifr.ifr_name, name, strlen(name) + 1);
@@ -232,8 +304,15 @@ netcfg_apply(const struct netcfg *nc, char *err, size_t errlen)
 	sin_set(&rt.rt_gateway, nc->gateway);
 	rt.rt_flags = RTF_UP | RTF_GATEWAY;
 	rt.rt_dev = name;
-	/* Idempotent: the same route again is fine. */
-	if (ioctl(s, SIOCADDRT, &rt) == -1 && errno != EEXIST) {
+	/* The same route again, or a restored guest's old one: replaced. */
+	if ((rc = ioctl(s, SIOCADDRT, &rt)) == -1 && errno == EEXIST) {
+		del = rt;
+		sin_set(&del.rt_gateway, (struct in_addr){ 0 });
+		del.rt_flags = RTF_UP;
+		(void)ioctl(s, SIOCDELRT, &del);
+		rc = ioctl(s, SIOCADDRT, &rt);
+	}
+	if (rc == -1) {
 		(void)snprintf(err, errlen, "default route: %s",
 		    strerror(errno));
 		goto fail;
