@@ -1141,7 +1141,9 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "once every new VM answers, with them in the source's place "
 	    "(vms). Each counts against your workspace's quotas like a "
 	    "vm_create; the source must run the guest agent from a "
-	    "catalogue image, without network or port forwards. request_id "
+	    "catalogue image. With network \"on\", each new VM has its own "
+	    "address and MAC, and none has the source's port_forwards; a VM "
+	    "whose NIC carries port forwards alone is refused. request_id "
 	    "is required: a retry with it returns the first result.",
 	    "{'type':'object','properties':{'source_vm_id':{'type':"
 	    "'string'},'paused_ms':{'type':'integer'},'vms':{'type':"

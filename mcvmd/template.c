@@ -330,6 +330,7 @@ vm_template_fork(const struct vm_row *source, const char *dir)
 	row.memory_mib = source->memory_mib;
 	row.vcpus = source->vcpus;
 	row.display = source->display;
+	row.network = source->network;	/* its NIC: the fork's devices */
 	(void)snprintf(row.image, sizeof(row.image), "%s", source->image);
 	wtpl_start(w, source->ws_id, &row, dir, 1, IMSG_STORE_DISK_OPEN);
 	return (int)(w - wtpls) + 1;

@@ -422,17 +422,21 @@ fork_paused(struct req *r, struct imsg *imsg)
 
 /* ---- the call ----------------------------------------------------------- */
 
-/* Why src cannot be forked: NULL if it can. */
+/* Why src cannot be forked by c: NULL if it can. */
 static const char *
-fork_refusal(const struct vm *src)
+fork_refusal(const struct tool_call *c, const struct vm *src)
 {
 	if (vm_own_disks(src))
 		return "it boots its own disks, which vm_fork does not copy "
 		    "yet: fork a VM of a catalogue image";
-	if (src->row.network != 0 || vm_net_has_nic(src))
-		return "it has a network (or port forwards), whose address a "
-		    "new VM could not share: fork a VM made with network "
-		    "\"off\" and no port_forwards";
+	/* Its new VMs' devices are its own: a NIC with its network alone. */
+	if (src->row.network == 0 && vm_net_has_nic(src))
+		return "its NIC carries port forwards alone, which its new VMs "
+		    "would not have: fork a VM with network \"on\", or "
+		    "without port_forwards";
+	if (src->row.network != 0 && !(c->auth->flags & WS_ALLOW_NETWORK))
+		return "it has a network, which this workspace may no longer "
+		    "use";
 	if (src->forking)
 		return "another vm_fork of it is saving its state: retry in "
 		    "a few seconds";
@@ -516,6 +520,7 @@ clone_new(const struct tool_call *c, const struct vm *src, const char *name,
 	row.memory_mib = src->row.memory_mib;
 	row.vcpus = src->row.vcpus;
 	row.display = src->row.display;
+	row.network = src->row.network;
 	row.idle_seconds = src->row.idle_seconds;
 	row.idle_mode = src->row.idle_mode;
 	row.disk_bytes = src->row.disk_bytes;
@@ -552,7 +557,7 @@ tool_vm_fork(struct tool_call *c)
 	n = (unsigned int)TOOL_INT(c->args, VM_FORK, COUNT, 1);
 	if (n < 1 || n > VM_FORK_MAX)
 		fatalx("frontd: vm_fork count %u out of range", n);
-	if ((why = fork_refusal(src)) != NULL) {
+	if ((why = fork_refusal(c, src)) != NULL) {
 		(void)snprintf(err, sizeof(err), "%s cannot be forked: %s. "
 		    "Nothing was done.", src->row.id, why);
 		receipt_fail(c->auth->id, c->rid, src->row.id, c->id,

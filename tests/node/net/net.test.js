@@ -545,6 +545,37 @@ test('port forwards reach the guest from 127.0.0.1 and bind nothing else',
 	    'connected', 'the forward answers the internet');
 });
 
+test('a fork of a VM with networking: each new VM its own address, MAC ' +
+    'and route, and the internet', async () => {
+	have('b');
+	const f = await call(net, 'vm_fork', { vm_id: vms.b.vm_id, count: 2,
+	    request_id: 'on-fork' });
+	assert.equal(f.vms.length, 2);
+	const seen = new Set([vms.b.address, vms.b.mac]);
+	for (const r of f.vms) {
+		checkNet(r, 'a fork\'s VM');
+		assert.deepEqual(r.port_forwards ?? [], []);
+		for (const k of [r.address, r.mac]) {
+			assert.ok(!seen.has(k), `${k} seen before`);
+			seen.add(k);
+		}
+		// The guest took the NIC's new MAC, address and route.
+		const g = await guestPy(r.vm_id, NICS);
+		const nic = g.nics.find((n) => n !== 'lo');
+		assert.equal(g.mac[nic], r.mac);
+		assert.equal(g.gw, r.gateway);
+		assert.equal(g.src, r.address.split('/')[0]);
+		assert.deepEqual(await guestPy(r.vm_id, FETCH, `http://${INET}/`),
+		    { body: `hello from ${INET}:80` });
+	}
+	// The source's network is its own still.
+	assert.deepEqual(await guestPy(vms.b.vm_id, FETCH, `http://${INET}/`),
+	    { body: `hello from ${INET}:80` });
+	for (const r of f.vms)
+		assert.equal((await call(net, 'vm_destroy', { vm_id: r.vm_id }))
+		    .destroyed, true);
+});
+
 test('vm_destroy leaves no link, table, listener or QEMU', async () => {
 	have('a', 'b');
 	for (const k of ['a', 'b']) {
