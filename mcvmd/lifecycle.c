@@ -219,7 +219,7 @@ vm_fail(struct vm *vm, const char *why)
 		if (vm->wtpl_using)
 			vm_template_retire_shared(vm, msg);
 		else
-			vm_template_retire(msg);
+			vm_template_retire(vm, msg);
 	}
 	if (vm->tpl) {
 		vm_template_failed(vm, why);

@@ -324,7 +324,7 @@ store_disk_done(struct req *r, struct imsg *imsg)
 		vm_store_ram(vm);
 		return;
 	}
-	if (vm->boot.restore && vm_template_ready()) {
+	if (vm->boot.restore && vm_template_ready(vm)) {
 		vm_store_checkpoint(vm, vm_template_source(vm), 0);
 		return;
 	}
@@ -489,8 +489,8 @@ vm_store_entry(struct imsg *imsg)
 
 	if (msg_store_disk_entry_get(imsg, &m) == -1)
 		fatalx("stored: malformed %s", imsg_type_name(imsg->hdr.type));
-	if (vm_find(m.vm_id, 0) != NULL ||
-	    strcmp(m.vm_id, vm_template_id()) == 0)
+	if (vm_find(m.vm_id, 0) != NULL || vm_template_owns(m.vm_id) ||
+	    vm_fork_owns(m.vm_id))
 		return;
 	log_info("%s: deleting the disk no VM owns", m.vm_id);
 	vm_store_delete_unowned(m.vm_id);

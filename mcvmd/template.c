@@ -1,12 +1,16 @@
 /*
- * Fast creation (ARCHITECTURE.md section 4): once per run, a template VM
- * of the first catalog image, in the default configuration and without
- * network, boots with a read-only root until its agent holds on the agent
- * port, before anything is written to its disk, and is checkpointed
- * there.  A new VM of that configuration starts from the checkpoint with
- * its own fresh disk; the monitor then releases it, and gives the guest
- * the host's time and fresh randomness as to every guest.  Anything else
- * boots.
+ * Fast creation (ARCHITECTURE.md section 4): a template VM boots with a
+ * read-only root until its agent holds on the agent port, before anything
+ * is written to its disk, and is checkpointed there.  A new VM of its
+ * configuration (catalogue image, memory, vCPUs, display, and whether it
+ * has a NIC) starts from the checkpoint with its own fresh disk; the
+ * monitor then releases it, and gives the guest its identity, the host's
+ * time, fresh randomness and (with a NIC) its own MAC and address, as to
+ * every guest.  The host's templates: one per run for the default
+ * configuration (the first catalogue image, no NIC), made at start, and
+ * one for each other configuration a vm_create asks for, made on its
+ * first use, up to HTPL_MAX of them; a VM whose configuration has none
+ * ready boots.
  *
  * That checkpoint holds the template's whole RAM, which each new VM reads.
  * A workspace's first VM of that configuration also has a shared template
@@ -39,6 +43,7 @@
 #include "vm.h"
 
 #define VM_TEMPLATE_REBUILDS	3	/* new checkpoints per run at most */
+#define HTPL_MAX		4	/* host templates: configurations */
 #define WTPL_MAX		32	/* shared templates at once */
 
 enum wtpl_state {
@@ -63,7 +68,9 @@ static struct wtpl {
 	time_t		 used;			/* last chosen, or made */
 } wtpls[WTPL_MAX];
 
-static struct {
+/* A host template: its configuration, and its checkpoint once made. */
+static struct htpl {
+	int		 used;		/* configured */
 	struct vm	*vm;		/* while it is being made */
 	int		 tried;
 	int		 ready;
@@ -72,27 +79,45 @@ static struct {
 	char		 image[OBJ_NAME_MAX + 1];
 	uint32_t	 memory_mib;
 	uint32_t	 vcpus;
+	uint32_t	 display;
+	uint32_t	 nic;		/* its guest has a NIC */
 	char		 why[320];
-} tpl;
+} htpls[HTPL_MAX];
 
-int
-vm_template_ready(void)
+static struct htpl *
+htpl_of(const struct vm *vm)
 {
-	return tpl.ready;
+	return vm->htpl > 0 && vm->htpl <= HTPL_MAX &&
+	    htpls[vm->htpl - 1].used ? &htpls[vm->htpl - 1] : NULL;
 }
 
-const char *
-vm_template_id(void)
+/* The ready host template whose checkpoint is id's, or NULL. */
+static struct htpl *
+htpl_ready(const char *id)
 {
-	return tpl.id;
+	size_t	 i;
+
+	for (i = 0; i < HTPL_MAX; i++)
+		if (htpls[i].ready && strcmp(htpls[i].id, id) == 0)
+			return &htpls[i];
+	return NULL;
+}
+
+/* Whether vm's host template is ready to restore it. */
+int
+vm_template_ready(const struct vm *vm)
+{
+	const struct htpl	*t = htpl_of(vm);
+
+	return t != NULL && t->ready;
 }
 
 static void
-vm_template_off(const char *why)
+htpl_off(struct htpl *t, const char *why)
 {
-	tpl.ready = 0;
-	(void)snprintf(tpl.why, sizeof(tpl.why), "off: %.300s", why);
-	log_warnx("template %s", tpl.why);
+	t->ready = 0;
+	(void)snprintf(t->why, sizeof(t->why), "off: %.300s", why);
+	log_warnx("template %s", t->why);
 }
 
 static struct wtpl *
@@ -158,69 +183,161 @@ vm_template_holds_slot(uint32_t slot)
  * disk, the network, a cancelled creation) leave it be.
  */
 void
-vm_template_retire(const char *why)
+vm_template_retire(const struct vm *vm, const char *why)
 {
-	char	 msg[400];
-	size_t	 i;
+	struct htpl	*t = htpl_of(vm);
+	char		 msg[400];
+	size_t		 i;
 
-	if (!tpl.ready)
+	if (t == NULL || !t->ready)
 		return;
 	for (i = 0; i < WTPL_MAX; i++)
-		if (wtpls[i].state == WT_READY && !wtpls[i].fork)
+		if (wtpls[i].state == WT_READY && !wtpls[i].fork &&
+		    strcmp(wtpls[i].host, t->id) == 0)
 			wtpl_retire(&wtpls[i], "the host's template is retired");
 	(void)snprintf(msg, sizeof(msg), "checkpoint %s retired: %.300s",
-	    tpl.id, why);
-	vm_template_off(msg);
-	vm_store_delete_unowned(tpl.id);
-	tpl.id[0] = '\0';
-	if (++tpl.rebuilds > VM_TEMPLATE_REBUILDS) {
+	    t->id, why);
+	htpl_off(t, msg);
+	vm_store_delete_unowned(t->id);
+	t->id[0] = '\0';
+	if (++t->rebuilds > VM_TEMPLATE_REBUILDS) {
 		log_warnx("template: not made again (%d times this run)",
 		    VM_TEMPLATE_REBUILDS);
 		return;
 	}
-	tpl.tried = 0;
+	t->tried = 0;
 	vm_template_build();
 }
 
 /*
- * Starts the template once every daemon it needs is up, as a VM of its
- * own that no workspace owns and state.db does not hold.
+ * Starts host template t once every daemon it needs is up, as a VM of
+ * its own that no workspace owns and state.db does not hold.  One with a
+ * NIC has network on, which needs an uplink.
  */
-void
-vm_template_build(void)
+static void
+htpl_build(struct htpl *t)
 {
 	struct vm_row	 row;
 	uint64_t	 disk;
 	char		 err[320];
 
-	if (tpl.tried || !vm_cgroups_ok() || !vm_store_is_up() ||
-	    env->conf.nimages == 0 || !vm_net_is_up())
+	if (t->tried || !vm_cgroups_ok() || !vm_store_is_up() ||
+	    !vm_net_is_up())
 		return;
-	if (vm_image_find(env->conf.images[0].name, &disk, err,
-	    sizeof(err)) == -1)
+	if (vm_image_find(t->image, &disk, err, sizeof(err)) == -1)
 		return;		/* not verified yet */
-	tpl.tried = 1;
+	t->tried = 1;
+	if (t->nic && env->conf.uplink[0] == '\0') {
+		htpl_off(t, "a guest with a NIC needs the host's uplink");
+		return;
+	}
 	memset(&row, 0, sizeof(row));
 	if (vm_slot_alloc(&row.slot) == -1) {
-		vm_template_off("no free VM slot");
+		htpl_off(t, "no free VM slot");
 		return;
 	}
 	vm_random_id("vm-", row.id, sizeof(row.id));
 	row.uid = env->conf.vm_uid_first + row.slot;
-	row.memory_mib = (uint32_t)(env->conf.vm_memory >> 20);
-	row.vcpus = env->conf.vm_vcpus;
-	row.display = 1;
+	row.memory_mib = t->memory_mib;
+	row.vcpus = t->vcpus;
+	row.display = t->display;
+	row.network = t->nic;
 	(void)snprintf(row.name, sizeof(row.name), "template");
-	(void)snprintf(row.image, sizeof(row.image), "%s",
-	    env->conf.images[0].name);
+	(void)snprintf(row.image, sizeof(row.image), "%s", t->image);
 	(void)snprintf(row.state, sizeof(row.state), "%s",
 	    vm_state_name(VS_CREATING));
 	row.disk_bytes = disk;
 	row.created = (int64_t)time(NULL);
-	tpl.vm = vm_new(&row);
-	tpl.vm->tpl = TPL_HOST;
-	log_info("%s: template of image %s", row.id, row.image);
-	vm_store_disk(tpl.vm, IMSG_STORE_DISK_CREATE);
+	t->vm = vm_new(&row);
+	t->vm->tpl = TPL_HOST;
+	t->vm->htpl = (int)(t - htpls) + 1;
+	log_info("%s: template of image %s, %u MiB, %u vCPU%s%s", row.id,
+	    row.image, row.memory_mib, row.vcpus, t->display ? "" :
+	    ", no display", t->nic ? ", a NIC" : "");
+	vm_store_disk(t->vm, IMSG_STORE_DISK_CREATE);
+}
+
+/*
+ * The host's templates not made yet, once every daemon they need is up:
+ * the default configuration's first.
+ */
+void
+vm_template_build(void)
+{
+	struct htpl	*t = &htpls[0];
+	size_t		 i;
+
+	if (!t->used && env->conf.nimages > 0) {
+		t->used = 1;
+		(void)snprintf(t->image, sizeof(t->image), "%s",
+		    env->conf.images[0].name);
+		t->memory_mib = (uint32_t)(env->conf.vm_memory >> 20);
+		t->vcpus = env->conf.vm_vcpus;
+		t->display = 1;
+	}
+	for (i = 0; i < HTPL_MAX; i++)
+		if (htpls[i].used)
+			htpl_build(&htpls[i]);
+}
+
+/*
+ * Whether vm, new, can restore from a host template of its configuration:
+ * 1 with vm->htpl set if one is ready.  A configuration none has yet gets
+ * one now, if there is room, for the VMs after this one.
+ */
+int
+vm_template_fits(struct vm *vm)
+{
+	const struct vm_row	*row = &vm->row;
+	struct htpl		*t, *room = NULL;
+	uint32_t		 nic = vm_net_has_nic(vm) ? 1 : 0;
+	size_t			 i;
+
+	if (row->disks[0] != '\0' || !vm_catalog_image(row->image))
+		return 0;
+	for (i = 0; i < HTPL_MAX; i++) {
+		t = &htpls[i];
+		if (!t->used) {
+			if (room == NULL)
+				room = t;
+			continue;
+		}
+		if (strcmp(row->image, t->image) != 0 ||
+		    row->memory_mib != t->memory_mib ||
+		    row->vcpus != t->vcpus || row->display != t->display ||
+		    nic != t->nic)
+			continue;
+		if (!t->ready)
+			return 0;
+		vm->htpl = (int)i + 1;
+		return 1;
+	}
+	if (room == NULL)
+		return 0;
+	memset(room, 0, sizeof(*room));
+	room->used = 1;
+	(void)snprintf(room->image, sizeof(room->image), "%s", row->image);
+	room->memory_mib = row->memory_mib;
+	room->vcpus = row->vcpus;
+	room->display = row->display;
+	room->nic = nic;
+	htpl_build(room);
+	return 0;
+}
+
+/* Whether directory id is a template's, which no VM owns. */
+int
+vm_template_owns(const char *id)
+{
+	size_t	 i;
+
+	for (i = 0; i < HTPL_MAX; i++)
+		if (htpls[i].used && strcmp(htpls[i].id, id) == 0)
+			return 1;
+	for (i = 0; i < WTPL_MAX; i++)
+		if (wtpls[i].state != WT_FREE && strcmp(wtpls[i].id, id) == 0)
+			return 1;
+	return 0;
 }
 
 /*
@@ -291,7 +408,7 @@ wtpl_start(struct wtpl *w, int64_t ws, struct vm_row *row, const char *host,
 }
 
 static void
-wtpl_build(int64_t ws)
+wtpl_build(int64_t ws, const struct htpl *t)
 {
 	struct wtpl	*w;
 	struct vm_row	 row;
@@ -302,11 +419,12 @@ wtpl_build(int64_t ws)
 	if (vm_slot_alloc(&row.slot) == -1)
 		return;
 	vm_random_id("vm-", row.id, sizeof(row.id));
-	row.memory_mib = tpl.memory_mib;
-	row.vcpus = tpl.vcpus;
-	row.display = 1;
-	(void)snprintf(row.image, sizeof(row.image), "%s", tpl.image);
-	wtpl_start(w, ws, &row, tpl.id, 0, IMSG_STORE_DISK_CREATE);
+	row.memory_mib = t->memory_mib;
+	row.vcpus = t->vcpus;
+	row.display = t->display;
+	row.network = t->nic;	/* the host template's devices */
+	(void)snprintf(row.image, sizeof(row.image), "%s", t->image);
+	wtpl_start(w, ws, &row, t->id, 0, IMSG_STORE_DISK_CREATE);
 }
 
 /*
@@ -367,20 +485,22 @@ vm_template_fork_end(int idx)
 void
 vm_template_share(struct vm *vm)
 {
-	size_t	 i;
+	const struct htpl	*t = htpl_of(vm);
+	size_t			 i;
 
-	if (!env->conf.shared_templates || !tpl.ready)
+	if (!env->conf.shared_templates || t == NULL || !t->ready)
 		return;
 	for (i = 0; i < WTPL_MAX; i++) {
 		if (wtpls[i].ws != vm->row.ws_id || wtpls[i].fork ||
-		    wtpls[i].state == WT_FREE)
+		    wtpls[i].state == WT_FREE ||
+		    strcmp(wtpls[i].host, t->id) != 0)
 			continue;
 		if (wtpls[i].state == WT_READY)
 			vm->wtpl = (int)i + 1;
 		if (wtpls[i].state != WT_RETIRED)
 			return;
 	}
-	wtpl_build(vm->row.ws_id);
+	wtpl_build(vm->row.ws_id, t);
 }
 
 /*
@@ -391,14 +511,15 @@ const char *
 vm_template_source(struct vm *vm)
 {
 	struct wtpl	*w = wtpl_of(vm);
+	struct htpl	*t = htpl_of(vm);
 
 	/* A shared template loads its source: a fork's, or the host's. */
 	if (vm->tpl == TPL_SHARED)
-		return w != NULL && w->fork ? w->host : tpl.ready ? tpl.id :
-		    NULL;
+		return w != NULL && (w->fork || htpl_ready(w->host) != NULL) ?
+		    w->host : NULL;
 	if (w == NULL || (w->state != WT_READY && !w->fork)) {
 		vm->wtpl = 0;
-		return tpl.id;
+		return t != NULL && t->ready ? t->id : NULL;
 	}
 	if (!vm->wtpl_using) {
 		w->users++;
@@ -498,6 +619,7 @@ void
 vm_checkpointed(struct vm *vm, int ok)
 {
 	struct wtpl	*w;
+	struct htpl	*t;
 
 	if (!vm->tpl)
 		fatalx("%s: checkpoint of a VM that is no template", __func__);
@@ -518,15 +640,14 @@ vm_checkpointed(struct vm *vm, int ok)
 		if (w->fork)
 			vm_fork_template(vm->row.id, NULL);
 		/* Made from a host's template retired meanwhile: not used. */
-		else if (!tpl.ready || strcmp(w->host, tpl.id) != 0)
+		else if (htpl_ready(w->host) == NULL)
 			wtpl_retire(w, "its source was retired meanwhile");
 		goto done;
 	}
-	(void)snprintf(tpl.id, sizeof(tpl.id), "%s", vm->row.id);
-	(void)snprintf(tpl.image, sizeof(tpl.image), "%s", vm->row.image);
-	tpl.memory_mib = vm->row.memory_mib;
-	tpl.vcpus = vm->row.vcpus;
-	tpl.ready = 1;
+	if ((t = htpl_of(vm)) == NULL)
+		fatalx("%s: %s has no entry", __func__, vm->row.id);
+	(void)snprintf(t->id, sizeof(t->id), "%s", vm->row.id);
+	t->ready = 1;
 	log_info("%s: template ready", vm->row.id);
 done:
 	/* Its QEMU has nothing left to do; the checkpoint stays. */
@@ -535,21 +656,12 @@ done:
 	vm_kill(vm);
 }
 
-int
-vm_template_fits(const struct vm_row *row)
-{
-	/* The device profile is part of what a restored VM must match. */
-	return tpl.ready && row->network == 0 && row->display == 1 &&
-	    row->disks[0] == '\0' &&
-	    strcmp(row->image, tpl.image) == 0 &&
-	    row->memory_mib == tpl.memory_mib && row->vcpus == tpl.vcpus;
-}
-
 /* The template failed (and is destroyed now): no checkpoint this time. */
 void
 vm_template_failed(struct vm *vm, const char *why)
 {
 	struct wtpl	*w;
+	struct htpl	*t;
 
 	if (vm->tpl == TPL_SHARED) {
 		if ((w = wtpl_building(vm)) != NULL && w->fork) {
@@ -568,8 +680,10 @@ vm_template_failed(struct vm *vm, const char *why)
 		}
 		return;
 	}
-	tpl.vm = NULL;
-	vm_template_off(why);
+	if ((t = htpl_of(vm)) != NULL) {
+		t->vm = NULL;
+		htpl_off(t, why);
+	}
 }
 
 /* The template's processes ended: only its directory, with the checkpoint,
@@ -577,34 +691,68 @@ vm_template_failed(struct vm *vm, const char *why)
 void
 vm_template_gone(struct vm *vm)
 {
-	if (vm->tpl != TPL_SHARED)
-		tpl.vm = NULL;
+	struct htpl	*t;
+
+	if (vm->tpl == TPL_HOST && (t = htpl_of(vm)) != NULL)
+		t->vm = NULL;
 }
 
+/*
+ * One note per host template for mcvmctl status: "template" the default
+ * configuration's, "template N" the others'.
+ */
 void
-vm_template_note(char *text, size_t len)
+vm_template_notes(void (*note)(const char *, const char *, void *),
+    void *arg)
 {
-	char		 shared[96] = "";
-	size_t		 i;
-	unsigned int	 n = 0, users = 0;
+	const struct htpl	*t;
+	char			 shared[128] = "", text[CONF_NAME_MAX + 400];
+	char			 topic[16];
+	size_t			 i, k, len;
+	unsigned int		 n, users, making;
 
-	for (i = 0; i < WTPL_MAX; i++)
-		if (wtpls[i].state == WT_READY && !wtpls[i].fork) {
-			n++;
-			users += wtpls[i].users;
+	for (k = 0; k < HTPL_MAX; k++) {
+		t = &htpls[k];
+		if (!t->used)
+			continue;
+		shared[0] = '\0';
+		n = users = making = 0;
+		for (i = 0; i < WTPL_MAX; i++) {
+			if (wtpls[i].fork || !t->ready ||
+			    strcmp(wtpls[i].host, t->id) != 0)
+				continue;
+			if (wtpls[i].state == WT_BUILDING)
+				making++;
+			if (wtpls[i].state == WT_READY) {
+				n++;
+				users += wtpls[i].users;
+			}
 		}
-	if (n > 0)
-		(void)snprintf(shared, sizeof(shared), "; %u workspace%s "
-		    "shared template%s, mapped by %u VM%s", n,
-		    n == 1 ? "'s" : "s'", n == 1 ? "" : "s", users,
-		    users == 1 ? "" : "s");
-	if (tpl.ready)
-		(void)snprintf(text, len, "ready (%s): new VMs of image %.64s "
-		    "with %u MiB, %u vCPU, a display and no network start "
-		    "from its checkpoint%s", tpl.id, tpl.image,
-		    tpl.memory_mib, tpl.vcpus, shared);
-	else
-		(void)snprintf(text, len, "%s", tpl.vm != NULL ?
-		    "being made" : tpl.why[0] != '\0' ? tpl.why :
-		    "not made yet");
+		if (n > 0)
+			(void)snprintf(shared, sizeof(shared), "; %u "
+			    "workspace%s shared template%s, mapped by %u VM%s",
+			    n, n == 1 ? "'s" : "s'", n == 1 ? "" : "s", users,
+			    users == 1 ? "" : "s");
+		if (making > 0) {
+			len = strlen(shared);
+			(void)snprintf(shared + len, sizeof(shared) - len,
+			    "; %u more being made", making);
+		}
+		if (t->ready)
+			(void)snprintf(text, sizeof(text), "ready (%s): new "
+			    "VMs of image %.64s with %u MiB, %u vCPU, %s and "
+			    "%s start from its checkpoint%s", t->id, t->image,
+			    t->memory_mib, t->vcpus, t->display ? "a display" :
+			    "no display", t->nic ? "a NIC" : "no network",
+			    shared);
+		else
+			(void)snprintf(text, sizeof(text), "%s", t->vm != NULL ?
+			    "being made" : t->why[0] != '\0' ? t->why :
+			    "not made yet");
+		(void)snprintf(topic, sizeof(topic), k == 0 ? "template" :
+		    "template %zu", k + 1);
+		note(topic, text, arg);
+	}
+	if (!htpls[0].used)
+		note("template", "not made yet", arg);
 }

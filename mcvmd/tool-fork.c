@@ -252,6 +252,19 @@ vm_fork_template(const char *dir, const char *why)
 	fork_start(&forks[k]);
 }
 
+/* Whether directory id is a fork's, which no VM owns. */
+int
+vm_fork_owns(const char *id)
+{
+	size_t	 k;
+
+	for (k = 0; k < FORKS_MAX; k++)
+		if (forks[k].used && forks[k].dir_made &&
+		    strcmp(forks[k].dir, id) == 0)
+			return 1;
+	return 0;
+}
+
 /* vm has F's checkpoint open, or will not: F goes after the last. */
 void
 vm_fork_read(struct vm *vm)

@@ -348,8 +348,7 @@ tool_vm_create(struct tool_call *c)
 		vm->fwd[i].guest = fwd[i].guest;
 	}
 	vm->nfwd = v != NULL ? v->nlist : 0;
-	/* The template has no NIC: a VM with forwards boots afresh. */
-	vm->boot.restore = !vm_net_has_nic(vm) && vm_template_fits(&row);
+	vm->boot.restore = vm_template_fits(vm);
 	if (vm->boot.restore)
 		vm_template_share(vm);
 	vm_op_begin(vm, c->id, VO_CREATE, c->rid);

@@ -295,13 +295,10 @@ vm_init(void)
 void
 vm_status_notes(void (*note)(const char *, const char *, void *), void *arg)
 {
-	char	 text[CONF_NAME_MAX + 320];
-
 	note("vms", vm_cgroups_why(), arg);
 	vm_store_notes(note, arg);
 	note("network", vm_net_preflight(), arg);
-	vm_template_note(text, sizeof(text));
-	note("template", text, arg);
+	vm_template_notes(note, arg);
 }
 
 /* ---- deadlines ---------------------------------------------------------- */

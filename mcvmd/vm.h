@@ -140,6 +140,8 @@ struct vm {
 	struct vm_op	 op;
 	struct vm_boot	 boot;
 	int		 tpl;		/* a template: TPL_HOST, TPL_SHARED */
+	int		 htpl;		/* the host template it restores
+					   from, or is; 1-based */
 	int		 wtpl;		/* its shared template's, 1-based */
 	int		 wtpl_using;	/* its QEMU maps that one's RAM file */
 	int		 hib_paused;	/* hibernating: it was paused */
@@ -210,6 +212,7 @@ void		 vm_intent(struct vm *, enum vm_opkind);
 const char	*vm_fork_dir(struct vm *);
 void		 vm_fork_template(const char *, const char *);
 void		 vm_fork_read(struct vm *);
+int		 vm_fork_owns(const char *);
 void		 vm_fork_done(struct vm *, int, const char *);
 void		 vm_fork_gone(struct vm *);
 
@@ -315,11 +318,12 @@ void		 vm_template_held(struct vm *);
 void		 vm_checkpointed(struct vm *, int);
 void		 vm_template_failed(struct vm *, const char *);
 void		 vm_template_gone(struct vm *);
-void		 vm_template_retire(const char *);
-int		 vm_template_fits(const struct vm_row *);
-int		 vm_template_ready(void);
-const char	*vm_template_id(void);
-void		 vm_template_note(char *, size_t);
+void		 vm_template_retire(const struct vm *, const char *);
+int		 vm_template_fits(struct vm *);
+int		 vm_template_ready(const struct vm *);
+int		 vm_template_owns(const char *);
+void		 vm_template_notes(void (*)(const char *, const char *,
+		    void *), void *);
 void		 vm_template_share(struct vm *);
 const char	*vm_template_source(struct vm *);
 void		 vm_template_ram(struct vm *, int);

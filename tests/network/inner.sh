@@ -32,7 +32,17 @@ print(d)' "$2"
 mcvm_links() { ip -o link show | awk -F': ' '$2 ~ /^mcvm/ { print $2 }'; }
 mcvm_tables() { nft list tables | awk '$3 ~ /^mcvm_/ { print $3 }'; }
 listening() { ss -Hltn "sport = :$1" | awk '{ print $4 }'; }
+templates_settled() {	# until no template (with its network) is being made
+	_i=0
+	while $MCVMCTL status 2>/dev/null |
+	    grep -q '^template[ 0-9]*: .*being made' &&
+	    [ $_i -lt 1200 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+}
 nothing_left() {	# LABEL
+	templates_settled
 	t_expect "$1: no mcvm link in the host namespace" "" "$(mcvm_links)"
 	t_expect "$1: no mcvm nftables table" "" "$(mcvm_tables)"
 }
@@ -65,11 +75,13 @@ done
 # --- the MCP SDK client suite --------------------------------------------------
 
 log="$SUITE_DIR/node.tap"
+ctl="$(cd "$SUITE_BUILD" && pwd)/mcvmctl -s $SUITE_SOCK"
 (
 	cd tests/node &&
 	MCVM_URL="$SUITE_URL" MCVM_TOKEN_FILE="$SUITE_DIR/net.tok" \
 	MCVM_TOKEN_NONET_FILE="$SUITE_DIR/nonet.tok" \
 	MCVM_NET_FWD_PORT=$fwd MCVM_SUITE_PORT=$SUITE_PORT \
+	    MCVM_CTL="$ctl" \
 	node --test --test-reporter=tap --test-timeout=900000 net/
 ) >"$log" 2>&1
 grep -E '^ *(ok|not ok) ' "$log" | sed 's/^ *//'

@@ -158,11 +158,27 @@ function sh(cmd, args) {
 	    stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-const mcvmLinks = () => sh('ip', ['-o', 'link', 'show']).split('\n')
-    .map((l) => l.split(': ')[1]).filter((n) => n?.startsWith('mcvm'))
-    .map((n) => n.replace(/@.*/, ''));
-const mcvmTables = () => sh('nft', ['list', 'tables']).split('\n')
-    .map((l) => l.split(' ')[2]).filter((n) => n?.startsWith('mcvm_'));
+// A host template for guests with a NIC is made on the first vm_create
+// that asks for one, and a workspace's shared template of it on the next,
+// each with a network of its own until it is checkpointed: the host's
+// links and tables are counted once none is being made.
+const CTL = need('MCVM_CTL').split(' ');
+function templatesSettled() {
+	for (const end = Date.now() + 120000; Date.now() < end;) {
+		const st = execFileSync(CTL[0], [...CTL.slice(1), 'status'],
+		    { encoding: 'utf8' });
+		if (!/^template[ 0-9]*: .*being made/m.test(st))
+			return;
+		execFileSync('sleep', ['0.2']);
+	}
+	throw new Error('a template is still being made');
+}
+const mcvmLinks = () => (templatesSettled(), sh('ip', ['-o', 'link',
+    'show'])).split('\n').map((l) => l.split(': ')[1])
+    .filter((n) => n?.startsWith('mcvm')).map((n) => n.replace(/@.*/, ''));
+const mcvmTables = () => (templatesSettled(), sh('nft', ['list',
+    'tables'])).split('\n').map((l) => l.split(' ')[2])
+    .filter((n) => n?.startsWith('mcvm_'));
 const listeners = (port) => sh('ss', ['-ltnH']).split('\n')
     .map((l) => l.trim().split(/\s+/)[3]).filter((a) => a &&
     a.endsWith(`:${port}`)).sort();
