@@ -10,5 +10,6 @@ suite_start -f "$conf" || exit 1
 trap 'suite_stop' EXIT
 suite_wait_image debian || exit 1
 suite_token bench "$SUITE_DIR/bench.tok" --allow-network || exit 1
-(cd tests/node && MCVM_URL="$SUITE_URL" \
+ctl="$(cd "$SUITE_BUILD" && pwd)/mcvmctl -s $SUITE_SOCK"
+(cd tests/node && MCVM_URL="$SUITE_URL" MCVM_CTL="$ctl" \
     MCVM_TOKEN_FILE="$SUITE_DIR/bench.tok" node net/net-bench.mjs)
