@@ -10,6 +10,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <sys/utsname.h>
 
@@ -483,11 +484,11 @@ guest_net_config(const struct agent_msg *req, char *err, size_t len)
 }
 
 /*
- * A template (mcvm.hold) holds here, its root filesystem still read-only
- * (guestd/image/init): the host sees the agent port open and checkpoints
- * the guest.  Each VM restored from the checkpoint has its own disk, a
- * copy of the same base, and is released by one line on the port; only
- * then does its root become writable.
+ * A template (mcvm.hold) holds here: the host sees the agent port open
+ * and checkpoints the guest.  Each VM restored from the checkpoint has
+ * its own disk, a copy of the template's as it was then, and is released
+ * by one line on the port.  A root still mounted read-only (an image of
+ * before) becomes writable then.
  */
 /*
  * Runs what a job's first command runs, once, so that the checkpoint's
@@ -517,13 +518,16 @@ warm(void)
 static void
 hold(void)
 {
+	struct statvfs	 sv;
+
 	warm();
 	glog("holding for a checkpoint");
 	if (port_hold() == -1) {
 		glog("holding on the agent port: %s", strerror(errno));
 		guest_poweroff();
 	}
-	if (mount(NULL, "/", NULL, MS_REMOUNT, NULL) == -1) {
+	if (statvfs("/", &sv) == 0 && (sv.f_flag & ST_RDONLY) &&
+	    mount(NULL, "/", NULL, MS_REMOUNT, NULL) == -1) {
 		glog("remount / read-write: %s", strerror(errno));
 		guest_poweroff();
 	}

@@ -32,6 +32,7 @@ static void	 store_disk_done(struct req *, struct imsg *);
 static void	 store_delete_done(struct req *, struct imsg *);
 static void	 store_checkpoint_done(struct req *, struct imsg *);
 static void	 store_cancel(struct req *, enum req_end, const char *);
+static int	 store_overtaken(struct vm *, enum vm_state);
 
 int
 vm_store_is_up(void)
@@ -94,6 +95,52 @@ vm_store_disk(struct vm *vm, uint32_t type)
 		msg_store_disk_open_put(r->msg, &o);
 	else
 		msg_store_disk_delete_put(r->msg, &d);
+	(void)req_send(r);
+}
+
+/*
+ * A new VM restored from a template's or a fork's state: its disk, a
+ * copy of that one's (directory from) as it was at the checkpoint,
+ * copied by stored and then opened.  A VM that would restore from a host
+ * template whose directory went meanwhile boots from a fresh disk
+ * instead; any other fails.
+ */
+static void
+store_copy_done(struct req *r, struct imsg *imsg)
+{
+	struct vm		*vm = r->vm;
+	struct msg_store_result	 m;
+	char			 msg[320];
+
+	vm_store_result(imsg, &m);
+	if (store_overtaken(vm, VS_CREATING))
+		return;
+	if (m.status == 0) {
+		vm_store_disk(vm, IMSG_STORE_DISK_OPEN);
+		return;
+	}
+	if (vm->boot.restore && !vm->tpl) {
+		log_warnx("%s: boots instead of restoring: %s", vm->row.id,
+		    m.text);
+		vm->boot.restore = 0;
+		vm_template_unuse(vm);
+		vm_store_disk(vm, IMSG_STORE_DISK_CREATE);
+		return;
+	}
+	(void)snprintf(msg, sizeof(msg), "its disk could not be copied: %s",
+	    m.text);
+	vm_fail(vm, msg);
+}
+
+void
+vm_store_disk_copy(struct vm *vm, const char *from)
+{
+	struct msg_store_disk_copy	 m = { vm->row.id, from };
+	struct req			*r;
+
+	r = req_new(RP_STORED, vm, IMSG_STORE_DISK_COPY, store_copy_done,
+	    store_cancel);
+	msg_store_disk_copy_put(r->msg, &m);
 	(void)req_send(r);
 }
 

@@ -325,6 +325,15 @@ vm_template_fits(struct vm *vm)
 	return 0;
 }
 
+/* The directory whose disk a VM restored from vm's host template copies. */
+const char *
+vm_template_disk(const struct vm *vm)
+{
+	const struct htpl	*t = htpl_of(vm);
+
+	return t != NULL ? t->id : "";
+}
+
 /* Whether directory id is a template's, which no VM owns. */
 int
 vm_template_owns(const char *id)
@@ -374,11 +383,12 @@ wtpl_room(void)
  * (slot, id, devices): a VM of its own like the host's template (no
  * workspace owns it, state.db does not hold it), that loads the
  * checkpoint of directory host into its RAM file (store.c asks stored
- * for it), and stored's disk op type gives it its disk.
+ * for it).  A fork's has its disk already; a workspace's gets a copy of
+ * the host template's.
  */
 static void
 wtpl_start(struct wtpl *w, int64_t ws, struct vm_row *row, const char *host,
-    int fork, uint32_t type)
+    int fork)
 {
 	struct vm	*vm;
 
@@ -404,7 +414,10 @@ wtpl_start(struct wtpl *w, int64_t ws, struct vm_row *row, const char *host,
 	log_info("%s: shared template of %s %llu", row->id,
 	    fork ? "a fork in workspace" : "workspace",
 	    (unsigned long long)ws);
-	vm_store_disk(vm, type);
+	if (fork)
+		vm_store_disk(vm, IMSG_STORE_DISK_OPEN);
+	else
+		vm_store_disk_copy(vm, host);
 }
 
 static void
@@ -424,7 +437,7 @@ wtpl_build(int64_t ws, const struct htpl *t)
 	row.display = t->display;
 	row.network = t->nic;	/* the host template's devices */
 	(void)snprintf(row.image, sizeof(row.image), "%s", t->image);
-	wtpl_start(w, ws, &row, t->id, 0, IMSG_STORE_DISK_CREATE);
+	wtpl_start(w, ws, &row, t->id, 0);
 }
 
 /*
@@ -450,7 +463,7 @@ vm_template_fork(const struct vm_row *source, const char *dir)
 	row.display = source->display;
 	row.network = source->network;	/* its NIC: the fork's devices */
 	(void)snprintf(row.image, sizeof(row.image), "%s", source->image);
-	wtpl_start(w, source->ws_id, &row, dir, 1, IMSG_STORE_DISK_OPEN);
+	wtpl_start(w, source->ws_id, &row, dir, 1);
 	return (int)(w - wtpls) + 1;
 }
 

@@ -163,42 +163,11 @@ fork_reply(struct fork *f)
 /* ---- the new VMs -------------------------------------------------------- */
 
 static void
-clone_copied(struct req *r, struct imsg *imsg)
-{
-	struct msg_store_result	 m;
-	char			 msg[VM_MSG_MAX];
-
-	vm_store_result(imsg, &m);
-	if (r->vm->state != VS_CREATING)
-		return;
-	if (m.status != 0) {
-		(void)snprintf(msg, sizeof(msg), "its disk could not be "
-		    "copied: %s", m.text);
-		vm_fail(r->vm, msg);
-		return;
-	}
-	vm_store_disk(r->vm, IMSG_STORE_DISK_OPEN);
-}
-
-static void
-clone_cancel(struct req *r, enum req_end end, const char *why)
-{
-	if (end != REQ_VM_GONE && r->vm->state == VS_CREATING)
-		vm_fail(r->vm, why != NULL ? why : "stored did not answer");
-}
-
-static void
 clone_start(struct fork *f, struct vm *vm)
 {
-	struct msg_store_disk_copy	 m = { vm->row.id, f->dir };
-	struct req			*r;
-
 	vm->wtpl = f->tpl;	/* its RAM file, if F has one */
 	vm_progress(vm, 1, 3, "copying the disk");
-	r = req_new(RP_STORED, vm, IMSG_STORE_DISK_COPY, clone_copied,
-	    clone_cancel);
-	msg_store_disk_copy_put(r->msg, &m);
-	(void)req_send(r);
+	vm_store_disk_copy(vm, f->dir);
 }
 
 /* The new VMs start once their fork's own shared template is ready. */

@@ -357,7 +357,11 @@ tool_vm_create(struct tool_call *c)
 	    "disks ", row.disks, row.iso[0] != '\0' ? ", iso" : "",
 	    row.memory_mib);
 	(void)state_audit("mcvmd", "vm-create", audit);
-	vm_store_disk(vm, IMSG_STORE_DISK_CREATE);
+	/* Restored: its disk is the template's as it was checkpointed. */
+	if (vm->boot.restore)
+		vm_store_disk_copy(vm, vm_template_disk(vm));
+	else
+		vm_store_disk(vm, IMSG_STORE_DISK_CREATE);
 }
 
 /*

@@ -272,6 +272,7 @@ int		 vm_store_is_up(void);
 void		 vm_store_up(void);
 void		 vm_store_imsg(struct imsg *);
 void		 vm_store_disk(struct vm *, uint32_t);
+void		 vm_store_disk_copy(struct vm *, const char *);
 void		 vm_store_checkpoint(struct vm *, const char *, int);
 void		 vm_store_ram(struct vm *);
 struct msg_store_result;
@@ -322,6 +323,7 @@ void		 vm_template_retire(const struct vm *, const char *);
 int		 vm_template_fits(struct vm *);
 int		 vm_template_ready(const struct vm *);
 int		 vm_template_owns(const char *);
+const char	*vm_template_disk(const struct vm *);
 void		 vm_template_notes(void (*)(const char *, const char *,
 		    void *), void *);
 void		 vm_template_share(struct vm *);

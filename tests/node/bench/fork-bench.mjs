@@ -2,11 +2,14 @@
 //	a fork of FORK_VMS new VMs from a running 512 MiB guest that has
 //	written 100 MiB of its memory: from the call to every new VM's
 //	first output of `echo ready` (each asked as soon as the fork
-//	answers), the source's pause, and the host's memory each new VM
-//	takes; p50 and max over MCVM_BENCH_FORKS runs;
+//	answers), the source's pause, and each new VM's QEMU's
+//	proportional share of memory (PSS: the pages of the fork's RAM
+//	file count once among those that map them); p50 and max over
+//	MCVM_BENCH_FORKS runs;
 //	the same for a fork of one VM, which loads the checkpoint whole.
 // MCVM_TOKEN_FILE's workspace must be allowed 1 + FORK_VMS VMs.
 import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import * as mcp from '../lib/client.mjs';
 import * as env from '../lib/env.mjs';
 
@@ -24,9 +27,12 @@ function pct(a, p) {
 const ms = (t) => `${t.toFixed(0)} ms`;
 const p50max = (a) => `p50 ${ms(pct(a, 50))}, max ${ms(pct(a, 100))}`;
 
-function memAvailableMiB() {
-	const m = /MemAvailable:\s+(\d+) kB/.exec(fs.readFileSync(
-	    '/proc/meminfo', 'utf8'));
+// A VM's QEMU's PSS in MiB.
+function pssMiB(vm) {
+	const pid = execFileSync('pgrep', ['-f', `guest=${vm}`],
+	    { encoding: 'utf8' }).trim();
+	const m = /^Pss:\s+(\d+) kB/m.exec(fs.readFileSync(
+	    `/proc/${pid}/smaps_rollup`, 'utf8'));
 	return Number(m[1]) / 1024;
 }
 
@@ -45,7 +51,6 @@ async function forks(n) {
 	const first = [], paused = [], mem = [];
 	for (let i = 0; i < RUNS; i++) {
 		await mcp.sleep(2000);
-		const before = memAvailableMiB();
 		const t0 = performance.now();
 		const f = await mcp.call(c, 'vm_fork', { vm_id: src, count: n,
 		    request_id: rid() });
@@ -57,15 +62,16 @@ async function forks(n) {
 		first.push(Math.max(...outs));
 		paused.push(f.paused_ms);
 		await mcp.sleep(3000);
-		mem.push((before - memAvailableMiB()) / n);
+		for (const v of f.vms)
+			mem.push(pssMiB(v.vm_id));
 		for (const v of f.vms)
 			await mcp.call(c, 'vm_destroy', { vm_id: v.vm_id });
 	}
 	console.log(`vm_fork of ${n} from a running 512 MiB guest with 100 ` +
 	    `MiB written (${RUNS} runs): the call to the last new VM's first ` +
 	    `output ${p50max(first)}; the source paused ${p50max(paused)}; ` +
-	    `host memory per new VM, idle, about ` +
-	    `${pct(mem, 50).toFixed(0)} MiB`);
+	    `each new VM's QEMU, idle: PSS p50 ${pct(mem, 50).toFixed(0)} ` +
+	    `MiB`);
 }
 
 await forks(FORK_VMS);
