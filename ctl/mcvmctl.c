@@ -182,6 +182,18 @@ ctl_result(struct imsg *imsg, int quiet)
 	}
 }
 
+/* Sends request b and prints its one answer; exits if it failed. */
+static void
+ctl_request(struct ibuf *b)
+{
+	struct imsg	 imsg;
+
+	ctl_send(b);
+	ctl_recv(&imsg);
+	(void)ctl_result(&imsg, 0);
+	imsg_free(&imsg);
+}
+
 static void
 caps_string(uint64_t caps, char *buf, size_t len)
 {
@@ -521,7 +533,6 @@ cmd_revoke(int argc, char **argv)
 		{ NULL,		0,		NULL, 0 }
 	};
 	struct msg_ctl_ws_revoke	 m;
-	struct imsg			 imsg;
 	struct ibuf			*b;
 	int				 ch;
 
@@ -544,10 +555,7 @@ cmd_revoke(int argc, char **argv)
 	m.workspace = argv[optind];
 	if ((b = imsg_create(&ibuf, IMSG_CTL_WS_REVOKE, 0, 0, 96)) != NULL)
 		msg_ctl_ws_revoke_put(b, &m);
-	ctl_send(b);
-	ctl_recv(&imsg);
-	(void)ctl_result(&imsg, 0);
-	imsg_free(&imsg);
+	ctl_request(b);
 	return 0;
 }
 
@@ -606,7 +614,6 @@ cmd_set_quota(int argc, char **argv)
 		{ NULL,		0,		   NULL, 0 }
 	};
 	struct msg_ctl_quota_set	 m;
-	struct imsg			 imsg;
 	struct ibuf			*b;
 	enum limit_field		 f;
 	const char			*opt;
@@ -670,10 +677,7 @@ cmd_set_quota(int argc, char **argv)
 	ctl_connect();
 	if ((b = imsg_create(&ibuf, IMSG_CTL_QUOTA_SET, 0, 0, 128)) != NULL)
 		msg_ctl_quota_set_put(b, &m);
-	ctl_send(b);
-	ctl_recv(&imsg);
-	(void)ctl_result(&imsg, 0);
-	imsg_free(&imsg);
+	ctl_request(b);
 	return 0;
 }
 
@@ -798,7 +802,6 @@ vm_act(uint32_t type, const char *id, int force)
 {
 	struct msg_ctl_vm_stop		 st;
 	struct msg_ctl_vm_destroy	 de;
-	struct imsg			 imsg;
 	struct ibuf			*b;
 
 	if (!valid_id(id, VM_ID_PREFIX))
@@ -814,10 +817,7 @@ vm_act(uint32_t type, const char *id, int force)
 			msg_ctl_vm_destroy_put(b, &de);
 		}
 	}
-	ctl_send(b);
-	ctl_recv(&imsg);
-	(void)ctl_result(&imsg, 0);
-	imsg_free(&imsg);
+	ctl_request(b);
 	return vm_wait(id, type == IMSG_CTL_VM_DESTROY);
 }
 

@@ -435,6 +435,17 @@ dispatch_agent_tool(const struct tool_call *c)
 	}
 }
 
+/* A call refused before it ran: its receipt, if any, keeps why. */
+static void
+dispatch_refuse(struct tool_call *c, const char *msg)
+{
+	if (c->rid != NULL)
+		receipt_fail(c->auth->id, c->rid, c->vm->row.id, c->id,
+		    TOOL_ERROR, msg);
+	else
+		call_reply(c->id, TOOL_ERROR, msg);
+}
+
 /* The state the target must be in: -1 if the call was answered. */
 static int
 dispatch_state(struct tool_call *c)
@@ -446,11 +457,7 @@ dispatch_state(struct tool_call *c)
 
 	if (vm != NULL && vm_own_disks(vm) && dispatch_agent_tool(c)) {
 		vm_no_agent_text(vm, msg, sizeof(msg));
-		if (c->rid != NULL)
-			receipt_fail(c->auth->id, c->rid, vm->row.id, c->id,
-			    TOOL_ERROR, msg);
-		else
-			call_reply(c->id, TOOL_ERROR, msg);
+		dispatch_refuse(c, msg);
 		return -1;
 	}
 	/* A fork saves its state: what would change it waits its turn. */
@@ -459,11 +466,7 @@ dispatch_state(struct tool_call *c)
 		(void)snprintf(msg, sizeof(msg), "%s is being forked: its "
 		    "state is being saved, which takes a moment; nothing was "
 		    "done: retry in a second", vm->row.id);
-		if (c->rid != NULL)
-			receipt_fail(c->auth->id, c->rid, vm->row.id, c->id,
-			    TOOL_ERROR, msg);
-		else
-			call_reply(c->id, TOOL_ERROR, msg);
+		dispatch_refuse(c, msg);
 		return -1;
 	}
 	if (t != TT_VM_LIVE && t != TT_VM_RUNNING && t != TT_VM_AGENT &&
