@@ -735,7 +735,7 @@ msg_vmm_net_config_get(struct imsg *imsg, struct msg_vmm_net_config *m)
 	return done(&r);
 }
 
-/* A request whose one field is a flag: a checkpoint's shared. */
+/* A request whose one field is a flag: an incoming checkpoint's shared. */
 static int
 flag_get(struct imsg *imsg, uint32_t type, uint32_t *flag)
 {
@@ -752,12 +752,20 @@ void
 msg_vmm_checkpoint_put(struct ibuf *b, const struct msg_vmm_checkpoint *m)
 {
 	m_add_u32(b, m->shared);
+	m_add_u32(b, m->durable);
 }
 
 int
 msg_vmm_checkpoint_get(struct imsg *imsg, struct msg_vmm_checkpoint *m)
 {
-	return flag_get(imsg, IMSG_VMM_CHECKPOINT, &m->shared);
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_VMM_CHECKPOINT) == -1 ||
+	    m_get_flag(&r, &m->shared) == -1 ||
+	    m_get_flag(&r, &m->durable) == -1)
+		return -1;
+	return done(&r);
 }
 
 /* QEMU has the checkpoint on QEMU_INCOMING_FD already. */

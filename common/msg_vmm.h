@@ -316,10 +316,12 @@ int	 msg_vmm_net_config_get(struct imsg *, struct msg_vmm_net_config *);
  * IMSG_VMM_CHECKPOINT (the stream's fd with it) and IMSG_VMM_INCOMING ->
  * OK: a checkpoint written, or loaded.  shared: with x-ignore-shared, as
  * a shared template's is (the RAM it maps shared from a file is not in
- * it); both ends of one checkpoint say the same.
+ * it); both ends of one checkpoint say the same.  durable: fsynced before
+ * the answer (a hibernation's; a fork's lives only as long as its run).
  */
 struct msg_vmm_checkpoint {
 	uint32_t	 shared;	/* 0 or 1 */
+	uint32_t	 durable;	/* 0 or 1 */
 };
 struct msg_vmm_incoming {
 	uint32_t	 shared;	/* 0 or 1 */

@@ -9,7 +9,7 @@
  *	ckpt_unthrottled migrate to fd:checkpoint	-> ckpt_migrating
  *	ckpt_migrating	ckpt_poll in 20 ms
  *	ckpt_poll	query-migrate			-> ckpt_polled
- *	ckpt_polled	done: fsync, answer its MiB; failed: the
+ *	ckpt_polled	done: fsync if durable, answer its MiB; failed: the
  *			capability off, then the error; or ckpt_poll in
  *			20 ms
  *
@@ -79,6 +79,7 @@ ignore_shared(struct vmm_req *r, int on, vmm_qmp_cont cont)
 static void
 ckpt_start(struct vmm_req *r, const union vmm_args *a)
 {
+	r->flag = a->checkpoint.durable;
 	ignore_shared(r, (int)a->checkpoint.shared, ckpt_capable);
 }
 
@@ -158,7 +159,7 @@ ckpt_polled(struct vmm_req *r, const struct qmp_msg *m)
 	case MIG_DONE:
 		break;
 	}
-	if (fsync(r->fd) == -1 || fstat(r->fd, &st) == -1) {
+	if ((r->flag && fsync(r->fd) == -1) || fstat(r->fd, &st) == -1) {
 		vmm_fail(r, VMM_ERR_QMP, (uint32_t)errno,
 		    "the checkpoint could not be made durable");
 		return;

@@ -162,6 +162,8 @@ struct vmm_req {
 	uint32_t		 wire_id;	/* QMP or guest id awaited */
 	int			 fd;		/* VMM_OP_FD: ours till given */
 	void			*state;		/* the op's own, freed by end */
+	uint32_t		 flag;		/* the op's own: a checkpoint
+						   made durable */
 	int			 queued;	/* VMM_OP_QUEUE: waits its turn */
 	uint64_t		 seq;		/* its arrival, for the turns */
 	struct event		 timer;		/* the op's deadline */

@@ -596,14 +596,17 @@ static void
 fill_checkpoint(void *p)
 {
 	((struct msg_vmm_checkpoint *)p)->shared = 1;
+	((struct msg_vmm_checkpoint *)p)->durable = 1;
 }
 
 static int
 over_checkpoint(void *p, int i)
 {
-	if (i > 0)
-		return -1;
-	((struct msg_vmm_checkpoint *)p)->shared = 2;
+	switch (i) {
+	case 0: ((struct msg_vmm_checkpoint *)p)->shared = 2; break;
+	case 1: ((struct msg_vmm_checkpoint *)p)->durable = 2; break;
+	default: return -1;
+	}
 	return 0;
 }
 
