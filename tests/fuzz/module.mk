@@ -12,7 +12,7 @@ fuzz-agent_SRCS := tests/fuzz/fuzz_agent.c common/agent.c common/utf8.c \
 fuzz-agent-corpus_SRCS := tests/fuzz/corpus.c common/agent.c
 fuzz-agent-corpus_KIND := corpus
 fuzz-guestd_SRCS := tests/fuzz/fuzz_guestd.c guestd/channel.c \
-	guestd/jobs.c guestd/outbuf.c guestd/wsfile.c guestd/gtext.c \
+	guestd/jobs.c common/outbuf.c guestd/wsfile.c guestd/gtext.c \
 	guestd/netcfg.c common/agent.c common/rdfile.c
 fuzz-guestd_CFLAGS := -Iguestd
 fuzz-guestd-corpus_SRCS := tests/fuzz/corpus_guestd.c common/agent.c
