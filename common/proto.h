@@ -28,6 +28,12 @@
 #define QEMU_NODE_STATE		"state"
 
 /*
+ * The guest agent's port of a VM from a workspace's own disks: the one
+ * qemu-guest-agent opens, read by the VM's monitor alone (-a qga).
+ */
+#define QGA_PORT_NAME		"org.qemu.guest_agent.0"
+
+/*
  * The message list: name, value, and for a request the type of the reply
  * that ends it (IMSG_NONE for what is not a request).  Other messages may
  * come before that reply (NET_FD, STORE_FD, the ENTRY and STATUS_* rows,

@@ -163,10 +163,13 @@ static const char *const convert_values[] = {
 	"'description':'own disks only: the images it boots'},"	\
 	"'persistent':{'type':'boolean'},'firmware':{'type':'string'},"	\
 	"'machine':{'type':'string'},'agent':{'type':'boolean',"	\
-	"'description':'false: no mcvm agent (own disks)'},"		\
+	"'description':'own disks: whether its qemu-guest-agent "	\
+	"answers'},"							\
 	"'iso':{'type':'string'},'install':{'type':'string',"		\
 	"'description':'pending: it boots the install CD (first); done'}"
 #define GUEST_PROPS							\
+	"'agent':{'type':'string','enum':['mcvm','qga'],'description':"\
+	"'mcvm: mcvm-guestd; qga: qemu-guest-agent (own disks)'},"	\
 	"'os':{'type':'string'},'kernel':{'type':'string'},"		\
 	"'agent_version':{'type':'string'}"
 #define VM_OBJECT							\

@@ -21,11 +21,13 @@
  *    (more and the answer is refused: the job fails, its output lost);
  *    the monitor keeps of each what guestd keeps (outbuf.h).  Its state
  *    is polled (guest-exec-status), and the agent forgets a process once
- *    it has told its exit.  It runs as the agent's user (root), in / or
- *    its cwd, without a cgroup.
+ *    it has told its exit.  It runs as the agent's user (root), in
+ *    /workspace if there is one (or its cwd), by /bin/sh, without a
+ *    cgroup.
  *  - Files are guest-file-open/seek/read/write/close, a chunk per call;
- *    a write is not atomic, sets no mode and makes no directories.
- *    There is no listing.  A relative path is taken from /.
+ *    a write is not atomic, sets no mode and makes no directories, and
+ *    symlinks are followed.  There is no listing.  Paths are mcvm's:
+ *    beneath /workspace, a relative one from there.
  *  - Jobs are not frozen: pausing stops the vCPUs, which stops them all.
  */
 #include <sys/types.h>
@@ -172,6 +174,19 @@ qga_now_ms(void)
 	if (clock_gettime(CLOCK_MONOTONIC, &ts) == -1)
 		fatal("clock_gettime");
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * A path as the guest takes it, as mcvm's agent does: a relative one
+ * from /workspace (mcvmd lets no other through).
+ */
+static void
+qga_path(const char *path, char *out, size_t len)
+{
+	if (path[0] == '/')
+		(void)snprintf(out, len, "%s", path);
+	else
+		(void)snprintf(out, len, "%s/%s", AGENT_WORKSPACE, path);
 }
 
 static void
@@ -788,14 +803,16 @@ qga_exec_started(struct qga_cmd *c, const struct qga_reply *rep)
 }
 
 /*
- * The command line: /bin/sh -c, in cwd if one is given, under the
- * guest's timeout(1) if it has a timeout.
+ * The command line: /bin/sh -c, in its cwd (beneath /workspace), or in
+ * /workspace if the guest has one, under the guest's timeout(1) if it
+ * has a timeout.  A shell before it changes directory, as guest-exec
+ * cannot.
  */
 static json_t *
 qga_exec_args(const struct msg_vmm_exec *x, int grouped)
 {
 	json_t		*a = json_array(), *env = json_array(), *args;
-	char		 secs[16];
+	char		 secs[16], cwd[AGENT_PATH_MAX + sizeof(AGENT_WORKSPACE)];
 	uint32_t	 i;
 
 	if (a == NULL || env == NULL)
@@ -810,11 +827,16 @@ qga_exec_args(const struct msg_vmm_exec *x, int grouped)
 	}
 	json_array_append_new(a, json_string("-c"));
 	if (x->cwd[0] != '\0') {
-		json_array_append_new(a, json_string("cd -- \"$1\" && "
-		    "eval \"$2\""));
-		json_array_append_new(a, json_string("mcvm-exec"));
-		json_array_append_new(a, json_string(x->cwd));
+		qga_path(x->cwd, cwd, sizeof(cwd));
+		json_array_append_new(a, json_string("cd -- \"$1\" || exit; "
+		    "exec /bin/sh -c \"$2\""));
+	} else {
+		(void)snprintf(cwd, sizeof(cwd), "%s", AGENT_WORKSPACE);
+		json_array_append_new(a, json_string("cd -- \"$1\" "
+		    "2>/dev/null; exec /bin/sh -c \"$2\""));
 	}
+	json_array_append_new(a, json_string("mcvm-exec"));
+	json_array_append_new(a, json_string(cwd));
 	json_array_append_new(a, json_string(x->argv[0]));
 	args = json_pack("{s:s, s:o, s:b}", "path", grouped ? "timeout" :
 	    "/bin/sh", "arg", a, "capture-output", 1);
@@ -990,13 +1012,6 @@ qga_file_cont(struct qga_cmd *c, const struct qga_reply *rep)
 
 	f->r = c->r;
 	qga_file_step(f, rep);
-}
-
-/* A path as the guest takes it: a relative one from /. */
-static void
-qga_path(const char *path, char *out, size_t len)
-{
-	(void)snprintf(out, len, "%s%s", path[0] == '/' ? "" : "/", path);
 }
 
 /* The call is over: its answer, or its failure, to r if it still waits. */
@@ -1206,7 +1221,7 @@ qga_file_step(struct qga_file *f, const struct qga_reply *rep)
 static void
 qga_file_open(struct qga_file *f, const char *path, const char *mode)
 {
-	char	 p[AGENT_PATH_MAX + 1];
+	char	 p[AGENT_PATH_MAX + sizeof(AGENT_WORKSPACE)];
 
 	qga_path(path, p, sizeof(p));
 	f->step = QF_OPEN;

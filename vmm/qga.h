@@ -22,9 +22,9 @@
 #include <jansson.h>
 
 #include "b64.h"
+#include "proto.h"
 #include "qmp.h"
 
-#define QGA_PORT_NAME		"org.qemu.guest_agent.0"
 #define QGA_DELIM		0xff	/* guest-sync-delimited's marker */
 #define QGA_MSG_MAX		(512 * 1024)	/* a line and its newline */
 #define QGA_CMD_MAX		(512 * 1024)	/* an encoded command */
