@@ -180,6 +180,7 @@ vm_guest_end(struct vm *vm)
 	struct req	*r;
 
 	if (vm_own_disks(vm) && vm->state == VS_STOPPING) {
+		log_info("%s: the guest powered off: ending QEMU", vm->row.id);
 		vm_qemu_term(vm);
 		return;
 	}

@@ -66,6 +66,9 @@
 #define QGA_TIMEOUT_EXIT	124	/* timeout(1): the command timed out */
 #define QGA_KILLED_EXIT		137	/* ... and needed KILL */
 #define QGA_DESC_SHOWN		120	/* of the agent's text, in ours */
+#define QGA_MSG_MAX_TEXT	"512 KiB"	/* QGA_MSG_MAX, said */
+
+_Static_assert(QGA_MSG_MAX == 512 * 1024, "QGA_MSG_MAX_TEXT");
 
 _Static_assert(QGA_JOBS_MAX <= AGENT_JOBS_TOTAL_MAX, "INFO's job records");
 _Static_assert(B64_ENCODED_LEN(AGENT_FILE_CHUNK_MAX) + 1024 <= QGA_CMD_MAX,
@@ -726,9 +729,10 @@ qga_got_exec_status(struct qga_cmd *c, const struct qga_reply *rep)
 	if (rep->kind == QGA_OVERSIZE) {
 		/* The agent told the exit with it, and forgot the process. */
 		qga_job_lost(j, "its output was more than the monitor takes "
-		    "from qemu-guest-agent (" "512 KiB of base64 in one "
-		    "answer): it is lost with its exit status; redirect it "
-		    "to a file in the guest and read that with vm_read_file");
+		    "from qemu-guest-agent (an answer of at most "
+		    QGA_MSG_MAX_TEXT " of base64): it is lost with its exit "
+		    "status; redirect it to a file in the guest and read "
+		    "that with vm_read_file");
 		return;
 	}
 	if (rep->kind == QGA_BAD)

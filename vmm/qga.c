@@ -14,6 +14,7 @@
 /* A chunk of file or output bytes fits a line, in base64. */
 _Static_assert(B64_ENCODED_LEN(QGA_DATA_MAX) <= QGA_MSG_MAX,
     "a return's bytes do not fit a line");
+_Static_assert(QGA_DATA_MAX == QGA_OUTPUT_MAX, "the output tools.c names");
 
 void
 qga_parser_init(struct qga_parser *p)

@@ -26,11 +26,11 @@
 #include "qmp.h"
 
 #define QGA_DELIM		0xff	/* guest-sync-delimited's marker */
-#define QGA_MSG_MAX		(512 * 1024)	/* a line and its newline */
 #define QGA_CMD_MAX		(512 * 1024)	/* an encoded command */
 #define QGA_TEXT_MAX		256	/* an error's text, a version */
 #define QGA_DATA_MAX		B64_DECODED_MAX(QGA_MSG_MAX)
-					/* a return's bytes, decoded */
+					/* a return's bytes, decoded; a line
+					   is QGA_MSG_MAX, proto.h */
 #define QGA_PID_MAX		INT32_MAX
 #define QGA_HANDLE_MAX		INT64_MAX
 

@@ -24,6 +24,12 @@ fuzz-qmp_SRCS := tests/fuzz/fuzz_qmp.c vmm/qmp.c common/b64.c
 fuzz-qmp_PKGS := jansson
 fuzz-qmp_CFLAGS := -Ivmm
 
+# Its qemu-guest-agent decoder, seeded with the lines qemu-ga 7.2 writes.
+FUZZ_TARGETS += fuzz-qga
+fuzz-qga_SRCS := tests/fuzz/fuzz_qga.c vmm/qga.c common/b64.c
+fuzz-qga_PKGS := jansson
+fuzz-qga_CFLAGS := -Ivmm
+
 # mcvm-frontd's decoders of untrusted bytes (HTTP heads, JSON tool
 # arguments) and mcvmd's decoder of frontd's tool calls.
 FUZZ_TARGETS += fuzz-front
