@@ -444,8 +444,8 @@ dispatch_state(struct tool_call *c)
 	char		 msg[VM_MSG_MAX];
 	size_t		 len;
 
-	if (vm != NULL && vm_own_disks(vm) && vm->state == VS_RUNNING &&
-	    !vm->boot.agent && dispatch_agent_tool(c)) {
+	if (vm != NULL && vm_own_disks(vm) && !vm->boot.agent &&
+	    dispatch_agent_tool(c)) {
 		vm_no_agent_text(vm, msg, sizeof(msg));
 		if (c->rid != NULL)
 			receipt_fail(c->auth->id, c->rid, vm->row.id, c->id,

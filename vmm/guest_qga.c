@@ -366,14 +366,18 @@ qga_sync_timer(int fd, short event, void *arg)
 
 /*
  * The session starts over: the commands that waited fail, and the guest
- * is down until the agent answers a new sync.
+ * is down until the agent answers a new sync.  A handshake that failed
+ * is tried again a retry later, so that an agent that always fails it
+ * does not keep the monitor busy.
  */
 static void
 qga_sync(const char *why)
 {
-	if (qga.state == QGA_S_LOST)
+	enum qga_state	 was = qga.state;
+
+	if (was == QGA_S_LOST)
 		return;
-	if (qga.state == QGA_S_READY) {
+	if (was == QGA_S_READY) {
 		log_warnx("qemu-guest-agent: %s; syncing again", why);
 		vmm_event(VMM_EV_GUEST_LOST, why);
 	}
@@ -381,7 +385,10 @@ qga_sync(const char *why)
 	qga.sync_first = qga.sync_last = 0;
 	evtimer_del(&qga.sync_timer);
 	qga_fail_queued(why);
-	qga_sync_send();
+	if (was == QGA_S_INFO)
+		qga_timer_add(&qga.sync_timer, QGA_SYNC_RETRY_MS);
+	else
+		qga_sync_send();
 }
 
 static void
@@ -475,9 +482,13 @@ qga_reply(const struct qga_reply *rep, void *arg)
 	if (qga.state == QGA_S_LOST)
 		return;
 	if (qga.state == QGA_S_SYNC) {
-		/* Only the sync's answer counts: the rest is stale. */
+		/*
+		 * Only the sync's answer counts, the id it was given back
+		 * (and its own, if echoed): the rest is stale.
+		 */
 		if (rep->kind == QGA_RETURN && qga_ret_int(rep->ret, 1,
-		    UINT32_MAX, &id) == 0 && qga_is_sync_id((uint32_t)id))
+		    UINT32_MAX, &id) == 0 && qga_is_sync_id((uint32_t)id) &&
+		    (!rep->has_id || rep->id == (uint32_t)id))
 			qga_synced();
 		return;
 	}
@@ -488,8 +499,9 @@ qga_reply(const struct qga_reply *rep, void *arg)
 		qga_sync(rep->err_desc);
 		return;
 	}
-	if (qga.inflight == NULL || (rep->has_id &&
-	    rep->id != qga.inflight->id)) {
+	/* The agent gives each answer its command's id back. */
+	if (qga.inflight == NULL || !rep->has_id ||
+	    rep->id != qga.inflight->id) {
 		log_debug("qemu-guest-agent: an answer to no command in "
 		    "flight");
 		return;
@@ -925,6 +937,11 @@ qga_killed(struct qga_cmd *c, const struct qga_reply *rep)
 	int32_t		 pid;
 
 	if (rep->kind != QGA_RETURN || qga_ret_exec(rep->ret, &pid) == -1) {
+		/* Not killed: it runs on, as it says. */
+		if (j != NULL && !j->exited) {
+			j->state = AGENT_JOB_RUNNING;
+			j->exit_code = j->signal = 0;
+		}
 		if (c->r != NULL)
 			qga_fail(c->r, rep, "kill the job");
 		return;
