@@ -106,6 +106,9 @@ struct qga_job {
 	uint8_t		 state;		/* AGENT_JOB_* */
 	int		 exited;
 	int		 polling;	/* a guest-exec-status in flight */
+	int32_t		 kill_pid;	/* its cancel's kill, until the agent
+					   has told its exit and forgot it */
+	int		 kill_polling;
 	int		 grouped;	/* under timeout(1): its own group */
 	int32_t		 exit_code;
 	int32_t		 signal;
@@ -255,6 +258,15 @@ qga_next(void)
 	qga_timer_add(&qga.cmd_timer, c->timeout_ms);
 }
 
+/* What a command gets that has no answer: why, as QGA_BAD. */
+static void
+qga_no_answer(struct qga_reply *rep, const char *why)
+{
+	memset(rep, 0, sizeof(*rep));
+	rep->kind = QGA_BAD;
+	(void)snprintf(rep->err_desc, sizeof(rep->err_desc), "%s", why);
+}
+
 /* The command in flight is answered (or given up on): its turn ends. */
 static void
 qga_done(const struct qga_reply *rep)
@@ -275,9 +287,7 @@ qga_fail_queued(const char *why)
 	struct qga_cmd	*c;
 	struct qga_reply rep;
 
-	memset(&rep, 0, sizeof(rep));
-	rep.kind = QGA_BAD;
-	(void)snprintf(rep.err_desc, sizeof(rep.err_desc), "%s", why);
+	qga_no_answer(&rep, why);
 	TAILQ_INIT(&q);
 	TAILQ_CONCAT(&q, &qga.queue, entry);
 	qga.queued = qga.queued_bytes = 0;
@@ -292,6 +302,7 @@ static void
 qga_cmd_timeout(int fd, short event, void *arg)
 {
 	struct qga_reply rep;
+	char		 why[64];
 
 	memset(&rep, 0, sizeof(rep));
 	if (qga.inflight->quiet) {
@@ -300,9 +311,9 @@ qga_cmd_timeout(int fd, short event, void *arg)
 		qga_next();
 		return;
 	}
-	rep.kind = QGA_BAD;
-	(void)snprintf(rep.err_desc, sizeof(rep.err_desc), "qemu-guest-agent "
-	    "did not answer within %u s", qga.inflight->timeout_ms / 1000);
+	(void)snprintf(why, sizeof(why), "qemu-guest-agent did not answer "
+	    "within %u s", qga.inflight->timeout_ms / 1000);
+	qga_no_answer(&rep, why);
 	log_warnx("%s", rep.err_desc);
 	qga_done(&rep);
 	qga_sync("qemu-guest-agent stopped answering");
@@ -394,6 +405,8 @@ qga_sync(const char *why)
 static void
 qga_lost(const char *why)
 {
+	struct qga_reply rep;
+
 	if (qga.state == QGA_S_LOST)
 		return;
 	log_warnx("qemu-guest-agent channel lost: %s", why);
@@ -406,11 +419,7 @@ qga_lost(const char *why)
 	vmm_io_drop_queue(&qga.io);
 	qga_fail_queued(why);
 	if (qga.inflight != NULL) {
-		struct qga_reply rep;
-
-		memset(&rep, 0, sizeof(rep));
-		rep.kind = QGA_BAD;
-		(void)snprintf(rep.err_desc, sizeof(rep.err_desc), "%s", why);
+		qga_no_answer(&rep, why);
 		qga_done(&rep);
 	}
 	vmm_req_fail_all(VMM_CHAN_GUEST, VMM_ERR_GUEST_DOWN, EPIPE, why);
@@ -568,7 +577,8 @@ qga_job_slot(void)
 		j = &qga.jobs[i];
 		if (j->id == 0)
 			return j;
-		if (j->exited && (old == NULL || j->end_ms < old->end_ms))
+		if (j->exited && j->kill_pid == 0 && (old == NULL ||
+		    j->end_ms < old->end_ms))
 			old = j;
 	}
 	if (old != NULL)
@@ -765,6 +775,30 @@ qga_got_exec_status(struct qga_cmd *c, const struct qga_reply *rep)
 		qga_job_exit(j, &st);
 }
 
+/* A cancel's kill has exited, or the agent knows it no more. */
+static void
+qga_got_kill_status(struct qga_cmd *c, const struct qga_reply *rep)
+{
+	struct qga_job		*j = qga_job_find((uint32_t)(uintptr_t)c->arg);
+	struct qga_exec_status	 st;
+
+	if (j == NULL)
+		return;
+	j->kill_polling = 0;
+	if (rep->kind == QGA_ERROR || (rep->kind == QGA_RETURN &&
+	    qga_ret_exec_status(rep->ret, &st, qga.out, qga.err) == 0 &&
+	    st.exited))
+		j->kill_pid = 0;
+}
+
+/* Whether a job has a process the agent keeps for us. */
+static int
+qga_job_polled(const struct qga_job *j)
+{
+	return j->id != 0 && ((j->pid != 0 && !j->exited) ||
+	    j->kill_pid != 0);
+}
+
 static void
 qga_poll(int fd, short event, void *arg)
 {
@@ -775,12 +809,18 @@ qga_poll(int fd, short event, void *arg)
 		return;		/* armed again once synced */
 	for (i = 0; i < QGA_JOBS_MAX; i++) {
 		j = &qga.jobs[i];
-		if (j->id == 0 || j->pid == 0 || j->exited || j->polling)
+		if (j->id == 0)
 			continue;
-		if (qga_cmd(NULL, "guest-exec-status", json_pack("{s:i}",
+		if (j->pid != 0 && !j->exited && !j->polling &&
+		    qga_cmd(NULL, "guest-exec-status", json_pack("{s:i}",
 		    "pid", (int)j->pid), qga_got_exec_status,
 		    (void *)(uintptr_t)j->id) == 0)
 			j->polling = 1;
+		if (j->kill_pid != 0 && !j->kill_polling &&
+		    qga_cmd(NULL, "guest-exec-status", json_pack("{s:i}",
+		    "pid", (int)j->kill_pid), qga_got_kill_status,
+		    (void *)(uintptr_t)j->id) == 0)
+			j->kill_polling = 1;
 	}
 	qga_poll_arm();
 }
@@ -788,8 +828,15 @@ qga_poll(int fd, short event, void *arg)
 static void
 qga_poll_arm(void)
 {
-	if (qga_jobs_running() > 0 && !evtimer_pending(&qga.poll_timer, NULL))
-		qga_timer_add(&qga.poll_timer, QGA_POLL_MS);
+	size_t	 i;
+
+	if (evtimer_pending(&qga.poll_timer, NULL))
+		return;
+	for (i = 0; i < QGA_JOBS_MAX; i++)
+		if (qga_job_polled(&qga.jobs[i])) {
+			qga_timer_add(&qga.poll_timer, QGA_POLL_MS);
+			return;
+		}
 }
 
 static void
@@ -946,7 +993,11 @@ qga_killed(struct qga_cmd *c, const struct qga_reply *rep)
 			qga_fail(c->r, rep, "kill the job");
 		return;
 	}
-	/* kill(1) is left in the agent's list of processes: it is small. */
+	/* Polled too, so that the agent forgets it. */
+	if (j != NULL) {
+		j->kill_pid = pid;
+		qga_poll_arm();
+	}
 	if (c->r == NULL)
 		return;
 	if (j == NULL)
@@ -1106,10 +1157,7 @@ qga_file_next(struct qga_file *f, const char *cmd, json_t *args)
 		fatalx("%s: json_pack", __func__);
 	if (qga_cmd(f->r, cmd, args, qga_file_cont, f) == 0)
 		return;
-	memset(&busy, 0, sizeof(busy));
-	busy.kind = QGA_BAD;
-	(void)snprintf(busy.err_desc, sizeof(busy.err_desc), "too many "
-	    "requests wait");
+	qga_no_answer(&busy, "too many requests wait");
 	qga_file_fail(f, &busy, cmd);
 }
 
@@ -1422,20 +1470,19 @@ qga_forget(struct vmm_req *r)
 static void
 qga_reset(const char *why)
 {
-	size_t	 i;
+	struct qga_reply rep;
+	size_t		 i;
 
 	if (qga.state == QGA_S_LOST)
 		return;
-	for (i = 0; i < QGA_JOBS_MAX; i++)
+	for (i = 0; i < QGA_JOBS_MAX; i++) {
 		if (qga.jobs[i].id != 0 && qga.jobs[i].pid != 0)
 			qga_job_lost(&qga.jobs[i], "the guest was reset");
+		qga.jobs[i].kill_pid = 0;
+	}
 	qga_parser_init(&qga.parser);
 	if (qga.inflight != NULL) {
-		struct qga_reply rep;
-
-		memset(&rep, 0, sizeof(rep));
-		rep.kind = QGA_BAD;
-		(void)snprintf(rep.err_desc, sizeof(rep.err_desc), "%s", why);
+		qga_no_answer(&rep, why);
 		qga_done(&rep);
 	}
 	qga_sync(why);
