@@ -1108,8 +1108,9 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "by level, from the directory's own entries (the default); "
 	    "symlinks are listed, never followed. At most "
 	    "${AGENT_LIST_MAX} entries: truncated=true says some were left "
-	    "out (list a subdirectory, or less deep). Not in a VM from "
-	    "your own disks: qemu-guest-agent lists no directories.",
+	    "out (list a subdirectory, or less deep). In a VM from your "
+	    "own disks the guest's find lists it, through "
+	    "qemu-guest-agent.",
 	    "{'type':'object','properties':{'path':{'type':'string'},"
 	    "'entries':{'type':'array','items':{'type':'object',"
 	    "'properties':{'name':{'type':'string'},'type':{'type':"

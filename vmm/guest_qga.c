@@ -26,8 +26,9 @@
  *    cgroup.
  *  - Files are guest-file-open/seek/read/write/close, a chunk per call;
  *    a write is not atomic, sets no mode and makes no directories, and
- *    symlinks are followed.  There is no listing.  Paths are mcvm's:
- *    beneath /workspace, a relative one from there.
+ *    symlinks are followed.  A listing is the guest's find(1), polled
+ *    as a job is.  Paths are mcvm's: beneath /workspace, a relative one
+ *    from there.
  *  - Jobs are not frozen: pausing stops the vCPUs, which stops them all.
  */
 #include <sys/types.h>
@@ -138,6 +139,13 @@ struct qga_file {
 	uint32_t	 code;		/* its AGENT_ERR_* */
 };
 
+/* A FILE_LIST's process in the guest, while r waits for it. */
+struct qga_listing {
+	struct vmm_req	*r;
+	int32_t		 pid;		/* 0 until it has started */
+	uint32_t	 max;		/* entries asked for */
+};
+
 /* A JOB_READ waiting for its job's end, or its wait's. */
 struct qga_wait {
 	struct vmm_req		*r;
@@ -162,6 +170,7 @@ static struct {
 	struct qga_job	 jobs[QGA_JOBS_MAX];
 	uint32_t	 next_job;
 	struct qga_wait	 waits[VMM_REQ_MAX];
+	struct qga_listing listings[VMM_REQ_MAX];
 	uint8_t		 rx[VMM_READ_MAX];
 	char		 line[QGA_CMD_MAX];
 	uint8_t		 out[QGA_DATA_MAX];
@@ -1327,11 +1336,161 @@ qga_file_write(struct vmm_req *r, const struct msg_vmm_file_write *x)
 	    f->flags & AGENT_WRITE_AT_OFFSET ? "r+" : "w");
 }
 
+/*
+ * A listing: the agent has no command for one, so the guest's find(1)
+ * writes it, shallowest first (sort -s by depth, so that a cut list
+ * keeps the upper levels), cut to one entry more than asked for and to
+ * QGA_LIST_OUT_MAX bytes, and the monitor polls its end, reads it
+ * (qga_list_parse) and sorts it by name.  Symlinks are listed, never
+ * followed.
+ */
+#define QGA_LIST_SCRIPT							\
+	"cd -- \"$1\" || exit 2; find . -mindepth 1 -maxdepth \"$2\" "	\
+	"-printf '%d %y %m %s %T@ %P\\0' 2>/dev/null | "		\
+	"sort -z -s -n -k1,1 | head -z -n \"$3\" | head -c \"$4\""
+#define QGA_LIST_OUT_MAX	(256 * 1024)	/* bytes of find's records */
+
+_Static_assert(QGA_LIST_OUT_MAX <= QGA_DATA_MAX, "a listing's answer");
+
+static void	 qga_list_poll(struct vmm_req *);
+
+static struct qga_listing *
+qga_listing_find(const struct vmm_req *r)
+{
+	size_t	 i;
+
+	for (i = 0; i < VMM_REQ_MAX; i++)
+		if (qga.listings[i].r == r)
+			return &qga.listings[i];
+	return NULL;
+}
+
+static int
+qga_list_entry_cmp(const void *a, const void *b)
+{
+	return agent_name_cmp(((const struct agent_dirent *)a)->name,
+	    ((const struct agent_dirent *)b)->name);
+}
+
+/* find's records as FILE_LIST's answer. */
+static void
+qga_list_answer(struct vmm_req *r, struct qga_listing *ls, size_t len)
+{
+	static struct qga_list	 l;
+	static uint8_t		 ents[AGENT_LIST_BYTES_MAX];
+	struct agent_msg	 m;
+	size_t			 n = 0, i;
+
+	if (qga_list_parse(qga.out, len, ls->max, &l) == -1) {
+		vmm_fail(r, AGENT_ERR_PROTO, EBADMSG, "the guest's listing "
+		    "makes no sense");
+		return;
+	}
+	qsort(l.ents, l.n, sizeof(l.ents[0]), qga_list_entry_cmp);
+	memset(&m, 0, sizeof(m));
+	m.type = AGENT_REPLY | AGENT_FILE_LIST;
+	m.u.file_entries.truncated = l.truncated;
+	for (i = 0; i < l.n; i++) {
+		if (agent_dirent_put(ents, sizeof(ents), &n, &l.ents[i]) ==
+		    -1) {
+			m.u.file_entries.truncated = 1;
+			break;
+		}
+	}
+	m.u.file_entries.count = (uint32_t)i;
+	m.u.file_entries.entries = ents;
+	m.u.file_entries.len = (uint32_t)n;
+	r->g_kind = AGENT_FILE_LIST;
+	vmm_guest_answer(r, &m);
+}
+
+static void
+qga_list_status(struct qga_cmd *c, const struct qga_reply *rep)
+{
+	struct qga_exec_status	 st;
+	struct qga_listing	*ls;
+	char			 text[AGENT_ERRMSG_MAX];
+	size_t			 n;
+
+	if (c->r == NULL || (ls = qga_listing_find(c->r)) == NULL)
+		return;
+	if (rep->kind != QGA_RETURN ||
+	    qga_ret_exec_status(rep->ret, &st, qga.out, qga.err) == -1) {
+		qga_fail(c->r, rep, "tell the listing's end");
+		return;
+	}
+	if (!st.exited) {
+		vmm_req_after(c->r, QGA_POLL_MS, qga_list_poll);
+		return;
+	}
+	if (!st.has_code || st.code != 0) {
+		/* cd's complaint, without its newline. */
+		for (n = 0; n < st.err_len && n < QGA_DESC_SHOWN &&
+		    qga.err[n] != '\n'; n++)
+			;
+		(void)snprintf(text, sizeof(text), "the guest cannot list "
+		    "the directory: %.*s", (int)n, (const char *)qga.err);
+		vmm_fail(c->r, AGENT_ERR_NOENT, ENOENT, text);
+		return;
+	}
+	qga_list_answer(c->r, ls, st.out_len);
+}
+
+/* The listing's process, polled until it has exited. */
+static void
+qga_list_poll(struct vmm_req *r)
+{
+	struct qga_listing	*ls = qga_listing_find(r);
+
+	if (ls == NULL)
+		fatalx("%s: a listing not kept", __func__);
+	if (qga_cmd(r, "guest-exec-status", json_pack("{s:i}", "pid",
+	    (int)ls->pid), qga_list_status, NULL) == -1)
+		vmm_fail(r, VMM_ERR_BUSY, EBUSY, "too many requests wait");
+}
+
+static void
+qga_list_started(struct qga_cmd *c, const struct qga_reply *rep)
+{
+	struct qga_listing	*ls;
+	int32_t			 pid;
+
+	if (c->r == NULL || (ls = qga_listing_find(c->r)) == NULL)
+		return;
+	if (rep->kind != QGA_RETURN || qga_ret_exec(rep->ret, &pid) == -1) {
+		qga_fail(c->r, rep, "start the listing");
+		return;
+	}
+	ls->pid = pid;
+	vmm_req_after(c->r, QGA_POLL_MS, qga_list_poll);
+}
+
 static void
 qga_file_list(struct vmm_req *r, const struct msg_vmm_file_list *x)
 {
-	vmm_fail(r, AGENT_ERR_STATE, ENOTSUP, "qemu-guest-agent cannot list "
-	    "directories: run ls through vm_exec");
+	char			 dir[AGENT_PATH_MAX + sizeof(AGENT_WORKSPACE)];
+	char			 depth[16], count[16], bytes[16];
+	struct qga_listing	*ls;
+	json_t			*args;
+
+	if ((ls = qga_listing_find(NULL)) == NULL)
+		fatalx("%s: more listings than requests", __func__);
+	qga_path(x->path, dir, sizeof(dir));
+	(void)snprintf(depth, sizeof(depth), "%u", x->depth);
+	(void)snprintf(count, sizeof(count), "%u", x->max + 1);
+	(void)snprintf(bytes, sizeof(bytes), "%d", QGA_LIST_OUT_MAX);
+	args = json_pack("{s:s, s:[s, s, s, s, s, s, s], s:b}", "path",
+	    "/bin/sh", "arg", "-c", QGA_LIST_SCRIPT, "mcvm-list", dir, depth,
+	    count, bytes, "capture-output", 1);
+	if (args == NULL)
+		fatalx("%s: json_pack", __func__);
+	ls->r = r;
+	ls->pid = 0;
+	ls->max = x->max;
+	if (qga_cmd(r, "guest-exec", args, qga_list_started, NULL) == -1) {
+		ls->r = NULL;
+		vmm_fail(r, VMM_ERR_BUSY, EBUSY, "too many requests wait");
+	}
 }
 
 /* --- the rest of the guest's requests */
@@ -1454,6 +1613,7 @@ qga_net_config(struct vmm_req *r, const struct msg_vmm_net_config *x)
 static void
 qga_forget(struct vmm_req *r)
 {
+	struct qga_listing *ls;
 	struct qga_cmd	*c;
 	struct qga_wait	*w;
 
@@ -1464,6 +1624,8 @@ qga_forget(struct vmm_req *r)
 			c->r = NULL;
 	if ((w = qga_wait_find(r)) != NULL)
 		w->r = NULL;
+	if ((ls = qga_listing_find(r)) != NULL)
+		ls->r = NULL;
 }
 
 /* The guest was reset: its processes are gone, and so is its agent. */

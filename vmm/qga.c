@@ -314,6 +314,126 @@ qga_ret_file_seek(json_t *ret, uint64_t *pos)
 	return 0;
 }
 
+/* --- a listing */
+
+/* Decimal (or octal) digits and the space after them, at most max. */
+static int
+qga_field(const char **p, const char *end, int base, uint64_t max,
+    uint64_t *v)
+{
+	const char	*s = *p;
+	uint64_t	 n = 0;
+	unsigned int	 d;
+
+	if (s == end || *s < '0' || *s > '0' + base - 1)
+		return -1;
+	while (s < end && *s >= '0' && *s <= '0' + base - 1) {
+		d = (unsigned int)(*s - '0');
+		if (d > max || n > (max - d) / (uint64_t)base)
+			return -1;
+		n = n * (uint64_t)base + d;
+		s++;
+	}
+	if (s == end || *s != ' ')
+		return -1;
+	*p = s + 1;
+	*v = n;
+	return 0;
+}
+
+/* %T@: seconds, perhaps negative, with a fraction, which is dropped. */
+static int
+qga_field_time(const char **p, const char *end, int64_t *t)
+{
+	const char	*s = *p;
+	uint64_t	 n;
+	int		 neg = 0;
+
+	if (s < end && *s == '-') {
+		neg = 1;
+		s++;
+	}
+	n = 0;
+	while (s < end && *s >= '0' && *s <= '9') {
+		if (n > (uint64_t)INT64_MAX / 10 - 1)
+			return -1;
+		n = n * 10 + (uint64_t)(*s++ - '0');
+	}
+	if (s < end && *s == '.')
+		for (s++; s < end && *s >= '0' && *s <= '9'; s++)
+			;
+	if (s == *p + neg || s == end || *s != ' ')
+		return -1;
+	*p = s + 1;
+	*t = neg ? -(int64_t)n : (int64_t)n;
+	return 0;
+}
+
+static uint8_t
+qga_ftype(char c)
+{
+	switch (c) {
+	case 'f':
+		return AGENT_FTYPE_FILE;
+	case 'd':
+		return AGENT_FTYPE_DIR;
+	case 'l':
+		return AGENT_FTYPE_SYMLINK;
+	default:
+		return AGENT_FTYPE_OTHER;
+	}
+}
+
+int
+qga_list_parse(const uint8_t *buf, size_t len, size_t max, struct qga_list *l)
+{
+	const char		*p = (const char *)buf, *end = p + len, *rec;
+	const char		*nul;
+	struct agent_dirent	*e;
+	uint64_t		 depth, mode, size;
+	int64_t			 mtime;
+	size_t			 nlen;
+	char			 type;
+
+	l->n = 0;
+	l->truncated = 0;
+	l->used = 0;
+	while (p < end) {
+		if ((nul = memchr(p, '\0', (size_t)(end - p))) == NULL) {
+			l->truncated = 1;	/* cut by the guest's bound */
+			break;
+		}
+		rec = p;
+		p = nul + 1;
+		if (qga_field(&rec, nul, 10, AGENT_LIST_DEPTH_MAX,
+		    &depth) == -1 || depth == 0 || nul - rec < 2 ||
+		    rec[1] != ' ')
+			return -1;
+		type = rec[0];
+		rec += 2;
+		if (qga_field(&rec, nul, 8, 07777, &mode) == -1 ||
+		    qga_field(&rec, nul, 10, INT64_MAX, &size) == -1 ||
+		    qga_field_time(&rec, nul, &mtime) == -1)
+			return -1;
+		nlen = (size_t)(nul - rec);
+		if (nlen == 0 || nlen >= AGENT_PATH_MAX || rec[0] == '/')
+			return -1;
+		if (l->n == max || nlen + 1 > sizeof(l->pool) - l->used) {
+			l->truncated = 1;
+			break;
+		}
+		e = &l->ents[l->n++];
+		memcpy(l->pool + l->used, rec, nlen + 1);
+		e->name = l->pool + l->used;
+		l->used += nlen + 1;
+		e->type = qga_ftype(type);
+		e->mode = (uint32_t)mode;
+		e->size = size;
+		e->mtime = mtime;
+	}
+	return 0;
+}
+
 /* An optional string: absent or not a string is empty. */
 static void
 qga_get_text(json_t *obj, const char *key, char *dst, size_t len)

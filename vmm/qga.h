@@ -21,6 +21,7 @@
 
 #include <jansson.h>
 
+#include "agent_proto.h"
 #include "b64.h"
 #include "proto.h"
 #include "qmp.h"
@@ -95,6 +96,25 @@ int	 qga_ret_exec_status(json_t *, struct qga_exec_status *, uint8_t *,
 int	 qga_ret_file_read(json_t *, uint8_t *, size_t, size_t *, int *);
 int	 qga_ret_file_write(json_t *, uint64_t *);
 int	 qga_ret_file_seek(json_t *, uint64_t *);
+
+/*
+ * A listing that find(1) wrote in the guest, for FILE_LIST (the agent
+ * has no command for one): a record per entry, "DEPTH TYPE MODE SIZE
+ * MTIME NAME" and a NUL (-printf '%d %y %m %s %T@ %P\0'), shallowest
+ * first.  The entries in that order, at most max of them and their
+ * names at most QGA_LIST_NAMES_MAX bytes together, a record cut at the
+ * end dropped: truncated says so.  Returns 0, or -1 if a record is
+ * malformed.
+ */
+#define QGA_LIST_NAMES_MAX	AGENT_LIST_BYTES_MAX
+struct qga_list {
+	size_t			 n;
+	int			 truncated;
+	struct agent_dirent	 ents[AGENT_LIST_MAX];
+	char			 pool[QGA_LIST_NAMES_MAX];
+	size_t			 used;
+};
+int	 qga_list_parse(const uint8_t *, size_t, size_t, struct qga_list *);
 
 /* guest-info's version; guest-get-osinfo's name and kernel release. */
 int	 qga_ret_info(json_t *, char *, size_t);

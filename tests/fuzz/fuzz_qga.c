@@ -4,7 +4,8 @@
  * input byte chooses how the rest is split into reads, so that lines cut
  * at every place are exercised.  Every answer the decoder hands out must
  * hold only bounded, printable text, and each return is read by every
- * reader of the backend, whose values must stay within their bounds.
+ * reader of the backend, whose values must stay within their bounds; an
+ * exited process's output is read as a listing too.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +19,26 @@ int	 LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 static struct qga_parser	 parser;
 static uint8_t			 out[QGA_DATA_MAX], err[QGA_DATA_MAX];
 static uint8_t			 buf[128 * 1024];
+static struct qga_list		 list;
+
+/* A listing's entries: within their bounds, their names in the pool. */
+static void
+check_list(const struct qga_list *l)
+{
+	size_t	 i, n;
+
+	if (l->n > AGENT_LIST_MAX || l->used > sizeof(l->pool))
+		abort();
+	for (i = 0; i < l->n; i++) {
+		n = strlen(l->ents[i].name);
+		if (n == 0 || n >= AGENT_PATH_MAX ||
+		    l->ents[i].name < l->pool ||
+		    l->ents[i].name + n >= l->pool + l->used ||
+		    l->ents[i].mode > 07777 ||
+		    l->ents[i].type >= AGENT_FTYPE_MAX)
+			abort();
+	}
+}
 
 static void
 check_text(const char *s, size_t max)
@@ -47,6 +68,9 @@ check_returns(json_t *ret)
 		abort();
 	if (qga_ret_exec(ret, &pid) == 0 && pid < 1)
 		abort();
+	if (qga_ret_exec_status(ret, &st, out, err) == 0 && st.exited &&
+	    qga_list_parse(out, st.out_len, AGENT_LIST_MAX, &list) == 0)
+		check_list(&list);
 	if (qga_ret_exec_status(ret, &st, out, err) == 0 &&
 	    (st.out_len > QGA_DATA_MAX || st.err_len > QGA_DATA_MAX ||
 	    (st.exited && st.has_code == st.has_signal) ||

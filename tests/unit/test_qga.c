@@ -376,3 +376,66 @@ Test(qga, ret_info_and_osinfo)
 	cr_assert_str_eq(k, "");
 	json_decref(j);
 }
+
+/* find's records, as the guest writes them for a listing. */
+Test(qga, list_parse)
+{
+	static struct qga_list	 l;
+	static const char	 recs[] =
+	    "1 d 755 4096 1700000000.1234567890 sub\0"
+	    "1 f 644 10 1700000001.5 a.txt\0"
+	    "2 l 777 5 -3.25 sub/link\0"
+	    "2 p 600 0 1700000002 sub/fifo\0"
+	    "1 f 644 3 1700000003.0 cut";
+
+	cr_assert_eq(qga_list_parse((const uint8_t *)recs, sizeof(recs) - 1,
+	    AGENT_LIST_MAX, &l), 0);
+	cr_assert_eq(l.n, 4);
+	cr_assert(l.truncated, "a record cut at the end");
+	cr_assert_str_eq(l.ents[0].name, "sub");
+	cr_assert_eq(l.ents[0].type, AGENT_FTYPE_DIR);
+	cr_assert_eq(l.ents[0].mode, 0755);
+	cr_assert_eq(l.ents[0].size, 4096);
+	cr_assert_eq(l.ents[0].mtime, 1700000000);
+	cr_assert_eq(l.ents[1].type, AGENT_FTYPE_FILE);
+	cr_assert_eq(l.ents[2].type, AGENT_FTYPE_SYMLINK);
+	cr_assert_eq(l.ents[2].mtime, -3);
+	cr_assert_eq(l.ents[3].type, AGENT_FTYPE_OTHER);
+	cr_assert_str_eq(l.ents[3].name, "sub/fifo");
+
+	/* At most max, the rest said to be left out. */
+	cr_assert_eq(qga_list_parse((const uint8_t *)recs, sizeof(recs) - 1,
+	    2, &l), 0);
+	cr_assert_eq(l.n, 2);
+	cr_assert(l.truncated);
+	cr_assert_eq(qga_list_parse((const uint8_t *)"", 0, 2, &l), 0);
+	cr_assert_eq(l.n, 0);
+	cr_assert(!l.truncated);
+}
+
+Test(qga, list_parse_refused)
+{
+	static struct qga_list	 l;
+	static const char *const bad[] = {
+		"0 f 644 1 1 a",		/* depth 0 */
+		"5 f 644 1 1 a",		/* deeper than asked for */
+		"1 f 10000 1 1 a",		/* mode beyond 07777 */
+		"1 f 648 1 1 a",		/* not octal */
+		"1 f 644 -1 1 a",		/* a negative size */
+		"1 f 644 99999999999999999999 1 a",
+		"1 f 644 1 x a",		/* not a time */
+		"1 f 644 1 1 ",			/* no name */
+		"1 f 644 1 1 /abs",		/* not relative */
+		"1 ff 644 1 1 a",
+		"1f 644 1 1 a",
+		"",
+	};
+	char	 rec[64];
+	size_t	 i, n;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		n = (size_t)snprintf(rec, sizeof(rec), "%s", bad[i]) + 1;
+		cr_assert_eq(qga_list_parse((const uint8_t *)rec, n,
+		    AGENT_LIST_MAX, &l), -1, "%s", bad[i]);
+	}
+}

@@ -2,8 +2,8 @@
 // no mcvm agent, end to end through the official MCP SDK client: the
 // test guest (tests/image-qga, make image) uploaded as a workspace
 // image, its agent named in vm_status, commands with their output, exit
-// code and timeout, a cancel, files written and read back, what QGA
-// cannot do said plainly, the agent channel synced again after an answer
+// code and timeout, a cancel, files written, read back and listed, what
+// QGA cannot do said plainly, the agent channel synced again after an answer
 // too large for the monitor, and vm_stop through guest-shutdown.
 // Run through tests/suites/vms, with a real guest under TCG.
 import { test, before, after } from 'node:test';
@@ -169,8 +169,25 @@ test('files written and read back through guest-file-*', async () => {
 	    path: 'missing.txt' }), /No such file/);
 	assert.match(await refused(alice, 'vm_write_file', { vm_id: VM,
 	    path: 'no/dir/c.txt', content: 'x' }), /mkdir -p/);
-	assert.match(await refused(alice, 'vm_list_files', { vm_id: VM }),
-	    /qemu-guest-agent cannot list directories: run ls through vm_exec/);
+
+	// A listing, by the guest's find: sorted by name, level by level.
+	await exec('mkdir -p /workspace/d/e && ln -sf a.txt /workspace/l && ' +
+	    'echo x > /workspace/d/e/f');
+	const l = await call(alice, 'vm_list_files', { vm_id: VM });
+	assert.equal(l.truncated, false);
+	const names = l.entries.map((e) => e.name);
+	assert.deepEqual(names, ['a.txt', 'b.bin', 'd', 'l', 'sub']);
+	const at = l.entries.find((e) => e.name === 'a.txt');
+	assert.equal(at.type, 'file');
+	assert.equal(at.size, 15);
+	assert.equal(l.entries.find((e) => e.name === 'l').type, 'symlink');
+	assert.equal(l.entries.find((e) => e.name === 'd').type, 'dir');
+	const deep = await call(alice, 'vm_list_files', { vm_id: VM,
+	    path: 'd', depth: 3 });
+	assert.deepEqual(deep.entries.map((e) => e.name),
+	    ['e', 'e/f']);
+	assert.match(await refused(alice, 'vm_list_files', { vm_id: VM,
+	    path: 'nowhere' }), /cannot list the directory.*nowhere/);
 });
 
 test('an answer too large for the monitor: the job fails, the channel ' +
