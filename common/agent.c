@@ -431,6 +431,22 @@ agent_dirent_put(uint8_t *buf, size_t cap, size_t *len,
 }
 
 int
+agent_name_cmp(const char *a, const char *b)
+{
+	const unsigned char	*p = (const unsigned char *)a;
+	const unsigned char	*q = (const unsigned char *)b;
+	int			 x, y;
+
+	while (*p != '\0' && *p == *q) {
+		p++;
+		q++;
+	}
+	x = *p == '/' ? 1 : *p == '\0' ? 0 : *p + 1;
+	y = *q == '/' ? 1 : *q == '\0' ? 0 : *q + 1;
+	return x - y;
+}
+
+int
 agent_dirent_next(const uint8_t **p, size_t *left, struct agent_dirent *e)
 {
 	struct areader	 r;

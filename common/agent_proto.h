@@ -466,6 +466,12 @@ int	 agent_dirent_put(uint8_t *, size_t, size_t *,
 int	 agent_dirent_next(const uint8_t **, size_t *, struct agent_dirent *);
 
 /*
+ * FILE_LIST's order of names: bytewise, but '/' before every other byte,
+ * so that a directory's entries follow it.
+ */
+int	 agent_name_cmp(const char *, const char *);
+
+/*
  * Whether a page of a stream, starting at offset start, ends where what
  * is kept ends for good (the stream closed and drained, or the gap
  * begins), so that a text decoder must not wait for the rest of a

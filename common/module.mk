@@ -7,7 +7,7 @@ LIBMCVM_SRCS := common/log.c common/imsg.c common/msg.c common/proto.c \
 	common/utf8.c common/b64.c common/tools.c \
 	common/netslot.c common/msg_proc.c common/msg_ctl.c \
 	common/msg_front.c common/msg_net.c common/msg_store.c common/msg_vmm.c \
-	common/jschema.c common/keys.c
+	common/jschema.c common/keys.c common/outbuf.c
 
 $(GEN)/parse.c: common/parse.y
 	@mkdir -p $(@D)

@@ -28,6 +28,19 @@
 #define QEMU_NODE_STATE		"state"
 
 /*
+ * The guest agent's port of a VM from a workspace's own disks: the one
+ * qemu-guest-agent opens, read by the VM's monitor alone (-a qga).
+ */
+#define QGA_PORT_NAME		"org.qemu.guest_agent.0"
+/*
+ * What the monitor takes of it: a line of at most QGA_MSG_MAX bytes, so
+ * a job's output (both streams, in base64 in one answer) of at most
+ * about QGA_OUTPUT_MAX.
+ */
+#define QGA_MSG_MAX		(512 * 1024)
+#define QGA_OUTPUT_MAX		(QGA_MSG_MAX / 4 * 3)
+
+/*
  * The message list: name, value, and for a request the type of the reply
  * that ends it (IMSG_NONE for what is not a request).  Other messages may
  * come before that reply (NET_FD, STORE_FD, the ENTRY and STATUS_* rows,

@@ -67,6 +67,7 @@ static const struct tool_number tool_numbers[] = {
 	NUM(TOOL_INPUT_TIME_MAX),
 	NUM_KIB(VMM_SCREENSHOT_MAX),
 	NUM_KIB(VMM_SERIAL_RING),
+	NUM_KIB(QGA_OUTPUT_MAX),
 	NUM(VMM_SNAP_PER_VM_MAX),
 };
 
@@ -163,10 +164,13 @@ static const char *const convert_values[] = {
 	"'description':'own disks only: the images it boots'},"	\
 	"'persistent':{'type':'boolean'},'firmware':{'type':'string'},"	\
 	"'machine':{'type':'string'},'agent':{'type':'boolean',"	\
-	"'description':'false: no mcvm agent (own disks)'},"		\
+	"'description':'own disks: whether its qemu-guest-agent "	\
+	"answers'},"							\
 	"'iso':{'type':'string'},'install':{'type':'string',"		\
 	"'description':'pending: it boots the install CD (first); done'}"
 #define GUEST_PROPS							\
+	"'agent':{'type':'string','enum':['mcvm','qga'],'description':"\
+	"'mcvm: mcvm-guestd; qga: qemu-guest-agent (own disks)'},"	\
 	"'os':{'type':'string'},'kernel':{'type':'string'},"		\
 	"'agent_version':{'type':'string'}"
 #define VM_OBJECT							\
@@ -306,8 +310,9 @@ static const struct tool_param p_vm_create[] = {
 	    "${VM_DISKS_MAX} of your workspace's images (qcow2 or raw, "
 	    "without a backing image), the first the boot disk. The VM "
 	    "gets an overlay (or a reflink clone) of each, unless "
-	    "persistent. Such a VM has no mcvm agent: no vm_exec nor file "
-	    "tools." },
+	    "persistent. Such a VM has no mcvm agent: vm_exec, the job "
+	    "tools and the file tools work once qemu-guest-agent answers "
+	    "in its guest (on the port org.qemu.guest_agent.0)." },
 	[P_VM_CREATE_ISO] = { "iso", TP_STRING, TS_NAME, 0, 0, 0,
 	    OBJ_NAME_MAX, NULL, NULL,
 	    "An install CD, with disks: an image of format iso of your "
@@ -814,14 +819,17 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	T(VM_EXEC, "vm_exec", "Run a command",
 	    TF_DESTRUCTIVE | TF_IDEMPOTENT | TF_OPENWORLD | TF_LONG,
 	    p_vm_exec, TT_VM_RUNNING, TR_JSON,
-	    "Start a shell command in a running VM (one with mcvm's agent: "
-	    "not a VM from your own disks) and return with its "
+	    "Start a shell command in a running VM and return with its "
 	    "job_id; bash -c runs it as uid ${AGENT_JOB_UID} in "
-	    "/workspace (or cwd). Without wait_seconds the answer is at "
-	    "once. With it, a command that ends within them is answered "
-	    "then, with its exit code and first page of output (stdout, "
-	    "stderr, next_cursor as vm_job_output gives them), and one "
-	    "still running when they pass is answered so; with a "
+	    "/workspace (or cwd). In a VM from your own disks, "
+	    "qemu-guest-agent runs it with /bin/sh -c as its own user, "
+	    "its output comes only once it has ended, and more than about "
+	    "${QGA_OUTPUT_MAX_KIB} KiB of it fails the job. Without "
+	    "wait_seconds the answer is at once. With it, a command that "
+	    "ends within them is answered then, with its exit code and "
+	    "first page of output (stdout, stderr, next_cursor as "
+	    "vm_job_output gives them), and one still running when they "
+	    "pass is answered so; with a "
 	    "progressToken, progress (bytes of output so far) is sent "
 	    "meanwhile. Read more output "
 	    "with vm_job_output and the state with vm_job_status; stop it "
@@ -1100,7 +1108,9 @@ const struct tool_desc tool_table[TOOL_COUNT] = {
 	    "by level, from the directory's own entries (the default); "
 	    "symlinks are listed, never followed. At most "
 	    "${AGENT_LIST_MAX} entries: truncated=true says some were left "
-	    "out (list a subdirectory, or less deep).",
+	    "out (list a subdirectory, or less deep). In a VM from your "
+	    "own disks the guest's find lists it, through "
+	    "qemu-guest-agent.",
 	    "{'type':'object','properties':{'path':{'type':'string'},"
 	    "'entries':{'type':'array','items':{'type':'object',"
 	    "'properties':{'name':{'type':'string'},'type':{'type':"

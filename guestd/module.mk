@@ -5,7 +5,7 @@
 # the host's unit tests.
 
 GUESTD_SRCS := guestd/main.c guestd/port.c guestd/channel.c guestd/jobs.c \
-	guestd/jobproc.c guestd/console.c guestd/gtext.c guestd/outbuf.c \
+	guestd/jobproc.c guestd/console.c guestd/gtext.c common/outbuf.c \
 	guestd/wsfile.c guestd/netcfg.c common/agent.c common/rdfile.c
 GUESTD_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror \
 	-Wformat=2 -Wmissing-prototypes -Wstrict-prototypes -Wpointer-arith \
@@ -23,7 +23,7 @@ $(BUILD)/mcvm-guestd: $(patsubst %.c,$(GUESTD_OBJ)/%.o,$(GUESTD_SRCS))
 # Its own objects' header dependencies (the host's are read elsewhere).
 -include $(shell find $(GUESTD_OBJ) -name '*.d' -type f 2>/dev/null)
 
-UNIT_EXTRA_SRCS += guestd/outbuf.c guestd/wsfile.c guestd/netcfg.c \
+UNIT_EXTRA_SRCS += guestd/wsfile.c guestd/netcfg.c \
 	guestd/gtext.c
 
 # The image: kernel, initramfs, root filesystem and their manifest.

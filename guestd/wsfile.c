@@ -126,23 +126,12 @@ fail:
 	return -1;
 }
 
-/* '/' sorts before every other byte: a directory's entries follow it. */
+/* By name, as agent_name_cmp() orders them. */
 static int
 entry_cmp(const void *a, const void *b)
 {
-	const unsigned char	*p = (const unsigned char *)
-				    ((const struct ws_entry *)a)->name;
-	const unsigned char	*q = (const unsigned char *)
-				    ((const struct ws_entry *)b)->name;
-	int			 x, y;
-
-	while (*p != '\0' && *p == *q) {
-		p++;
-		q++;
-	}
-	x = *p == '/' ? 1 : *p == '\0' ? 0 : *p + 1;
-	y = *q == '/' ? 1 : *q == '\0' ? 0 : *q + 1;
-	return x - y;
+	return agent_name_cmp(((const struct ws_entry *)a)->name,
+	    ((const struct ws_entry *)b)->name);
 }
 
 static uint8_t

@@ -419,7 +419,7 @@ dispatch_target(struct tool_call *c)
 	}
 }
 
-/* Whether the tool needs the guest agent (which own disks lack). */
+/* Whether the tool needs the guest agent (own disks' QGA, if it runs). */
 static int
 dispatch_agent_tool(const struct tool_call *c)
 {
@@ -455,7 +455,8 @@ dispatch_state(struct tool_call *c)
 	char		 msg[VM_MSG_MAX];
 	size_t		 len;
 
-	if (vm != NULL && vm_own_disks(vm) && dispatch_agent_tool(c)) {
+	if (vm != NULL && vm_own_disks(vm) && !vm->boot.agent &&
+	    dispatch_agent_tool(c)) {
 		vm_no_agent_text(vm, msg, sizeof(msg));
 		dispatch_refuse(c, msg);
 		return -1;

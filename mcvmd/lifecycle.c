@@ -91,9 +91,9 @@ vm_op_done(struct vm *vm, int ok, const char *msg)
 	}
 	j = vm_json(vm);
 	if (vm->os[0] != '\0')
-		json_object_set_new(j, "guest", json_pack("{s:s, s:s, s:s}",
-		    "os", vm->os, "kernel", vm->kernel, "agent_version",
-		    vm->agent));
+		json_object_set_new(j, "guest", json_pack("{s:s, s:s, s:s, "
+		    "s:s}", "agent", vm_agent_kind(vm), "os", vm->os,
+		    "kernel", vm->kernel, "agent_version", vm->agent));
 	if ((text = json_dumps(j, JSON_COMPACT)) == NULL)
 		fatalx("%s: json_dumps", __func__);
 	json_decref(j);
@@ -168,16 +168,22 @@ install_console_cancel(struct req *r, enum req_end end, const char *why)
 
 /*
  * The guest of a VM from its own disks reset or powered off, which
- * paused QEMU (-no-shutdown): its console is kept (the VM has no agent
- * to ask for it before a stop), then QEMU ends.  The VM is stopped, or
- * after its install CD's boot starts again from its disks alone
- * (vm_processes_gone).
+ * paused QEMU (-no-shutdown): its console is kept (nothing may have
+ * asked for it before), then QEMU ends.  The VM is stopped, or after
+ * its install CD's boot starts again from its disks alone
+ * (vm_processes_gone).  A guest that vm_stop had its qemu-guest-agent
+ * power off has its console kept already: QEMU ends.
  */
 void
 vm_guest_end(struct vm *vm)
 {
 	struct req	*r;
 
+	if (vm_own_disks(vm) && vm->state == VS_STOPPING) {
+		log_info("%s: the guest powered off: ending QEMU", vm->row.id);
+		vm_qemu_term(vm);
+		return;
+	}
 	if (!vm_own_disks(vm) || vm->state != VS_RUNNING ||
 	    vm->boot.guest_ended)
 		return;

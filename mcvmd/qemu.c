@@ -336,9 +336,12 @@ devices:
 	rc |= arg_add(qa, "-device");
 	rc |= arg_add(qa, "virtio-serial-pci");
 	rc |= arg_add(qa, "-device");
-	/* The id names the port in VSERPORT_CHANGE events. */
-	rc |= arg_add(qa, "virtserialport,chardev=agent,id=agent0,"
-	    "name=org.mcvm.agent.0");
+	/*
+	 * The id names the port in VSERPORT_CHANGE events.  A guest from
+	 * its own disks finds qemu-guest-agent's port instead of mcvm's.
+	 */
+	rc |= arg_add(qa, "virtserialport,chardev=agent,id=agent0,name=%s",
+	    s->ndisks > 0 ? QGA_PORT_NAME : AGENT_PORT_NAME);
 	/*
 	 * The serial console is a ring in QEMU: a guest that floods it
 	 * overwrites its oldest bytes and never waits, whether the monitor

@@ -110,6 +110,11 @@ vm_fork_monitor(struct vm *vm, char procs[][PATH_MAX], size_t nprocs,
 	(void)snprintf(uid, sizeof(uid), "%u", vm->row.uid);
 	(void)snprintf(gid, sizeof(gid), "%u", vm->row.uid);
 	argc = child_argv(VM_VMM_BINARY, argv);
+	/* A workspace's own disks run no mcvm agent: qemu-guest-agent may. */
+	if (vm_own_disks(vm)) {
+		argv[argc++] = "-a";
+		argv[argc++] = "qga";
+	}
 	/* A resumed VM's guest is no template's: a new session serves it. */
 	if (vm->tpl || vm->boot.restore) {
 		argv[argc++] = "-m";

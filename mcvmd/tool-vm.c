@@ -500,8 +500,9 @@ status_guest(struct req *r, struct imsg *imsg)
 		return;
 	}
 	json_object_set_new(r->acc, "guest", json_pack("{s:s, s:s, s:s, "
-	    "s:I, s:i, s:i, s:b}", "os", m.os, "kernel", m.kernel,
-	    "agent_version", m.agent_version, "uptime_ms",
+	    "s:s, s:I, s:i, s:i, s:b}", "agent", vm_agent_kind(r->vm), "os",
+	    m.os, "kernel", m.kernel, "agent_version", m.agent_version,
+	    "uptime_ms",
 	    (json_int_t)m.uptime_ms, "jobs_active", (int)m.jobs_active,
 	    "jobs_total", (int)m.jobs_total, "frozen", m.frozen != 0));
 	status_reply(r->call, r->vm, r->acc, &m);

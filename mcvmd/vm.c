@@ -129,7 +129,10 @@ vm_json(const struct vm *vm)
 	return j;
 }
 
-/* Whether the VM boots its workspace's own disks (and has no agent). */
+/*
+ * Whether the VM boots its workspace's own disks: no mcvm agent, but
+ * qemu-guest-agent's port, whose agent may answer (vm->boot.agent).
+ */
 int
 vm_own_disks(const struct vm *vm)
 {
@@ -181,7 +184,7 @@ vm_disks_json(const struct vm *vm, json_t *j)
 	    FW_UEFI ? "uefi" : "bios"));
 	json_object_set_new(j, "machine", json_string(vm->row.machine ==
 	    MACH_PC ? "pc" : "q35"));
-	json_object_set_new(j, "agent", json_false());
+	json_object_set_new(j, "agent", json_boolean(vm->boot.agent));
 	if (vm->row.iso[0] != '\0') {
 		json_object_set_new(j, "iso", json_string(vm->row.iso));
 		json_object_set_new(j, "install", json_string(
@@ -190,16 +193,26 @@ vm_disks_json(const struct vm *vm, json_t *j)
 	}
 }
 
-/* What the agent's tools answer on a VM that has none. */
+/* The guest agent the VM's monitor speaks: vm_status names it. */
+const char *
+vm_agent_kind(const struct vm *vm)
+{
+	return vm_own_disks(vm) ? "qga" : "mcvm";
+}
+
+/* What the agent's tools answer on a VM whose agent does not answer. */
 void
 vm_no_agent_text(const struct vm *vm, char *buf, size_t len)
 {
-	(void)snprintf(buf, len, "%s boots its own disks and has no mcvm "
-	    "agent: vm_exec, the job tools and the file tools do not work "
-	    "on it. What works: the display (vm_screenshot, vm_send_keys, "
-	    "vm_type_text, vm_click, vm_mouse_move), vm_serial_read, the "
-	    "snapshot tools and the lifecycle tools (vm_status, vm_stop, "
-	    "vm_start, vm_suspend, vm_resume, vm_destroy)", vm->row.id);
+	(void)snprintf(buf, len, "%s boots its own disks and no "
+	    "qemu-guest-agent answers in its guest: install and start "
+	    "qemu-guest-agent in the guest (its port " QGA_PORT_NAME " is "
+	    "there), then vm_exec, the job tools and the file tools work "
+	    "through it. What works meanwhile: the display (vm_screenshot, "
+	    "vm_send_keys, vm_type_text, vm_click, vm_mouse_move), "
+	    "vm_serial_read, the snapshot tools and the lifecycle tools "
+	    "(vm_status, vm_stop, vm_start, vm_suspend, vm_resume, "
+	    "vm_destroy)", vm->row.id);
 }
 
 /* A VM object for row, in the state the row records. */

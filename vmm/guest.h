@@ -2,8 +2,8 @@
  * The monitor's guest side, an interface: the session with an agent in
  * the guest, and the requests mcvmd makes of it.  guest_agent.c speaks
  * mcvm-guestd's agent protocol (agent_proto.h) over the virtio-serial
- * port; another agent (qemu-guest-agent) would be a second struct
- * vmm_guest.
+ * port, guest_qga.c qemu-guest-agent's (qga.h), for guests that run no
+ * mcvm agent (-a qga).
  *
  * The session: init takes the port, the start mode and the VM's identity
  * (kept, as it is given again to each session); once the agent is
@@ -67,6 +67,14 @@ struct vmm_guest {
 };
 
 extern const struct vmm_guest	 vmm_guest_agent;
+extern const struct vmm_guest	 vmm_guest_qga;
 extern const struct vmm_guest	*vmm_guest;
+
+/*
+ * An answer in the mcvm agent's terms (AGENT_REPLY | r->g_kind, or
+ * AGENT_ERROR) to r, relayed by agent_relay.c, which checks its bounds:
+ * the other guest sides answer through it too.
+ */
+void	 vmm_guest_answer(struct vmm_req *, const struct agent_msg *);
 
 #endif

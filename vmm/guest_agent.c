@@ -275,9 +275,12 @@ ag_bad_reply(struct vmm_req *r, uint16_t type, const char *why)
 	vmm_fail(r, AGENT_ERR_PROTO, EBADMSG, text);
 }
 
-/* The agent's reply as the monitor's answer to r. */
-static void
-ag_reply(struct vmm_req *r, const struct agent_msg *m)
+/*
+ * An agent reply as the monitor's answer to r, whichever guest side made
+ * it: r->g_kind names the request it answers.
+ */
+void
+vmm_guest_answer(struct vmm_req *r, const struct agent_msg *m)
 {
 	struct ibuf	*b;
 	uint32_t	 type;
@@ -342,7 +345,7 @@ ag_message(const struct agent_msg *m)
 		    agent_type_name(m->type), m->id);
 		return;
 	}
-	ag_reply(r, m);
+	vmm_guest_answer(r, m);
 }
 
 static void

@@ -3,7 +3,8 @@
  * socket on fd 3, a socket connected to QEMU's QMP monitor on fd 4 and one
  * connected to the guest agent's virtio-serial chardev on fd 5.  It drops
  * to the VM's uid in the empty directory, loads its seccomp filter, then
- * speaks QMP and the agent protocol and relays typed results to mcvmd.
+ * speaks QMP and the agent protocol (mcvm's, or with -a qga
+ * qemu-guest-agent's) and relays typed results to mcvmd.
  *
  * QEMU and the guest are untrusted: a malformed message from either costs
  * that channel (and is reported), never the monitor's sanity.  mcvmd is
@@ -34,9 +35,9 @@
 #include "validate.h"
 #include "vmm.h"
 
-#define VMM_USAGE	"mcvm-vmm [-dhSv] [-D macro=value] [-f file] " \
-			"[-H hostname -M machine-id] [-m hold | restore] " \
-			"-i vm-id -u uid -g gid"
+#define VMM_USAGE	"mcvm-vmm [-dhSv] [-a mcvm | qga] [-D macro=value] " \
+			"[-f file] [-H hostname -M machine-id] " \
+			"[-m hold | restore] -i vm-id -u uid -g gid"
 
 static struct {
 	struct mcvm_config	 conf;
@@ -68,6 +69,14 @@ static int
 vmm_option(int ch, const char *arg, void *unused)
 {
 	switch (ch) {
+	case 'a':
+		if (strcmp(arg, "mcvm") == 0)
+			vmm_guest = &vmm_guest_agent;
+		else if (strcmp(arg, "qga") == 0)
+			vmm_guest = &vmm_guest_qga;
+		else
+			return -1;
+		return 0;
 	case 'i':
 		if (!valid_id(arg, "vm-"))
 			return -1;
@@ -131,7 +140,7 @@ main(int argc, char *argv[])
 	size_t			 seed;
 
 	proc_child_setup_ext(argc, argv, "vmm", VMM_USAGE, &start.opts,
-	    &start.conf, "H:M:i:m:u:g:", vmm_option, NULL);
+	    &start.conf, "a:H:M:i:m:u:g:", vmm_option, NULL);
 	if (start.vmid == NULL || start.uid == 0 || start.gid == 0)
 		fatalx("-i, -u and -g are required; usage: %s", VMM_USAGE);
 	if (start.uid < start.conf.vm_uid_first ||

@@ -28,7 +28,7 @@
 #include "msg_vmm.h"
 #include "utf8.h"
 
-/* The guest side: the mcvm agent, today the only one. */
+/* The guest side: the mcvm agent, unless -a names another. */
 const struct vmm_guest	*vmm_guest = &vmm_guest_agent;
 
 static struct {

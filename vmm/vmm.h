@@ -16,8 +16,10 @@
  *	serial.c	the serial console, kept in the monitor's own ring
  *	snapshot.c	live snapshots: QEMU's snapshot jobs, polled
  *	guest.h		the guest side, an interface ...
- *	guest_agent.c	... and its implementation for mcvm-guestd's agent
+ *	guest_agent.c	... its implementation for mcvm-guestd's agent
  *	agent_relay.c	that implementation's conversions
+ *	guest_qga.c	... and for qemu-guest-agent
+ *	qga.c		its lines and returns, decoded
  *
  * An op of several QMP steps is one file like checkpoint.c: its start
  * (the op table's start column) sends the first command with

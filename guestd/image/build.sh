@@ -58,21 +58,7 @@ supersede() {	# supersede KEEP FILE...: removes each FILE but KEEP
 	done
 }
 
-# The host's Debian mirror, from deb822 or one-line sources.
-host_mirror() {
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -r "$f" ] || continue
-		awk '/^URIs:/ { u = $2 } /^Suites:/ && u != "" &&
-		    / '"$SUITE"'( |$)/ && u !~ /security/ {
-		    print u; exit }' "$f"
-	done | head -n 1
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -r "$f" ] || continue
-		awk '$1 == "deb" && $0 ~ / '"$SUITE"' / && $0 !~ /security/ {
-		    for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) {
-		    print $i; exit } }' "$f"
-	done | head -n 1
-}
+. "$here/mirror.sh"
 MIRROR=${MCVM_MIRROR:-$(host_mirror | head -n 1)}
 [ -n "$MIRROR" ] || { echo "$0: no Debian mirror found" >&2; exit 1; }
 

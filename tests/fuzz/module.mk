@@ -12,7 +12,7 @@ fuzz-agent_SRCS := tests/fuzz/fuzz_agent.c common/agent.c common/utf8.c \
 fuzz-agent-corpus_SRCS := tests/fuzz/corpus.c common/agent.c
 fuzz-agent-corpus_KIND := corpus
 fuzz-guestd_SRCS := tests/fuzz/fuzz_guestd.c guestd/channel.c \
-	guestd/jobs.c guestd/outbuf.c guestd/wsfile.c guestd/gtext.c \
+	guestd/jobs.c common/outbuf.c guestd/wsfile.c guestd/gtext.c \
 	guestd/netcfg.c common/agent.c common/rdfile.c
 fuzz-guestd_CFLAGS := -Iguestd
 fuzz-guestd-corpus_SRCS := tests/fuzz/corpus_guestd.c common/agent.c
@@ -23,6 +23,12 @@ FUZZ_TARGETS += fuzz-qmp
 fuzz-qmp_SRCS := tests/fuzz/fuzz_qmp.c vmm/qmp.c common/b64.c
 fuzz-qmp_PKGS := jansson
 fuzz-qmp_CFLAGS := -Ivmm
+
+# Its qemu-guest-agent decoder, seeded with the lines qemu-ga 7.2 writes.
+FUZZ_TARGETS += fuzz-qga
+fuzz-qga_SRCS := tests/fuzz/fuzz_qga.c vmm/qga.c common/b64.c
+fuzz-qga_PKGS := jansson
+fuzz-qga_CFLAGS := -Ivmm
 
 # mcvm-frontd's decoders of untrusted bytes (HTTP heads, JSON tool
 # arguments) and mcvmd's decoder of frontd's tool calls.

@@ -107,29 +107,17 @@ poweroff -f
 reboot -f
 EOF
 
-# The installer's /init.  The MBR is written byte by byte: grub's
-# boot.img (its code, the first 440 bytes), a zero disk signature, one
-# partition entry (active, type 0x83 Linux, from PART_START to the end
-# of the disk, its CHS fields 0xfe 0xff 0xff, "use the LBA ones") and
-# the 0x55 0xaa signature.  grub's core.img follows in sector 1: that is
-# where boot.img's default kernel sector (the 8-byte LBA at offset 0x5c,
-# 1) and core.img's default block list (from sector 2, as long as
-# grub-mkimage made it) look, as on a floppy, so nothing needs patching.
+# The installer's /init: the MBR (tests/lib/mbr.sh), grub's core.img in
+# the sectors after it, then the partition's filesystem and its files.
 cat > "$work/install.init" <<EOF
 #!/bin/sh
 PREFIX=mcvm-install
 PART_START=$PART_START
 MARKER="$MARKER"
 EOF
+cat "$here/tests/lib/mbr.sh" >> "$work/install.init"
 cat >> "$work/install.init" <<'EOF'
 . /lib/early.sh
-# le32 N: N as 4 bytes, little-endian.
-le32() {
-	printf "\\$(printf %03o $(($1 & 255)))"
-	printf "\\$(printf %03o $((($1 >> 8) & 255)))"
-	printf "\\$(printf %03o $((($1 >> 16) & 255)))"
-	printf "\\$(printf %03o $((($1 >> 24) & 255)))"
-}
 waitdev /dev/vda
 size=$(cat /sys/block/vda/size)
 core=$(($(wc -c < /payload/core.img) / 512))
@@ -137,15 +125,7 @@ core=$(($(wc -c < /payload/core.img) / 512))
 [ "$core" -lt "$PART_START" ] || fail "core.img too large"
 dd if=/dev/zero of=/dev/vda bs=512 count="$PART_START" 2>/dev/null ||
     fail "cannot write /dev/vda"
-{
-	dd if=/payload/boot.img bs=440 count=1 2>/dev/null
-	printf '\0\0\0\0\0\0'
-	printf '\200\376\377\377\203\376\377\377'
-	le32 "$PART_START"
-	le32 $((size - PART_START))
-	dd if=/dev/zero bs=48 count=1 2>/dev/null
-	printf '\125\252'
-} > /mbr
+mbr /payload/boot.img "$size" "$PART_START" > /mbr
 [ "$(wc -c < /mbr)" -eq 512 ] || fail "MBR of $(wc -c < /mbr) bytes"
 dd if=/mbr of=/dev/vda conv=notrunc 2>/dev/null || fail "cannot write MBR"
 dd if=/payload/core.img of=/dev/vda bs=512 seek=1 conv=notrunc 2>/dev/null ||

@@ -230,8 +230,10 @@ Test(qemu, argv_own_disks_install_bios)
 	cr_assert_not(has_word(&qa, "drive=disk,"));
 	cr_assert_not(has_word(&qa, "/dev/fdset/1,"));
 	cr_assert(has_pair(&qa, "-device", "VGA"));
-	/* The agent's port stays; nothing answers on it. */
-	cr_assert(has_word(&qa, "org.mcvm.agent.0"));
+	/* qemu-guest-agent's port, not mcvm's: the monitor reads it. */
+	cr_assert(has_word(&qa, "virtserialport,chardev=agent,id=agent0,"
+	    "name=org.qemu.guest_agent.0"));
+	cr_assert_not(has_word(&qa, "org.mcvm.agent.0"));
 }
 
 /* Once installed: the disks alone, from the first. */

@@ -1,5 +1,5 @@
 /*
- * Retained job output (guestd/outbuf.c): of each stream the head and
+ * Retained job output (common/outbuf.c): of each stream the head and
  * the tail are kept, the bytes between them counted and dropped; the gap
  * is widened to UTF-8 character boundaries; cursor reads are bounded,
  * never span the gap, and say what they skipped.

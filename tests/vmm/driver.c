@@ -90,6 +90,7 @@ union reply {
 
 static struct vmm_run	 run;
 static const char	*builddir, *imagedir;
+static const char	*guest_kind;	/* -a for the monitor, or NULL */
 static char		 workdir[256];
 
 static int	 note_unasked(struct peer *, struct imsg *);
@@ -208,8 +209,13 @@ vmm_start(int parent, int qmp, int agent)
 		    asan != NULL ? asan : "", asan != NULL ? ":" : "");
 		(void)setenv("ASAN_OPTIONS", opts, 1);
 	}
-	execl(bin, "mcvm-vmm", "-d", "-v", "-f", conf, "-i", VM_ID,
-	    "-u", VM_UID, "-g", VM_UID, (char *)NULL);
+	if (guest_kind != NULL)
+		execl(bin, "mcvm-vmm", "-d", "-v", "-f", conf, "-i", VM_ID,
+		    "-u", VM_UID, "-g", VM_UID, "-a", guest_kind,
+		    (char *)NULL);
+	else
+		execl(bin, "mcvm-vmm", "-d", "-v", "-f", conf, "-i", VM_ID,
+		    "-u", VM_UID, "-g", VM_UID, (char *)NULL);
 	_exit(127);
 }
 
@@ -1521,6 +1527,269 @@ t_kill_qemu(void)
 	return shutdown_exit();
 }
 
+/* --- this program as qemu-guest-agent (-a qga) */
+
+#define FQ_OVERSIZE	(600 * 1024)	/* bytes of an answer too long */
+
+static char	 fq_rx[64 * 1024];
+static size_t	 fq_len;
+
+/*
+ * The next line the monitor wrote to the agent, without its newline;
+ * *delim says whether a 0xff came before it.
+ */
+static int
+fake_qga_line(char *line, size_t len, int *delim, int timeout_ms)
+{
+	struct pollfd	 pfd;
+	ssize_t		 n;
+	size_t		 i, o = 0;
+	char		*nl;
+
+	*delim = 0;
+	for (;;) {
+		if ((nl = memchr(fq_rx, '\n', fq_len)) != NULL) {
+			for (i = 0; fq_rx + i < nl; i++) {
+				if ((unsigned char)fq_rx[i] == 0xff) {
+					*delim = 1;
+					o = 0;
+				} else if (o + 1 < len)
+					line[o++] = fq_rx[i];
+			}
+			line[o] = '\0';
+			i = (size_t)(nl - fq_rx) + 1;
+			memmove(fq_rx, fq_rx + i, fq_len - i);
+			fq_len -= i;
+			return 0;
+		}
+		if (fq_len == sizeof(fq_rx))
+			return test_fail("a line longer than %zu from the "
+			    "monitor", sizeof(fq_rx));
+		pfd.fd = run.fake_agent;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, timeout_ms) <= 0)
+			return test_fail("nothing from the monitor");
+		if ((n = recv(run.fake_agent, fq_rx + fq_len,
+		    sizeof(fq_rx) - fq_len, 0)) <= 0)
+			return test_fail("agent channel closed");
+		fq_len += (size_t)n;
+	}
+}
+
+static int
+fake_qga_say(const char *s, size_t len)
+{
+	size_t	 off = 0;
+	ssize_t	 n;
+
+	while (off < len) {
+		if ((n = write(run.fake_agent, s + off, len - off)) <= 0)
+			return test_fail("write to the monitor");
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * The next command, which must be cmd (repeated syncs skipped unless
+ * cmd is the sync): its id, its line in line, and whether 0xff came
+ * before it.
+ */
+static int
+fake_qga_cmd(const char *cmd, unsigned int *id, char *line, size_t len,
+    int *delim, int timeout_ms)
+{
+	char	 want[96];
+	char	*p;
+
+	snprintf(want, sizeof(want), "{\"execute\": \"%s\"", cmd);
+	do {
+		if (fake_qga_line(line, len, delim, timeout_ms) == -1)
+			return -1;
+	} while (strcmp(cmd, "guest-sync-delimited") != 0 &&
+	    strncmp(line, "{\"execute\": \"guest-sync-delimited\"", 34) ==
+	    0);
+	if (strncmp(line, want, strlen(want)) != 0)
+		return test_fail("expected %s, got %.200s", cmd, line);
+	if ((p = strstr(line, "\"id\": ")) == NULL ||
+	    sscanf(strrchr(line, '"') + 3, "%u}", id) != 1 || *id == 0)
+		return test_fail("%s without an id: %.200s", cmd, line);
+	return 0;
+}
+
+/* A sync answered after stale bytes, then guest-info and osinfo. */
+static int
+fake_qga_session(void)
+{
+	static const char	 stale[] = "{\"return\": \"half a line";
+	static const char	 perr[] = "{\"error\": {\"class\": "
+	    "\"GenericError\", \"desc\": \"JSON parse error, stray "
+	    "'\\ufffd'\"}}\n";
+	char			 line[4096], say[512];
+	unsigned int		 id;
+	int			 delim;
+
+	if (fake_qga_cmd("guest-sync-delimited", &id, line, sizeof(line),
+	    &delim, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (!delim)
+		return test_fail("guest-sync-delimited without 0xff before "
+		    "it");
+	snprintf(say, sizeof(say), "%s%s\xff{\"return\": %u}\n", stale,
+	    perr, id);
+	if (fake_qga_say(say, strlen(say)) == -1 ||
+	    fake_qga_cmd("guest-info", &id, line, sizeof(line), &delim,
+	    SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	snprintf(say, sizeof(say), "{\"return\": {\"version\": \"7.2.0\", "
+	    "\"supported_commands\": []}, \"id\": %u}\n", id);
+	if (fake_qga_say(say, strlen(say)) == -1 ||
+	    fake_qga_cmd("guest-get-osinfo", &id, line, sizeof(line),
+	    &delim, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	snprintf(say, sizeof(say), "{\"return\": {\"pretty-name\": "
+	    "\"Fake QGA OS\", \"kernel-release\": \"6.1.0-fake\"}, "
+	    "\"id\": %u}\n", id);
+	return fake_qga_say(say, strlen(say));
+}
+
+/* An exec of command, started as pid in the guest: its job. */
+static int
+fake_qga_exec(const char *command, int pid, uint32_t *job)
+{
+	union vmm_args	 a;
+	union reply	 rep;
+	struct peer_call c;
+	char		 line[4096], say[256];
+	unsigned int	 id;
+	int		 delim;
+
+	memset(&a, 0, sizeof(a));
+	a.exec.flags = AGENT_EXEC_SHELL;
+	a.exec.timeout_ms = 5000;
+	a.exec.cwd = "";
+	a.exec.argc = 1;
+	a.exec.argv[0] = command;
+	a.exec.input = "";
+	if (send_req(IMSG_VMM_EXEC, &a, &c) == -1 ||
+	    fake_qga_cmd("guest-exec", &id, line, sizeof(line), &delim,
+	    SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (strstr(line, "\"path\": \"timeout\"") == NULL ||
+	    strstr(line, command) == NULL)
+		return test_fail("guest-exec: %.300s", line);
+	snprintf(say, sizeof(say), "{\"return\": {\"pid\": %d}, "
+	    "\"id\": %u}\n", pid, id);
+	if (fake_qga_say(say, strlen(say)) == -1 ||
+	    wait_reply(&c, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (cur_get(&rep) == -1 || run.cur.hdr.type != IMSG_VMM_JOB)
+		return test_fail("EXEC answered with %s",
+		    imsg_type_name(run.cur.hdr.type));
+	*job = rep.job.job;
+	return 0;
+}
+
+/*
+ * The session after 0xff, a stale line and the agent's parse error;
+ * a job polled to its end with its output; an answer too long, which
+ * fails its job and syncs the channel again; a command unanswered past
+ * its deadline, which does the same.
+ */
+static int
+t_fake_qga(void)
+{
+	static char	 big[FQ_OVERSIZE + 128];
+	union vmm_args	 a;
+	union reply	 rep;
+	struct peer_call c;
+	char		 line[4096], say[512];
+	unsigned int	 id;
+	uint32_t	 job;
+	int		 delim, n;
+
+	fq_len = 0;
+	run.nevents = 0;
+	if (t_hello() == -1 || fake_qga_session() == -1)
+		return -1;
+	while (!run.ready)
+		if (peer_pump(&run.p, SHORT_TIMEOUT_MS) == -1)
+			return test_fail("no READY: %s", test_why());
+	if (strcmp(run.ready_os, "Fake QGA OS") != 0)
+		return test_fail("os \"%s\"", run.ready_os);
+
+	/* A job, polled until it has exited, with its output. */
+	if (fake_qga_exec("echo hi", 42, &job) == -1 ||
+	    fake_qga_cmd("guest-exec-status", &id, line, sizeof(line),
+	    &delim, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (strstr(line, "\"pid\": 42") == NULL)
+		return test_fail("guest-exec-status: %s", line);
+	snprintf(say, sizeof(say), "{\"return\": {\"exited\": true, "
+	    "\"exitcode\": 3, \"out-data\": \"aGkK\"}, \"id\": %u}\n", id);
+	if (fake_qga_say(say, strlen(say)) == -1)
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.job_read.job = job;
+	a.job_read.out_max = a.job_read.err_max = AGENT_PAGE_MAX;
+	a.job_read.encoding = VMM_ENC_UTF8;
+	a.job_read.wait_ms = 5000;
+	if (call(IMSG_VMM_JOB_READ, &a, &rep) == -1)
+		return -1;
+	if (rep.output.st.state != AGENT_JOB_COMPLETED ||
+	    rep.output.st.exit_code != 3 || strcmp(rep.output.out, "hi\n") !=
+	    0 || !rep.output.st.out_eof)
+		return test_fail("job: state %u, exit %d, out \"%s\"",
+		    rep.output.st.state, rep.output.st.exit_code,
+		    rep.output.out);
+
+	/* An answer too long: the job fails, the channel syncs again. */
+	if (fake_qga_exec("yes", 43, &job) == -1 ||
+	    fake_qga_cmd("guest-exec-status", &id, line, sizeof(line),
+	    &delim, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	n = snprintf(big, sizeof(big), "{\"return\": {\"exited\": true, "
+	    "\"exitcode\": 0, \"out-data\": \"");
+	memset(big + n, 'A', FQ_OVERSIZE);
+	n += FQ_OVERSIZE;
+	n += snprintf(big + n, sizeof(big) - (size_t)n, "\"}, \"id\": %u}\n",
+	    id);
+	if (fake_qga_say(big, (size_t)n) == -1 ||
+	    wait_event(VMM_EV_GUEST_LOST, SHORT_TIMEOUT_MS) == -1 ||
+	    fake_qga_session() == -1 ||
+	    wait_event(VMM_EV_GUEST_BACK, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.job_status.job = job;
+	if (call(IMSG_VMM_JOB_STATUS, &a, &rep) == -1)
+		return -1;
+	if (rep.state.st.state != AGENT_JOB_FAILED)
+		return test_fail("the job of an answer too long is in state "
+		    "%u", rep.state.st.state);
+
+	/* No answer past the command's deadline: the same. */
+	run.nevents = 0;
+	memset(&a, 0, sizeof(a));
+	a.file_read.path = "a.txt";
+	a.file_read.length = 16;
+	a.file_read.encoding = VMM_ENC_UTF8;
+	if (send_req(IMSG_VMM_FILE_READ, &a, &c) == -1 ||
+	    fake_qga_cmd("guest-file-open", &id, line, sizeof(line), &delim,
+	    SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	if (strstr(line, "\"path\": \"/workspace/a.txt\"") == NULL)
+		return test_fail("guest-file-open: %s", line);
+	if (wait_reply(&c, CALL_TIMEOUT_MS) == -1)
+		return -1;
+	if (cur_error() != AGENT_ERR_PROTO)
+		return test_fail("unanswered: error %u", cur_error());
+	if (wait_event(VMM_EV_GUEST_LOST, SHORT_TIMEOUT_MS) == -1 ||
+	    fake_qga_session() == -1 ||
+	    wait_event(VMM_EV_GUEST_BACK, SHORT_TIMEOUT_MS) == -1)
+		return -1;
+	return 0;
+}
+
 /* --- this program as QEMU */
 
 static int
@@ -1790,6 +2059,15 @@ main(int argc, char *argv[])
 	    t_fake_garbage());
 	test_report("QEMU killed: SHUTDOWN, monitor exits 0", t_kill_qemu());
 	run_stop();
+
+	/* Real QEMU with no guest; this program as qemu-guest-agent. */
+	guest_kind = "qga";
+	run_start(1);
+	test_report("fake qemu-guest-agent: sync after stale bytes, a job "
+	    "polled to its end, an answer too long and one too late each "
+	    "fail their request and sync again", t_fake_qga());
+	run_stop();
+	guest_kind = NULL;
 
 	/* The real guest. */
 	run_start(0);

@@ -135,7 +135,8 @@ test('an OS is installed from an ISO onto an empty disk, which then ' +
 	assert.equal(info.virtual_size, 64 * MiB);
 });
 
-test('a VM without the agent says what works on it', async () => {
+test('a VM whose guest runs no agent says how to get one, and what ' +
+    'works meanwhile', async () => {
 	for (const [tool, args] of [
 	    ['vm_exec', { request_id: 'inst-exec', command: 'true' }],
 	    ['vm_read_file', { path: 'a' }],
@@ -143,8 +144,9 @@ test('a VM without the agent says what works on it', async () => {
 	    ['vm_list_files', { path: '.' }]]) {
 		const m = await refused(alice, tool,
 		    { vm_id: 'inst-vm', ...args });
-		assert.match(m, /boots its own disks and has no mcvm agent/,
-		    tool);
+		assert.match(m, new RegExp('boots its own disks and no ' +
+		    'qemu-guest-agent answers in its guest: install and ' +
+		    'start qemu-guest-agent in the guest'), tool);
 		assert.match(m, /vm_screenshot.*vm_serial_read.*snapshot/s,
 		    tool);
 	}

@@ -4,8 +4,8 @@
  * them is counted and dropped, never blocking the writer, and a reader
  * is told where and how much.
  */
-#ifndef MCVM_GUESTD_OUTBUF_H
-#define MCVM_GUESTD_OUTBUF_H
+#ifndef MCVM_OUTBUF_H
+#define MCVM_OUTBUF_H
 
 #include <stddef.h>
 #include <stdint.h>
