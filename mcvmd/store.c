@@ -469,7 +469,10 @@ store_ram_done(struct req *r, struct imsg *imsg)
 		vm_fail(vm, msg);
 		return;
 	}
-	vm_template_ram(vm, fd);
+	if (vm_template_ram(vm, fd) == -1) {
+		vm_fail(vm, "a RAM file for no shared template being made");
+		return;
+	}
 	vm_store_checkpoint(vm, src, 0);
 }
 

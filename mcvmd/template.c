@@ -542,15 +542,21 @@ vm_template_source(struct vm *vm)
 	return w->id;
 }
 
-/* stored made the shared template's RAM file: it is kept for the clones. */
-void
+/*
+ * stored made the shared template's RAM file: it is kept for the clones.
+ * -1 (fd closed) if vm is being made no more.
+ */
+int
 vm_template_ram(struct vm *vm, int fd)
 {
 	struct wtpl	*w = wtpl_building(vm);
 
-	if (w == NULL)
-		fatalx("%s: %s is no shared template", __func__, vm->row.id);
+	if (w == NULL || w->ram_fd != -1) {
+		(void)close(fd);
+		return -1;
+	}
 	w->ram_fd = fd;
+	return 0;
 }
 
 /*
@@ -646,8 +652,10 @@ vm_checkpointed(struct vm *vm, int ok)
 		return;
 	}
 	if (vm->tpl == TPL_SHARED) {
-		if ((w = wtpl_building(vm)) == NULL)
-			fatalx("%s: %s has no entry", __func__, vm->row.id);
+		if ((w = wtpl_building(vm)) == NULL) {
+			vm_fail(vm, "its shared template's entry is gone");
+			return;
+		}
 		w->state = WT_READY;
 		log_info("%s: shared template ready", vm->row.id);
 		if (w->fork)
@@ -657,8 +665,10 @@ vm_checkpointed(struct vm *vm, int ok)
 			wtpl_retire(w, "its source was retired meanwhile");
 		goto done;
 	}
-	if ((t = htpl_of(vm)) == NULL)
-		fatalx("%s: %s has no entry", __func__, vm->row.id);
+	if ((t = htpl_of(vm)) == NULL) {
+		vm_fail(vm, "its template's entry is gone");
+		return;
+	}
 	(void)snprintf(t->id, sizeof(t->id), "%s", vm->row.id);
 	t->ready = 1;
 	log_info("%s: template ready", vm->row.id);

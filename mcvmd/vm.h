@@ -329,7 +329,7 @@ void		 vm_template_notes(void (*)(const char *, const char *,
 		    void *), void *);
 void		 vm_template_share(struct vm *);
 const char	*vm_template_source(struct vm *);
-void		 vm_template_ram(struct vm *, int);
+int		 vm_template_ram(struct vm *, int);
 int		 vm_template_use(const struct vm *, int *, uint32_t *,
 		    enum qemu_ram *);
 void		 vm_template_unuse(struct vm *);

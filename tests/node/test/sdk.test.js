@@ -16,7 +16,7 @@ const CATALOGUE = [
 	'image_list', 'image_create', 'image_info', 'image_convert',
 	'image_resize', 'image_delete', 'image_snapshot_create',
 	'image_snapshot_apply', 'image_snapshot_delete', 'image_snapshot_list',
-	'vm_list_files', 'image_upload_url', 'image_download_url',
+	'vm_list_files', 'image_upload_url', 'image_download_url', 'vm_fork',
 ];
 
 async function connect(token = env.token) {
