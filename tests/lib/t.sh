@@ -14,7 +14,8 @@ t_fail() {
 	[ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/#   /'
 }
 
-# t_check NAME COMMAND...: passes when the command succeeds.
+# t_check NAME COMMAND...: passes when the command succeeds; returns
+# whether it did.
 t_check() {
 	_name=$1
 	shift
@@ -22,6 +23,7 @@ t_check() {
 		t_pass "$_name"
 	else
 		t_fail "$_name" "$_out"
+		return 1
 	fi
 }
 
