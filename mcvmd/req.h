@@ -106,6 +106,7 @@ void		 req_send_quiet(struct vm *, uint32_t);
 struct req	*req_await(enum req_peer, uint32_t, const char *, req_done_fn,
 		    req_cancel_fn);
 struct req	*req_match(enum req_peer, uint64_t, const char *);
+struct req	*req_match_front(enum req_peer);
 void		 req_notice(enum req_peer, uint32_t, struct ibuf *);
 struct ibuf	*req_notice_msg(enum req_peer, uint32_t, int);
 struct req	*req_find(enum req_peer, const struct vm *, uint32_t);

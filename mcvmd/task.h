@@ -1,0 +1,30 @@
+/*
+ * MCP tasks (task.c): a long tool call answered at once with a task,
+ * run on under a call id of its own, its end kept in state.db for the
+ * workspace that made it to fetch until the task expires.
+ */
+#ifndef MCVMD_TASK_H
+#define MCVMD_TASK_H
+
+#include <stdint.h>
+
+#include "imsg.h"
+#include "proto.h"
+
+/*
+ * A task's call id has this in its high 32 bits, where a frontd call
+ * has frontd's start count, which never gets there: an answer to it is
+ * the task's, never a frontd request's.
+ */
+#define TASK_CALL_GEN		0xffffffffU
+#define TASK_PER_WS_MAX		64	/* unexpired tasks of a workspace */
+#define TASK_STORED_MAX		(TOOL_RESULT_MAX / 4)	/* a result's bytes */
+#define TASK_SWEEP_SECS		10
+
+int	 task_call(uint64_t);
+void	 task_finish(uint64_t, enum tool_status, const char *);
+void	 task_front(struct imsgev *, struct imsg *);
+int	 task_recover(void);
+void	 task_sweep(void);
+
+#endif
