@@ -44,15 +44,22 @@ task_session_v1(struct freq *fr)
  * FOP_TOOL (no), FOP_TASK_CREATE or FOP_TASK_CREATE_V1.  The caller
  * checked the tool is a long one.
  */
-int
-task_wanted(struct freq *fr, json_t *params)
+/* The request's client capabilities name the tasks extension. */
+static int
+task_extension(json_t *params)
 {
 	json_t	*meta, *caps, *ext;
 
-	if ((meta = json_object_get(params, "_meta")) != NULL &&
+	return (meta = json_object_get(params, "_meta")) != NULL &&
 	    (caps = json_object_get(meta, CLIENT_CAPS_META)) != NULL &&
 	    (ext = json_object_get(caps, "extensions")) != NULL &&
-	    json_is_object(json_object_get(ext, TASKS_EXTENSION)))
+	    json_is_object(json_object_get(ext, TASKS_EXTENSION));
+}
+
+int
+task_wanted(struct freq *fr, json_t *params)
+{
+	if (task_extension(params))
 		return FOP_TASK_CREATE;
 	if (json_is_object(json_object_get(params, "task")) &&
 	    task_session_v1(fr))
@@ -109,9 +116,11 @@ task_request(struct freq *fr, json_t *id, const char *method,
 	struct fop	*op;
 	json_t		*tid;
 	uint32_t	 type = IMSG_FRONT_TASK_GET;
-	int		 form, v1 = task_session_v1(fr);
+	int		 form, v1;
 	char		 err[TOOL_ERR_MAX];
 
+	/* The extension's form when the request names it. */
+	v1 = !task_extension(params) && task_session_v1(fr);
 	if (strcmp(method, "tasks/get") == 0)
 		form = v1 ? FOP_TASK_GET_V1 : FOP_TASK_GET;
 	else if (strcmp(method, "tasks/result") == 0 && v1)
