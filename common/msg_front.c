@@ -118,29 +118,54 @@ msg_front_task_get(struct imsg *imsg, struct msg_front_task *m)
 	return 0;
 }
 
-void
-msg_front_task_ref_put(struct ibuf *b, const struct msg_front_task_ref *m)
+/* A task's: IMSG_FRONT_TASK_STATUS's and IMSG_FRONT_TASK_CANCEL's. */
+static void
+task_ref_put(struct ibuf *b, const struct msg_front_task_status *m)
 {
 	m_add_bytes(b, m->hash, sizeof(m->hash));
 	m_add_str(b, m->id);
 }
 
-/* type: IMSG_FRONT_TASK_GET or IMSG_FRONT_TASK_CANCEL */
-int
-msg_front_task_ref_get(struct imsg *imsg, uint32_t type,
-    struct msg_front_task_ref *m)
+static int
+task_ref_get(struct imsg *imsg, uint32_t type,
+    struct msg_front_task_status *m)
 {
 	struct mreader	 r;
 
 	memset(m, 0, sizeof(*m));
-	if ((type != IMSG_FRONT_TASK_GET && type != IMSG_FRONT_TASK_CANCEL) ||
-	    m_open(&r, imsg, type) == -1 ||
+	if (m_open(&r, imsg, type) == -1 ||
 	    m_get_bytes_exact(&r, m->hash, sizeof(m->hash)) == -1 ||
 	    m_get_str(&r, &m->id, TASK_ID_LEN) == -1)
 		return -1;
 	if (!task_id_valid(m->id))
 		return m_fail();
 	return m_end(&r);
+}
+
+void
+msg_front_task_status_put(struct ibuf *b,
+    const struct msg_front_task_status *m)
+{
+	task_ref_put(b, m);
+}
+
+int
+msg_front_task_status_get(struct imsg *imsg, struct msg_front_task_status *m)
+{
+	return task_ref_get(imsg, IMSG_FRONT_TASK_STATUS, m);
+}
+
+void
+msg_front_task_cancel_put(struct ibuf *b,
+    const struct msg_front_task_cancel *m)
+{
+	task_ref_put(b, m);
+}
+
+int
+msg_front_task_cancel_get(struct imsg *imsg, struct msg_front_task_cancel *m)
+{
+	return task_ref_get(imsg, IMSG_FRONT_TASK_CANCEL, m);
 }
 
 /* TASK_ID_LEN lower-case hex digits. */

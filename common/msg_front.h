@@ -141,18 +141,23 @@ struct msg_front_task {
 	struct msg_front_tool	 tool;
 };
 
-/* IMSG_FRONT_TASK_GET, IMSG_FRONT_TASK_CANCEL */
-struct msg_front_task_ref {
+/* IMSG_FRONT_TASK_STATUS (tasks/get), IMSG_FRONT_TASK_CANCEL */
+struct msg_front_task_status {
 	uint8_t		 hash[TOKEN_HASH_LEN];
 	const char	*id;		/* TASK_ID_LEN hex */
 };
+#define msg_front_task_cancel	msg_front_task_status
 
 void	 msg_front_task_put(struct ibuf *, const struct msg_front_task *);
 int	 msg_front_task_get(struct imsg *, struct msg_front_task *);
-void	 msg_front_task_ref_put(struct ibuf *,
-	    const struct msg_front_task_ref *);
-int	 msg_front_task_ref_get(struct imsg *, uint32_t,
-	    struct msg_front_task_ref *);
+void	 msg_front_task_status_put(struct ibuf *,
+	    const struct msg_front_task_status *);
+int	 msg_front_task_status_get(struct imsg *,
+	    struct msg_front_task_status *);
+void	 msg_front_task_cancel_put(struct ibuf *,
+	    const struct msg_front_task_cancel *);
+int	 msg_front_task_cancel_get(struct imsg *,
+	    struct msg_front_task_cancel *);
 int	 task_id_valid(const char *);
 
 #endif

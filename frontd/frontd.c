@@ -113,11 +113,11 @@ front_send_task(struct fop *op, const struct tool_args *args,
 	return 0;
 }
 
-/* tasks/get or tasks/cancel: type is IMSG_FRONT_TASK_GET or _CANCEL. */
+/* tasks/get or tasks/cancel: type is IMSG_FRONT_TASK_STATUS or _CANCEL. */
 void
 front_send_task_ref(struct fop *op, uint32_t type, const char *id)
 {
-	struct msg_front_task_ref	 m;
+	struct msg_front_task_status	 m;
 	struct ibuf			*b;
 
 	memcpy(m.hash, op->req->hash, sizeof(m.hash));
@@ -125,7 +125,10 @@ front_send_task_ref(struct fop *op, uint32_t type, const char *id)
 	if ((b = imsg_create(&fenv->iev.ibuf, type, op->peerid, 0, 128)) ==
 	    NULL)
 		fatal("%s", __func__);
-	msg_front_task_ref_put(b, &m);
+	if (type == IMSG_FRONT_TASK_STATUS)
+		msg_front_task_status_put(b, &m);
+	else
+		msg_front_task_cancel_put(b, &m);
 	if (imsgev_close(&fenv->iev, b) == -1)
 		fatal("%s", __func__);
 }

@@ -115,7 +115,7 @@ task_request(struct freq *fr, json_t *id, const char *method,
 {
 	struct fop	*op;
 	json_t		*tid;
-	uint32_t	 type = IMSG_FRONT_TASK_GET;
+	uint32_t	 type = IMSG_FRONT_TASK_STATUS;
 	int		 form, v1;
 	char		 err[TOOL_ERR_MAX];
 

@@ -67,7 +67,7 @@ front_imsg(struct imsgev *iev, struct imsg *imsg)
 		image_front(imsg);
 		break;
 	case IMSG_FRONT_TASK:
-	case IMSG_FRONT_TASK_GET:
+	case IMSG_FRONT_TASK_STATUS:
 	case IMSG_FRONT_TASK_CANCEL:
 		task_front(iev, imsg);
 		break;

@@ -346,17 +346,19 @@ task_working_call(int64_t ws, const char *id)
 	return task_call(call) ? call : 0;
 }
 
-/* IMSG_FRONT_TASK_GET, IMSG_FRONT_TASK_CANCEL */
+/* IMSG_FRONT_TASK_STATUS, IMSG_FRONT_TASK_CANCEL */
 static void
 task_ref(struct imsgev *iev, struct imsg *imsg)
 {
-	struct msg_front_task_ref	 m;
+	struct msg_front_task_status	 m;
 	struct ws_auth			 auth;
 	uint64_t			 call;
 	int				 found;
 	json_t				*j;
 
-	if (msg_front_task_ref_get(imsg, imsg->hdr.type, &m) == -1)
+	if ((imsg->hdr.type == IMSG_FRONT_TASK_STATUS ?
+	    msg_front_task_status_get(imsg, &m) :
+	    msg_front_task_cancel_get(imsg, &m)) == -1)
 		fatalx("frontd: malformed %s", imsg_type_name(imsg->hdr.type));
 	if (state_token_auth(m.hash, &auth) == -1) {
 		task_answer(iev, imsg->hdr.peerid, TOOL_UNAVAILABLE,

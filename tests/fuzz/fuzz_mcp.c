@@ -311,7 +311,7 @@ front_send_task(struct fop *op, const struct tool_args *args,
 void
 front_send_task_ref(struct fop *op, uint32_t type, const char *id)
 {
-	static struct msg_front_task_ref	 m, back;
+	static struct msg_front_task_status	 m, back;
 	struct imsg				 imsg;
 	struct ibuf				*b;
 
@@ -319,13 +319,18 @@ front_send_task_ref(struct fop *op, uint32_t type, const char *id)
 	m.id = id;
 	if ((b = imsg_create(NULL, type, op->peerid, 0, 128)) == NULL)
 		abort();
-	msg_front_task_ref_put(b, &m);
+	if (type == IMSG_FRONT_TASK_STATUS)
+		msg_front_task_status_put(b, &m);
+	else
+		msg_front_task_cancel_put(b, &m);
 	memset(&imsg, 0, sizeof(imsg));
 	imsg.hdr.type = type;
 	imsg.fd = -1;
 	imsg.data = b->buf + IMSG_HDR_SIZE;
 	imsg.datalen = b->size - IMSG_HDR_SIZE;
-	if (b->err != 0 || msg_front_task_ref_get(&imsg, type, &back) == -1) {
+	if (b->err != 0 || (type == IMSG_FRONT_TASK_STATUS ?
+	    msg_front_task_status_get(&imsg, &back) :
+	    msg_front_task_cancel_get(&imsg, &back)) == -1) {
 		fprintf(stderr, "mcvmd would refuse a task reference\n");
 		abort();
 	}
