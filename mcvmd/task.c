@@ -94,7 +94,7 @@ task_answer_json(struct imsgev *iev, uint32_t peerid, json_t *j)
  * and toolResult into the tool's result), or NULL: none such, or past
  * its time to live.  *found is -1 on a database error.
  */
-static json_t *
+json_t *
 task_json(int64_t ws, const char *id, int *found)
 {
 	sqlite3_stmt	*st;
@@ -150,7 +150,7 @@ task_json(int64_t ws, const char *id, int *found)
 	return j;
 }
 
-static int
+int
 task_count(int64_t ws)
 {
 	sqlite3_stmt	*st;
@@ -267,16 +267,42 @@ task_next_call(void)
 	return (uint64_t)TASK_CALL_GEN << 32 | task_seq;
 }
 
+/*
+ * A new working task of workspace ws for tool, living ttl_ms (0: the
+ * default), its id written to id; returns its call id, or 0 when it
+ * could not be stored.
+ */
+uint64_t
+task_add(int64_t ws, const char *tool, uint64_t ttl_ms,
+    char id[TASK_ID_LEN + 1])
+{
+	uint8_t		 raw[TASK_ID_LEN / 2];
+	uint64_t	 call, ttl;
+	size_t		 i;
+
+	ttl = ttl_ms == 0 ? TASK_TTL_DEFAULT_MS : ttl_ms;
+	if (ttl < TASK_TTL_MIN_MS)
+		ttl = TASK_TTL_MIN_MS;
+	if (ttl > TASK_TTL_MAX_MS)
+		ttl = TASK_TTL_MAX_MS;
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		fatal("getrandom");
+	for (i = 0; i < sizeof(raw); i++)
+		(void)snprintf(id + 2 * i, 3, "%02x", raw[i]);
+	call = task_next_call();
+	if (task_insert(id, ws, call, tool, (int64_t)ttl) == -1)
+		return 0;
+	return call;
+}
+
 /* IMSG_FRONT_TASK: the call, as IMSG_FRONT_TOOL's, made a task. */
 static void
 task_create(struct imsgev *iev, struct imsg *imsg)
 {
 	struct msg_front_task	 m;
 	struct ws_auth		 auth;
-	uint8_t			 raw[TASK_ID_LEN / 2];
 	char			 id[TASK_ID_LEN + 1], err[TOOL_MESSAGE_MAX];
-	uint64_t		 call, ttl;
-	size_t			 i;
+	uint64_t		 call;
 	int			 n, found;
 	json_t			*j;
 
@@ -304,16 +330,8 @@ task_create(struct imsgev *iev, struct imsg *imsg)
 		task_answer(iev, imsg->hdr.peerid, TOOL_ERROR, err);
 		return;
 	}
-	ttl = m.ttl_ms == 0 ? TASK_TTL_DEFAULT_MS : m.ttl_ms;
-	if (ttl < TASK_TTL_MIN_MS)
-		ttl = TASK_TTL_MIN_MS;
-	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
-		fatal("getrandom");
-	for (i = 0; i < sizeof(raw); i++)
-		(void)snprintf(id + 2 * i, 3, "%02x", raw[i]);
-	call = task_next_call();
-	if (task_insert(id, auth.id, call, m.tool.args.tool->name,
-	    (int64_t)ttl) == -1) {
+	if ((call = task_add(auth.id, m.tool.args.tool->name, m.ttl_ms,
+	    id)) == 0) {
 		task_answer(iev, imsg->hdr.peerid, TOOL_UNAVAILABLE,
 		    "the task could not be stored; nothing was run. Retry "
 		    "later");

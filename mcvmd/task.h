@@ -21,7 +21,14 @@
 #define TASK_STORED_MAX		(TOOL_RESULT_MAX / 4)	/* a result's bytes */
 #define TASK_SWEEP_SECS		10
 
+#include <jansson.h>
+
+#include "msg_front.h"
+
 int	 task_call(uint64_t);
+uint64_t task_add(int64_t, const char *, uint64_t, char [TASK_ID_LEN + 1]);
+json_t	*task_json(int64_t, const char *, int *);
+int	 task_count(int64_t);
 void	 task_finish(uint64_t, enum tool_status, const char *);
 void	 task_front(struct imsgev *, struct imsg *);
 int	 task_recover(void);
