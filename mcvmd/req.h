@@ -77,6 +77,8 @@ struct req {
 	uint32_t	 wait_left_ms;	/* vm_exec, vm_job_output: to wait */
 	uint64_t	 cursor[2];	/* their reads' stdout, stderr */
 	char		 job_id[ID_MAX + 1];
+	uint32_t	 guest_job;	/* the job's, once has_job */
+	int		 has_job;
 	char		 rid[REQUEST_ID_MAX + 1];
 	char		 path[TOOL_PATH_MAX];
 	char		*command;	/* vm_exec, for the jobs table */

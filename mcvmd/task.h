@@ -20,6 +20,8 @@
 #define TASK_PER_WS_MAX		64	/* unexpired tasks of a workspace */
 #define TASK_STORED_MAX		(TOOL_RESULT_MAX / 4)	/* a result's bytes */
 #define TASK_SWEEP_SECS		10
+#define TASK_EXEC_GRACE_MS	10000	/* a vm_exec task past its job's
+					   timeout, for the kill to show */
 
 #include <jansson.h>
 
