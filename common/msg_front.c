@@ -83,6 +83,105 @@ msg_front_tool_get(struct imsg *imsg, struct msg_front_tool *m)
 }
 
 void
+msg_front_task_put(struct ibuf *b, const struct msg_front_task *m)
+{
+	m_add_u64(b, m->ttl_ms);
+	m_add_bytes(b, m->tool.hash, sizeof(m->tool.hash));
+	m_add_u32(b, m->tool.tool);
+	if (m->tool.args.tool == NULL) {
+		b->err = EINVAL;
+		return;
+	}
+	tool_args_encode(b, &m->tool.args);
+}
+
+int
+msg_front_task_get(struct imsg *imsg, struct msg_front_task *m)
+{
+	struct mreader		 r;
+	const struct tool_desc	*t;
+	char			 err[TOOL_ERR_MAX];
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_FRONT_TASK) == -1 ||
+	    m_get_u64(&r, &m->ttl_ms) == -1 ||
+	    m_get_bytes_exact(&r, m->tool.hash, sizeof(m->tool.hash)) == -1 ||
+	    m_get_u32(&r, &m->tool.tool) == -1)
+		return -1;
+	if (m->ttl_ms > TASK_TTL_MAX_MS)
+		return m_fail();
+	/* Only a long tool runs as a task. */
+	if ((t = tool_by_id(m->tool.tool)) == NULL || !(t->flags & TF_LONG))
+		return m_fail();
+	if (tool_args_decode(&r, t, &m->tool.args, err, sizeof(err)) == -1)
+		return m_fail();
+	return 0;
+}
+
+/* A task's: IMSG_FRONT_TASK_STATUS's and IMSG_FRONT_TASK_CANCEL's. */
+static void
+task_ref_put(struct ibuf *b, const struct msg_front_task_status *m)
+{
+	m_add_bytes(b, m->hash, sizeof(m->hash));
+	m_add_str(b, m->id);
+}
+
+static int
+task_ref_get(struct imsg *imsg, uint32_t type,
+    struct msg_front_task_status *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, type) == -1 ||
+	    m_get_bytes_exact(&r, m->hash, sizeof(m->hash)) == -1 ||
+	    m_get_str(&r, &m->id, TASK_ID_LEN) == -1)
+		return -1;
+	if (!task_id_valid(m->id))
+		return m_fail();
+	return m_end(&r);
+}
+
+void
+msg_front_task_status_put(struct ibuf *b,
+    const struct msg_front_task_status *m)
+{
+	task_ref_put(b, m);
+}
+
+int
+msg_front_task_status_get(struct imsg *imsg, struct msg_front_task_status *m)
+{
+	return task_ref_get(imsg, IMSG_FRONT_TASK_STATUS, m);
+}
+
+void
+msg_front_task_cancel_put(struct ibuf *b,
+    const struct msg_front_task_cancel *m)
+{
+	task_ref_put(b, m);
+}
+
+int
+msg_front_task_cancel_get(struct imsg *imsg, struct msg_front_task_cancel *m)
+{
+	return task_ref_get(imsg, IMSG_FRONT_TASK_CANCEL, m);
+}
+
+/* TASK_ID_LEN lower-case hex digits. */
+int
+task_id_valid(const char *s)
+{
+	size_t	 i;
+
+	for (i = 0; i < TASK_ID_LEN; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		    (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return s[i] == '\0';
+}
+
+void
 msg_front_tool_result_put(struct ibuf *b,
     const struct msg_front_tool_result *m)
 {

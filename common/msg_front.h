@@ -122,4 +122,42 @@ int	 msg_front_tool_result_fd_get(struct imsg *,
 	    struct msg_front_tool_result_fd *);
 int	 payload_mime_valid(const char *, uint32_t);
 
+/*
+ * MCP tasks.  IMSG_FRONT_TASK is IMSG_FRONT_TOOL with the task's asked
+ * time to live before it: mcvmd answers at once with a TOOL_RESULT whose
+ * JSON is the created task, and runs the call on.  TASK_GET and
+ * TASK_CANCEL name a task of the token's workspace; their TOOL_RESULT's
+ * JSON is the task as it stands (TOOL_NOT_FOUND: none of this
+ * workspace's has that id).
+ */
+#define TASK_ID_LEN		32		/* hex */
+#define TASK_TTL_DEFAULT_MS	(60ULL * 60 * 1000)
+#define TASK_TTL_MAX_MS		(24ULL * 60 * 60 * 1000)
+#define TASK_TTL_MIN_MS		1000ULL
+#define TASK_POLL_MS		1000		/* pollIntervalMs */
+
+struct msg_front_task {
+	uint64_t		 ttl_ms;	/* 0: the default */
+	struct msg_front_tool	 tool;
+};
+
+/* IMSG_FRONT_TASK_STATUS (tasks/get), IMSG_FRONT_TASK_CANCEL */
+struct msg_front_task_status {
+	uint8_t		 hash[TOKEN_HASH_LEN];
+	const char	*id;		/* TASK_ID_LEN hex */
+};
+#define msg_front_task_cancel	msg_front_task_status
+
+void	 msg_front_task_put(struct ibuf *, const struct msg_front_task *);
+int	 msg_front_task_get(struct imsg *, struct msg_front_task *);
+void	 msg_front_task_status_put(struct ibuf *,
+	    const struct msg_front_task_status *);
+int	 msg_front_task_status_get(struct imsg *,
+	    struct msg_front_task_status *);
+void	 msg_front_task_cancel_put(struct ibuf *,
+	    const struct msg_front_task_cancel *);
+int	 msg_front_task_cancel_get(struct imsg *,
+	    struct msg_front_task_cancel *);
+int	 task_id_valid(const char *);
+
 #endif

@@ -87,6 +87,52 @@ front_send_tool(struct fop *op, const struct tool_args *args)
 	return 0;
 }
 
+/* A long tool call made a task (task.c); -1: args too large. */
+int
+front_send_task(struct fop *op, const struct tool_args *args,
+    uint64_t ttl_ms)
+{
+	struct msg_front_task		 m;
+	struct ibuf			*b;
+
+	m.ttl_ms = ttl_ms;
+	memcpy(m.tool.hash, op->req->hash, sizeof(m.tool.hash));
+	m.tool.tool = op->tool->id;
+	m.tool.args = *args;
+	if ((b = imsg_create(&fenv->iev.ibuf, IMSG_FRONT_TASK, op->peerid, 0,
+	    1024)) == NULL)
+		fatal("%s", __func__);
+	msg_front_task_put(b, &m);
+	if (b->err != 0) {
+		free(b->buf);
+		free(b);
+		return -1;
+	}
+	if (imsgev_close(&fenv->iev, b) == -1)
+		fatal("%s", __func__);
+	return 0;
+}
+
+/* tasks/get or tasks/cancel: type is IMSG_FRONT_TASK_STATUS or _CANCEL. */
+void
+front_send_task_ref(struct fop *op, uint32_t type, const char *id)
+{
+	struct msg_front_task_status	 m;
+	struct ibuf			*b;
+
+	memcpy(m.hash, op->req->hash, sizeof(m.hash));
+	m.id = id;
+	if ((b = imsg_create(&fenv->iev.ibuf, type, op->peerid, 0, 128)) ==
+	    NULL)
+		fatal("%s", __func__);
+	if (type == IMSG_FRONT_TASK_STATUS)
+		msg_front_task_status_put(b, &m);
+	else
+		msg_front_task_cancel_put(b, &m);
+	if (imsgev_close(&fenv->iev, b) == -1)
+		fatal("%s", __func__);
+}
+
 void
 front_send_image(struct fop *op, const struct msg_front_image *m)
 {

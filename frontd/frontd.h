@@ -78,6 +78,19 @@ struct fop {
 	json_t			*progress;	/* progress token, or NULL */
 	size_t			 slot;		/* index in the batch reply */
 	int			 cancelled;
+	int			 task;		/* enum fop_task */
+};
+
+/* What an MCP op's answer is: a tool's result, or a task's (task.c). */
+enum fop_task {
+	FOP_TOOL = 0,
+	FOP_TASK_CREATE,	/* a tools/call made a task */
+	FOP_TASK_CREATE_V1,	/* the same, 2025-11-25's form */
+	FOP_TASK_GET,		/* tasks/get */
+	FOP_TASK_GET_V1,	/* tasks/get, 2025-11-25's form */
+	FOP_TASK_RESULT_V1,	/* tasks/result, 2025-11-25 */
+	FOP_TASK_CANCEL,	/* tasks/cancel */
+	FOP_TASK_CANCEL_V1,	/* tasks/cancel, 2025-11-25's form */
 };
 
 /* One HTTP request, from arrival to answer. */
@@ -130,6 +143,9 @@ void		 front_send_auth(struct fop *);
 int		 front_send_tool(struct fop *, const struct tool_args *);
 void		 front_send_image(struct fop *, const struct msg_front_image *);
 void		 front_send_cancel(uint32_t);
+int		 front_send_task(struct fop *, const struct tool_args *,
+		    uint64_t);
+void		 front_send_task_ref(struct fop *, uint32_t, const char *);
 
 /* request.c */
 void	 req_handle(struct http_conn *, struct http_request *, void *);
@@ -208,6 +224,14 @@ json_t	*catalog_tools(void);
 int	 catalog_args(const struct tool_desc *, json_t *, struct tool_args *,
 	    void **, char *, size_t);
 json_t	*catalog_result(uint32_t, const char *);
+
+/* task.c */
+#define TASKS_EXTENSION		"io.modelcontextprotocol/tasks"
+int	 task_wanted(struct freq *, json_t *);
+int	 task_send(struct fop *, json_t *, const struct tool_args *);
+json_t	*task_request(struct freq *, json_t *, const char *, json_t *,
+	    size_t);
+json_t	*task_result(struct fop *, uint32_t, const char *);
 
 /* sandbox.c */
 void	 frontd_sandbox(int);

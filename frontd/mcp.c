@@ -234,12 +234,20 @@ msg_classify(json_t *m, json_t **id, const char **method, json_t **params,
 static json_t *
 mcp_initialize_result(const char *version)
 {
-	return json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s,s:s},s:s}",
+	json_t	*r;
+
+	r = json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s,s:s},s:s}",
 	    "protocolVersion", version,
 	    "capabilities", "tools", "listChanged", 0,
 	    "serverInfo", "name", FRONTD_NAME, "title", "mcvm virtual "
 	    "machines", "version", FRONTD_VERSION,
 	    "instructions", MCP_INSTRUCTIONS);
+	/* 2025-11-25's tasks: tools/call may be one, and cancelled. */
+	if (r != NULL && strcmp(version, "2025-11-25") == 0)
+		json_object_set_new(json_object_get(r, "capabilities"),
+		    "tasks", json_pack("{s:{},s:{s:{s:{}}}}", "cancel",
+		    "requests", "tools", "call"));
+	return r;
 }
 
 static void
@@ -367,6 +375,7 @@ mcp_tools_call(struct freq *fr, json_t *id, json_t *params, size_t slot)
 	char			 text[TOOL_ERR_MAX * 2];
 	char			 shown[SHOWN_MAX + 1];
 	json_t			*empty = NULL, *reply;
+	int			 rc;
 
 	if (params == NULL || !json_is_string(name = json_object_get(params,
 	    "name")))
@@ -422,7 +431,12 @@ mcp_tools_call(struct freq *fr, json_t *id, json_t *params, size_t slot)
 	op->progress = json_incref(token);
 	op->slot = slot;
 	req_op_link(fr, op);
-	if (front_send_tool(op, &args) == -1) {
+	if ((tool->flags & TF_LONG) &&
+	    (op->task = task_wanted(fr, params)) != FOP_TOOL)
+		rc = task_send(op, params, &args);
+	else
+		rc = front_send_tool(op, &args);
+	if (rc == -1) {
 		req_op_unlink_free(op);
 		snprintf(text, sizeof(text), "The arguments for %s are too "
 		    "large to send.", tool->name);
@@ -432,7 +446,7 @@ mcp_tools_call(struct freq *fr, json_t *id, json_t *params, size_t slot)
 	json_decref(empty);
 	free(scratch);
 	if (reply == NULL && !fr->batch && token != NULL &&
-	    (tool->flags & TF_LONG))
+	    (tool->flags & TF_LONG) && op->task == FOP_TOOL)
 		mcp_sse_start(fr, op);
 	return reply;
 }
@@ -461,6 +475,8 @@ mcp_request(struct freq *fr, json_t *id, const char *method, json_t *params,
 	}
 	if (strcmp(method, "tools/call") == 0)
 		return mcp_tools_call(fr, id, params, slot);
+	if (strncmp(method, "tasks/", 6) == 0)
+		return task_request(fr, id, method, params, slot);
 	if (strcmp(method, "initialize") == 0)
 		return mcp_error(json_incref(id), JSONRPC_INVALID_REQUEST,
 		    "initialize must be sent alone, to start a session");
@@ -517,8 +533,12 @@ mcp_op_done(struct fop *op, uint32_t status, const char *json)
 {
 	struct freq	*fr = op->req;
 
-	json_array_set_new(fr->replies, op->slot, mcp_result(
-	    json_incref(op->rpc_id), catalog_result(status, json)));
+	if (op->task != FOP_TOOL)
+		json_array_set_new(fr->replies, op->slot,
+		    task_result(op, status, json));
+	else
+		json_array_set_new(fr->replies, op->slot, mcp_result(
+		    json_incref(op->rpc_id), catalog_result(status, json)));
 	req_op_unlink_free(op);
 	if (fr->waiting == 0)
 		mcp_send(fr);

@@ -23,6 +23,7 @@
 #include "jschema.h"
 #include "log.h"
 #include "req.h"
+#include "task.h"
 #include "vm.h"
 
 /* The calls in flight: which tool each is, for its budget and cancel. */
@@ -133,6 +134,10 @@ call_reply(uint64_t id, enum tool_status st, const char *text)
 			budget = f->tool->budget;
 		call_end(f);
 	}
+	if (task_call(id)) {
+		task_finish(id, st, text);
+		return;
+	}
 	if ((c = call_front(id)) == NULL)
 		return;
 	if (len > budget) {
@@ -175,6 +180,12 @@ call_reply_fd(uint64_t id, const struct msg_front_tool_result_fd *m, int fd)
 
 	if ((f = call_find(id)) != NULL && f->tool != NULL)
 		budget = f->tool->budget;
+	if (task_call(id)) {
+		/* A task keeps JSON only: the caller is told. */
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
 	if (fd == -1 || fstat(fd, &sb) == -1 ||
 	    !(S_ISREG(sb.st_mode) || S_ISFIFO(sb.st_mode)) ||
 	    m->status != TOOL_OK || m->json == NULL ||
@@ -625,13 +636,20 @@ vm_front_lost(void)
 	struct vm	*vm;
 	unsigned int	 n = 0;
 
+	struct inflight	*next;
+
+	/* A task's call is mcvmd's own: it goes on, and is answered. */
 	tool_vm_create_lost();
-	while ((f = TAILQ_FIRST(&inflight)) != NULL) {
+	for (f = TAILQ_FIRST(&inflight); f != NULL; f = next) {
+		next = TAILQ_NEXT(f, entry);
+		if (task_call(f->id))
+			continue;
 		call_end(f);
 		n++;
 	}
 	TAILQ_FOREACH(vm, &vms, entry)
-		vm->op.peerid = 0;
+		if (!task_call(vm->op.peerid))
+			vm->op.peerid = 0;
 	(void)req_lose_callers();
 	if (n > 0)
 		log_info("frontd's calls in flight lost their caller: %u", n);

@@ -11,6 +11,7 @@
 #include "dispatch.h"
 #include "vm.h"
 #include "msg_front.h"
+#include "task.h"
 #include "tools.h"
 
 static void
@@ -64,6 +65,11 @@ front_imsg(struct imsgev *iev, struct imsg *imsg)
 		break;
 	case IMSG_FRONT_IMAGE:
 		image_front(imsg);
+		break;
+	case IMSG_FRONT_TASK:
+	case IMSG_FRONT_TASK_STATUS:
+	case IMSG_FRONT_TASK_CANCEL:
+		task_front(iev, imsg);
 		break;
 	default:
 		fatalx("frontd: unexpected %s",

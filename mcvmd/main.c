@@ -23,6 +23,7 @@
 #include "log.h"
 #include "mcvmd.h"
 #include "vm.h"
+#include "task.h"
 
 #define MCVMD_USAGE	"mcvmd [-dhnSv] [-D macro=value] [-f file]"
 #define MCVMD_LOCK	"mcvmd.lock"	/* in the state directory */
@@ -225,6 +226,8 @@ main(int argc, char *argv[])
 
 	if (state_open(env->conf.statedir) == -1)
 		fatalx("cannot open the state database");
+	if (task_recover() == -1)
+		fatalx("cannot settle the tasks of the last run");
 	vm_init();
 	if (control_init(&env->conf) == -1)
 		fatalx("cannot create the control socket");

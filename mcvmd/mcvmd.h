@@ -90,6 +90,7 @@ struct ws_entry {
 int	 state_open(const char *);
 void	 state_close(void);
 int	 state_schema_version(void);
+struct sqlite3	*state_db(void);
 int	 state_token_auth(const uint8_t [TOKEN_HASH_LEN], struct ws_auth *);
 int	 state_token_issue(const char *, const uint8_t [TOKEN_HASH_LEN],
 	    uint64_t, uint32_t, int, uid_t, char *, size_t);

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "msg.h"
 #include "req.h"
+#include "task.h"
 
 #define REQ_ID_FIRST	1
 
@@ -291,6 +292,18 @@ req_match(enum req_peer peer, uint64_t call, const char *key)
 	return NULL;
 }
 
+/* The first wait on peer that is not a task's, or NULL. */
+struct req *
+req_match_front(enum req_peer peer)
+{
+	struct req	*r;
+
+	TAILQ_FOREACH(r, &reqs, entry)
+		if (r->peer == peer && !task_call(r->call))
+			return r;
+	return NULL;
+}
+
 /* vm's first request to peer in flight, or NULL. */
 struct req *
 req_pending(const struct vm *vm, enum req_peer peer)
@@ -394,7 +407,7 @@ req_lose_callers(void)
 	unsigned int	 n = 0;
 
 	TAILQ_FOREACH(r, &reqs, entry)
-		if (r->call != 0) {
+		if (r->call != 0 && !task_call(r->call)) {
 			r->call = 0;
 			n++;
 		}

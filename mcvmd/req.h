@@ -77,6 +77,8 @@ struct req {
 	uint32_t	 wait_left_ms;	/* vm_exec, vm_job_output: to wait */
 	uint64_t	 cursor[2];	/* their reads' stdout, stderr */
 	char		 job_id[ID_MAX + 1];
+	uint32_t	 guest_job;	/* the job's, once has_job */
+	int		 has_job;
 	char		 rid[REQUEST_ID_MAX + 1];
 	char		 path[TOOL_PATH_MAX];
 	char		*command;	/* vm_exec, for the jobs table */
@@ -106,6 +108,7 @@ void		 req_send_quiet(struct vm *, uint32_t);
 struct req	*req_await(enum req_peer, uint32_t, const char *, req_done_fn,
 		    req_cancel_fn);
 struct req	*req_match(enum req_peer, uint64_t, const char *);
+struct req	*req_match_front(enum req_peer);
 void		 req_notice(enum req_peer, uint32_t, struct ibuf *);
 struct ibuf	*req_notice_msg(enum req_peer, uint32_t, int);
 struct req	*req_find(enum req_peer, const struct vm *, uint32_t);

@@ -143,6 +143,23 @@ static const char *const schema_steps[SCHEMA_VERSION] = {
 	"  FROM jobs;"
 	"DROP TABLE jobs;"
 	"ALTER TABLE jobs_new RENAME TO jobs;",
+
+	/* 11: MCP tasks: a long tool call answered at once, its result
+	 * kept for its workspace to fetch until it expires. */
+	"CREATE TABLE tasks ("
+	"  id TEXT PRIMARY KEY,"
+	"  workspace_id INTEGER NOT NULL REFERENCES workspaces(id),"
+	"  call INTEGER NOT NULL,"
+	"  tool TEXT NOT NULL,"
+	"  status TEXT NOT NULL,"
+	"  message TEXT NOT NULL DEFAULT '',"
+	"  result TEXT NOT NULL DEFAULT '',"
+	"  tool_status INTEGER NOT NULL DEFAULT 0,"
+	"  created INTEGER NOT NULL,"
+	"  updated INTEGER NOT NULL,"
+	"  ttl_ms INTEGER NOT NULL"
+	");"
+	"CREATE INDEX tasks_ws ON tasks(workspace_id);",
 };
 
 int

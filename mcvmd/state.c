@@ -67,6 +67,13 @@ state_close(void)
 	db = NULL;
 }
 
+/* For the stores beside this one (task.c) that keep their rows here. */
+sqlite3 *
+state_db(void)
+{
+	return db;
+}
+
 int
 state_schema_version(void)
 {

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "msg_vmm.h"
 #include "req.h"
+#include "task.h"
 #include "vm.h"
 
 #define VM_TEXT_B64_MAX		B64_ENCODED_LEN(AGENT_PAGE_MAX)
@@ -24,6 +25,8 @@
 #define JOB_WAIT_SLICE_MS	4000
 #define JOB_GAP_MARK_MAX	64	/* "[mcvm: N bytes dropped here]\n" */
 
+_Static_assert(TOOL_EXEC_TIMEOUT_MAX * 1000ULL + TASK_EXEC_GRACE_MS <=
+    UINT32_MAX, "a vm_exec task's wait");
 _Static_assert(TOOL_WAIT_MAX * 1000 <= AGENT_WAIT_MAX_MS,
     "wait_seconds beyond what the agent waits");
 
@@ -89,6 +92,8 @@ job_read_args(struct req *r, uint32_t job)
 	struct msg_vmm_job_read	 m;
 
 	m.job = job;
+	r->guest_job = job;
+	r->has_job = 1;
 	m.out_cursor = r->cursor[0];
 	m.err_cursor = r->cursor[1];
 	m.out_max = AGENT_PAGE_MAX;
@@ -279,6 +284,14 @@ tool_vm_exec(struct tool_call *c)
 	r->encoding = VMM_ENC_UTF8;
 	r->wait_left_ms = wait_ms(TOOL_INT(c->args, VM_EXEC, WAIT_SECONDS,
 	    0));
+	/*
+	 * A task's vm_exec waits for its job to end, which the job's own
+	 * timeout bounds (and the task's time to live): its result is the
+	 * job's exit and first page of output, with no vm_job_output.
+	 */
+	if (task_call(c->id))
+		r->wait_left_ms = (uint32_t)(timeout * 1000) +
+		    TASK_EXEC_GRACE_MS;
 	if (cwd == NULL || strcmp(cwd, ".") == 0)
 		cwd = "";
 	memset(&m, 0, sizeof(m));
@@ -291,6 +304,42 @@ tool_vm_exec(struct tool_call *c)
 	m.input_len = in != NULL ? strlen(in) : 0;
 	msg_vmm_exec_put(r->msg, &m);
 	(void)req_send(r);
+}
+
+static void
+exec_kill_done(struct req *r, struct imsg *imsg)
+{
+	log_debug("%s: job %u of %s cancelled with its task", __func__,
+	    r->guest_job, r->vm->row.id);
+}
+
+static void
+exec_kill_cancel(struct req *r, enum req_end end, const char *why)
+{
+	log_warnx("%s: job %u of %s: %s", __func__, r->guest_job,
+	    r->vm->row.id, why != NULL ? why : "not cancelled");
+}
+
+/*
+ * A vm_exec task cancelled (tasks/cancel, or its time to live ran out):
+ * its job is cancelled as vm_job_cancel would, once the job runs.  A
+ * plain call's cancel leaves the job running, as vm_job_* show it.
+ */
+static void
+exec_cancel(uint64_t call)
+{
+	struct msg_vmm_job_cancel	 m;
+	struct req			*r, *k;
+
+	if (!task_call(call) || (r = req_for_call(RP_MONITOR, call)) ==
+	    NULL || !r->has_job)
+		return;
+	k = req_new(RP_MONITOR, r->vm, IMSG_VMM_JOB_CANCEL, exec_kill_done,
+	    exec_kill_cancel);
+	k->guest_job = r->guest_job;
+	m.job = r->guest_job;
+	msg_vmm_job_cancel_put(k->msg, &m);
+	(void)req_send(k);
 }
 
 static void
@@ -356,7 +405,7 @@ tool_vm_job_output(struct tool_call *c)
 }
 
 /* The tools of this file (see TOOL_IMPL in dispatch.h). */
-TOOL_IMPL(TOOL_VM_EXEC, tool_vm_exec, NULL,
+TOOL_IMPL(TOOL_VM_EXEC, tool_vm_exec, exec_cancel,
     tool_vm_exec_check, "vm_status's jobs", P_VM_EXEC_REQUEST_ID);
 TOOL_IMPL(TOOL_VM_JOB_STATUS, tool_vm_job_status, NULL, NULL, NULL, -1);
 TOOL_IMPL(TOOL_VM_JOB_OUTPUT, tool_vm_job_output, NULL, NULL, NULL, -1);

@@ -410,7 +410,8 @@ tool_vm_create_lost(void)
 {
 	struct req	*r;
 
-	while ((r = req_match(RP_IMAGE, 0, NULL)) != NULL)
+	/* A task's waits are not frontd's: they go on. */
+	while ((r = req_match_front(RP_IMAGE)) != NULL)
 		req_end(r, REQ_CANCELLED, NULL);
 }
 

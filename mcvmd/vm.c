@@ -17,6 +17,7 @@
 #include "hash.h"
 #include "log.h"
 #include "req.h"
+#include "task.h"
 #include "vm.h"
 
 struct vm_list		 vms = TAILQ_HEAD_INITIALIZER(vms);
@@ -329,6 +330,7 @@ vm_sweep(int fd, short event, void *arg)
 
 	req_sweep();
 	vm_idle_sweep();
+	task_sweep();
 	evtimer_add(&sweep_ev, &tv);
 }
 

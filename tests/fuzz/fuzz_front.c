@@ -7,6 +7,7 @@
  *	1	JSON tool arguments: catalog_args for every tool, and the
  *		rendering of a result (catalog_result)
  *	2	IMSG_FRONT_TOOL arguments: tool_args_decode for every tool
+ *	3	IMSG_FRONT_TASK, TASK_STATUS and TASK_CANCEL: their getters
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "frontd.h"
 #include "http.h"
 #include "msg.h"
+#include "msg_front.h"
 #include "tools.h"
 
 #define FUZZ_BODY_LIMIT		(1024 * 1024)
@@ -86,20 +88,43 @@ fuzz_imsg(const uint8_t *data, size_t len)
 	}
 }
 
+/* The same bytes as each task message mcvmd reads. */
+static void
+fuzz_task(const uint8_t *data, size_t len)
+{
+	struct msg_front_task		 t;
+	struct msg_front_task_status	 s;
+	struct imsg			 imsg;
+
+	memset(&imsg, 0, sizeof(imsg));
+	imsg.fd = -1;
+	imsg.data = (void *)data;
+	imsg.datalen = len;
+	imsg.hdr.type = IMSG_FRONT_TASK;
+	(void)msg_front_task_get(&imsg, &t);
+	imsg.hdr.type = IMSG_FRONT_TASK_STATUS;
+	(void)msg_front_task_status_get(&imsg, &s);
+	imsg.hdr.type = IMSG_FRONT_TASK_CANCEL;
+	(void)msg_front_task_cancel_get(&imsg, &s);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
 	if (len < 1)
 		return 0;
-	switch (data[0] % 3) {
+	switch (data[0] % 4) {
 	case 0:
 		fuzz_http(data + 1, len - 1);
 		break;
 	case 1:
 		fuzz_json(data + 1, len - 1);
 		break;
-	default:
+	case 2:
 		fuzz_imsg(data + 1, len - 1);
+		break;
+	default:
+		fuzz_task(data + 1, len - 1);
 		break;
 	}
 	return 0;

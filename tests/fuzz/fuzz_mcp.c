@@ -271,6 +271,73 @@ front_send_tool(struct fop *op, const struct tool_args *args)
 	return 0;
 }
 
+/* A task: encoded and decoded as the real pair does. */
+int
+front_send_task(struct fop *op, const struct tool_args *args,
+    uint64_t ttl_ms)
+{
+	static struct msg_front_task	 m, back;
+	struct imsg			 imsg;
+	struct ibuf			*b;
+
+	m.ttl_ms = ttl_ms;
+	memcpy(m.tool.hash, op->req->hash, sizeof(m.tool.hash));
+	m.tool.tool = op->tool->id;
+	m.tool.args = *args;
+	if ((b = imsg_create(NULL, IMSG_FRONT_TASK, op->peerid, 0,
+	    1024)) == NULL)
+		abort();
+	msg_front_task_put(b, &m);
+	if (b->err != 0) {
+		imsg_discard(b);
+		return -1;
+	}
+	memset(&imsg, 0, sizeof(imsg));
+	imsg.hdr.type = IMSG_FRONT_TASK;
+	imsg.fd = -1;
+	imsg.data = b->buf + IMSG_HDR_SIZE;
+	imsg.datalen = b->size - IMSG_HDR_SIZE;
+	if (msg_front_task_get(&imsg, &back) == -1 ||
+	    back.tool.tool != op->tool->id) {
+		fprintf(stderr, "mcvmd would refuse task %s\n",
+		    op->tool->name);
+		abort();
+	}
+	imsg_discard(b);
+	op_queue(1, op->peerid);
+	return 0;
+}
+
+void
+front_send_task_ref(struct fop *op, uint32_t type, const char *id)
+{
+	static struct msg_front_task_status	 m, back;
+	struct imsg				 imsg;
+	struct ibuf				*b;
+
+	memcpy(m.hash, op->req->hash, sizeof(m.hash));
+	m.id = id;
+	if ((b = imsg_create(NULL, type, op->peerid, 0, 128)) == NULL)
+		abort();
+	if (type == IMSG_FRONT_TASK_STATUS)
+		msg_front_task_status_put(b, &m);
+	else
+		msg_front_task_cancel_put(b, &m);
+	memset(&imsg, 0, sizeof(imsg));
+	imsg.hdr.type = type;
+	imsg.fd = -1;
+	imsg.data = b->buf + IMSG_HDR_SIZE;
+	imsg.datalen = b->size - IMSG_HDR_SIZE;
+	if (b->err != 0 || (type == IMSG_FRONT_TASK_STATUS ?
+	    msg_front_task_status_get(&imsg, &back) :
+	    msg_front_task_cancel_get(&imsg, &back)) == -1) {
+		fprintf(stderr, "mcvmd would refuse a task reference\n");
+		abort();
+	}
+	imsg_discard(b);
+	op_queue(1, op->peerid);
+}
+
 /* An image transfer: encoded and decoded as the real pair does. */
 void
 front_send_image(struct fop *op, const struct msg_front_image *m)

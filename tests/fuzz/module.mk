@@ -35,6 +35,7 @@ fuzz-qga_CFLAGS := -Ivmm
 FUZZ_TARGETS += fuzz-front
 fuzz-front_SRCS := tests/fuzz/fuzz_front.c frontd/httpparse.c \
 	frontd/catalog.c common/tools.c common/validate.c common/msg.c \
+	common/msg_front.c \
 	common/imsg.c common/b64.c common/log.c common/utf8.c \
 	common/jschema.c
 fuzz-front_PKGS := jansson libevent openssl

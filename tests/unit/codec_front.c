@@ -15,6 +15,9 @@ CODEC_WRAP(front_tool_result)
 CODEC_WRAP(front_progress)
 CODEC_WRAP(front_tool_result_fd)
 CODEC_WRAP(front_image)
+CODEC_WRAP(front_task)
+CODEC_WRAP(front_task_status)
+CODEC_WRAP(front_task_cancel)
 
 static void
 fill_auth(void *p)
@@ -213,6 +216,62 @@ over_image(void *p, int i)
 	return 0;
 }
 
+/* A task of vm_exec (a long tool) at its longest life. */
+static void
+fill_task(void *p)
+{
+	struct msg_front_task	*m = p;
+
+	fill_tool(&m->tool);
+	m->ttl_ms = TASK_TTL_MAX_MS;
+}
+
+static int
+over_task(void *p, int i)
+{
+	struct msg_front_task	*m = p;
+	const struct tool_desc	*t = tool_by_name("vm_list");
+
+	switch (i) {
+	case 0: m->ttl_ms = TASK_TTL_MAX_MS + 1; break;
+	case 1:
+		/* A tool that is not long is never a task. */
+		cr_assert_not_null(t);
+		cr_assert_eq(t->flags & TF_LONG, 0);
+		memset(&m->tool.args, 0, sizeof(m->tool.args));
+		m->tool.args.tool = t;
+		m->tool.tool = t->id;
+		break;
+	default:
+		return over_tool(&m->tool, i - 2);
+	}
+	return 0;
+}
+
+static void
+fill_task_status(void *p)
+{
+	struct msg_front_task_status	*m = p;
+
+	memcpy(m->hash, codec_bytes(TOKEN_HASH_LEN), TOKEN_HASH_LEN);
+	m->id = "0123456789abcdef0123456789abcdef";
+}
+
+static int
+over_task_status(void *p, int i)
+{
+	struct msg_front_task_status	*m = p;
+
+	switch (i) {
+	case 0: m->id = "0123456789abcdef0123456789abcdef0"; break;
+	case 1: m->id = "0123456789abcdef0123456789abcdeF"; break;
+	case 2: m->id = "../x"; break;
+	case 3: m->id = ""; break;
+	default: return -1;
+	}
+	return 0;
+}
+
 const struct codec codec_front[] = {
 	CODEC(IMSG_FRONT_AUTH, front_auth, fill_auth, NULL),
 	CODEC(IMSG_FRONT_AUTH_RESULT, front_auth_result, fill_auth_result,
@@ -227,5 +286,10 @@ const struct codec codec_front[] = {
 	    fill_result_fd, over_result_fd),
 	CODEC(IMSG_FRONT_IMAGE, front_image, fill_image, over_image),
 	CODEC0(IMSG_FRONT_IMAGE_FD, front_image_fd),
+	CODEC(IMSG_FRONT_TASK, front_task, fill_task, over_task),
+	CODEC(IMSG_FRONT_TASK_STATUS, front_task_status, fill_task_status,
+	    over_task_status),
+	CODEC(IMSG_FRONT_TASK_CANCEL, front_task_cancel, fill_task_status,
+	    over_task_status),
 	CODEC_END
 };
