@@ -59,6 +59,18 @@ enum route {
 #define JSONRPC_SERVER_ERROR	-32000	/* transport-level refusal */
 #define JSONRPC_NO_SESSION	-32001	/* unknown or ended session */
 #define JSONRPC_CANCELLED	-32800	/* request cancelled */
+/* Revision 2026-07-28's codes (the range it reserves, -32020 to -32099). */
+#define MCP_HEADER_MISMATCH	-32020
+#define MCP_MISSING_CLIENT_CAPABILITY -32021
+#define MCP_UNSUPPORTED_VERSION	-32022
+
+/* MCP message kinds (msg_classify). */
+enum msg_kind {
+	MK_INVALID = 0,
+	MK_REQUEST,
+	MK_NOTIFICATION,
+	MK_RESPONSE,
+};
 
 struct session;
 struct freq;
@@ -106,6 +118,8 @@ struct freq {
 
 	/* MCP */
 	char			 session[SESSION_ID_LEN + 1];
+	int			 rev2026;	/* served statelessly */
+	int			 caps_tasks;	/* its client has tasks */
 	json_t			*body;		/* parsed request */
 	json_t			*replies;	/* one slot per request */
 	int			 batch;
@@ -199,8 +213,39 @@ void	 mcp_op_done_fd(struct fop *, const struct msg_front_tool_result_fd *,
 void	 mcp_op_progress(struct fop *, uint64_t, uint64_t, const char *);
 void	 mcp_cancel_request(struct freq *);
 json_t	*mcp_error(json_t *, int, const char *);
+json_t	*mcp_result(json_t *, json_t *);
+json_t	*mcp_request(struct freq *, json_t *, const char *, json_t *, size_t);
+void	 mcp_send(struct freq *);
+enum msg_kind msg_classify(json_t *, json_t **, const char **, json_t **,
+	    const char **);
+json_t	*mcp_readable_id(json_t *);
+json_t	*mcp_body_id(struct freq *);
 int	 mcp_version_supported(const char *);
+const char *mcp_version(size_t);
+const char *mcp_instructions(void);
 void	 mcp_sessions_init(void);
+
+/*
+ * stateless.c: revision 2026-07-28.  For the request being served, the
+ * rest of frontd learns from struct freq whether it is one of this
+ * revision's (fr->rev2026) and whether the client declared the tasks
+ * extension in that request's _meta (fr->caps_tasks); both are set
+ * before any method is dispatched and hold for that request alone.
+ *
+ * STATELESS_TASKS_OFFERED is the one switch for advertising tasks:
+ * server/discover lists the io.modelcontextprotocol/tasks extension in
+ * its capabilities only when it is 1, which it may be once tasks/get
+ * and the rest of the extension are served.
+ */
+#define STATELESS_VERSION	"2026-07-28"
+#define STATELESS_TASKS_OFFERED	1
+#define STATELESS_EXT_TASKS	"io.modelcontextprotocol/tasks"
+
+int	 stateless_wanted(const struct http_request *, json_t *);
+void	 stateless_post(struct freq *);
+int	 stateless_delete(struct freq *);
+int	 stateless_finish(json_t *);
+const char *stateless_result_members(void);
 
 /* session.c */
 struct session *session_new(const char *, const char *);
@@ -226,7 +271,6 @@ int	 catalog_args(const struct tool_desc *, json_t *, struct tool_args *,
 json_t	*catalog_result(uint32_t, const char *);
 
 /* task.c */
-#define TASKS_EXTENSION		"io.modelcontextprotocol/tasks"
 int	 task_wanted(struct freq *, json_t *);
 int	 task_send(struct fop *, json_t *, const struct tool_args *);
 json_t	*task_request(struct freq *, json_t *, const char *, json_t *,

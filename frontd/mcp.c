@@ -1,6 +1,8 @@
 /*
  * MCP over Streamable HTTP at /mcp: JSON-RPC 2.0 with sessions, for
- * protocol versions 2025-03-26, 2025-06-18 and 2025-11-25.
+ * protocol versions 2025-03-26, 2025-06-18 and 2025-11-25.  A request of
+ * revision 2026-07-28, which has no sessions, is handed to stateless.c
+ * (stateless_wanted); the methods both serve are answered here.
  *
  * A POST carries one message (or, on 2025-03-26, a batch).  Requests are
  * answered with application/json, except a tools/call of a long-running
@@ -38,15 +40,6 @@ static const char *const mcp_versions[] = {
 	"2025-11-25", "2025-06-18", "2025-03-26",
 };
 
-enum msg_kind {
-	MK_INVALID = 0,
-	MK_REQUEST,
-	MK_NOTIFICATION,
-	MK_RESPONSE,
-};
-
-static void	mcp_send(struct freq *);
-
 int
 mcp_version_supported(const char *v)
 {
@@ -56,6 +49,21 @@ mcp_version_supported(const char *v)
 		if (strcmp(v, mcp_versions[i]) == 0)
 			return 1;
 	return 0;
+}
+
+/* The i-th session version served, newest first; NULL past the last. */
+const char *
+mcp_version(size_t i)
+{
+	if (i >= sizeof(mcp_versions) / sizeof(mcp_versions[0]))
+		return NULL;
+	return mcp_versions[i];
+}
+
+const char *
+mcp_instructions(void)
+{
+	return MCP_INSTRUCTIONS;
 }
 
 /*
@@ -84,7 +92,7 @@ mcp_error(json_t *id, int code, const char *msg)
 }
 
 /* Takes the references of id and result; result NULL is a failure. */
-static json_t *
+json_t *
 mcp_result(json_t *id, json_t *result)
 {
 	json_t	*r;
@@ -175,13 +183,39 @@ rpc_id_ok(json_t *v)
 	    json_string_length(v) <= RPC_ID_MAX);
 }
 
+/* The id of a message, if it has one an answer can carry; or NULL. */
+json_t *
+mcp_readable_id(json_t *m)
+{
+	json_t	*id;
+
+	if (!json_is_object(m) || (id = json_object_get(m, "id")) == NULL ||
+	    !rpc_id_ok(id))
+		return NULL;
+	return id;
+}
+
+/*
+ * The id of the request's single message, for its error answers: the
+ * body is read here if the answer came before it was (a wrong
+ * Content-Type).  NULL when there is none to read.
+ */
+json_t *
+mcp_body_id(struct freq *fr)
+{
+	if (fr->body == NULL && fr->http != NULL && fr->http->bodylen > 0)
+		fr->body = json_loadb(fr->http->body, fr->http->bodylen,
+		    JSON_REJECT_DUPLICATES, NULL);
+	return mcp_readable_id(fr->body);
+}
+
 /*
  * Sorts one message.  JSON-RPC 2.0 as MCP uses it: "jsonrpc": "2.0", an id
  * that is a string (of at most RPC_ID_MAX bytes) or an integer, params
  * that are an object, and no other members.  *why says what is wrong with
  * an invalid one.
  */
-static enum msg_kind
+enum msg_kind
 msg_classify(json_t *m, json_t **id, const char **method, json_t **params,
     const char **why)
 {
@@ -451,7 +485,7 @@ mcp_tools_call(struct freq *fr, json_t *id, json_t *params, size_t slot)
 	return reply;
 }
 
-static json_t *
+json_t *
 mcp_request(struct freq *fr, json_t *id, const char *method, json_t *params,
     size_t slot)
 {
@@ -508,12 +542,15 @@ mcp_cancelled(struct freq *fr, json_t *params)
 		mcp_send(owner);
 }
 
-static void
+void
 mcp_send(struct freq *fr)
 {
 	json_t	*out;
+	int	 status = 200;
 
 	out = fr->batch ? fr->replies : json_array_get(fr->replies, 0);
+	if (fr->rev2026)
+		status = stateless_finish(out);
 	if (fr->sse) {
 		if (fr->conn != NULL) {
 			sse_event(fr, out);
@@ -525,7 +562,7 @@ mcp_send(struct freq *fr)
 	}
 	if (fr->conn != NULL && fr->session[0] != '\0')
 		http_add_header(fr->conn, "Mcp-Session-Id", fr->session);
-	req_reply_json(fr, 200, json_incref(out));
+	req_reply_json(fr, status, json_incref(out));
 }
 
 void
@@ -590,7 +627,8 @@ mcp_op_done_fd(struct fop *op, const struct msg_front_tool_result_fd *m,
 	    "\"result\":{\"content\":[{%s:\"", fr->sse ?
 	    "event: message\ndata: " : "", id, block)) == -1 ||
 	    (tn = asprintf(&tail, "\"},{\"type\":\"text\",\"text\":%s}],"
-	    "\"structuredContent\":%s,\"isError\":false}}%s", jtext, otext,
+	    "\"structuredContent\":%s,\"isError\":false%s}}%s", jtext, otext,
+	    fr->rev2026 ? stateless_result_members() : "",
 	    fr->sse ? "\n\n" : "")) == -1) {
 		(void)snprintf(err, sizeof(err), "internal error: the result "
 		    "could not be encoded");
@@ -650,10 +688,12 @@ mcp_tools_list_text(struct freq *fr, json_t *id)
 	free(head);
 }
 
+/* An error for the whole POST, with its message's id if it can be read. */
 static void
 mcp_fail(struct freq *fr, int status, int code, const char *msg)
 {
-	req_reply_json(fr, status, mcp_error(json_null(), code, msg));
+	req_reply_json(fr, status, mcp_error(json_incref(mcp_body_id(fr)),
+	    code, msg));
 }
 
 static void
@@ -712,21 +752,26 @@ mcp_post(struct freq *fr)
 		    "text/event-stream");
 		return;
 	}
-	pv = http_header(r, "MCP-Protocol-Version");
-	if (http_header_count(r, "MCP-Protocol-Version") > 1 ||
-	    (pv != NULL && !mcp_version_supported(pv))) {
-		snprintf(err, sizeof(err), "Bad Request: unsupported "
-		    "MCP-Protocol-Version (supported: %s, %s, %s)",
-		    mcp_versions[0], mcp_versions[1], mcp_versions[2]);
-		mcp_fail(fr, 400, JSONRPC_SERVER_ERROR, err);
-		return;
-	}
 	fr->body = json_loadb(r->body, r->bodylen, JSON_REJECT_DUPLICATES |
 	    JSON_DECODE_ANY, &jerr);
 	if (fr->body == NULL) {
 		snprintf(err, sizeof(err), "Parse error: the body is not "
 		    "valid JSON (line %d, column %d)", jerr.line, jerr.column);
 		mcp_fail(fr, 400, JSONRPC_PARSE_ERROR, err);
+		return;
+	}
+	if (stateless_wanted(r, fr->body)) {
+		stateless_post(fr);
+		return;
+	}
+	pv = http_header(r, "MCP-Protocol-Version");
+	if (http_header_count(r, "MCP-Protocol-Version") > 1 ||
+	    (pv != NULL && !mcp_version_supported(pv))) {
+		snprintf(err, sizeof(err), "Bad Request: send one "
+		    "MCP-Protocol-Version header (supported: %s, %s, %s, %s)",
+		    STATELESS_VERSION, mcp_versions[0], mcp_versions[1],
+		    mcp_versions[2]);
+		mcp_fail(fr, 400, JSONRPC_SERVER_ERROR, err);
 		return;
 	}
 	if (json_is_array(fr->body)) {
@@ -789,7 +834,8 @@ mcp_post(struct freq *fr)
 		kind = msg_classify(m, &id, &method, &params, &why);
 		switch (kind) {
 		case MK_INVALID:
-			json_array_append_new(fr->replies, mcp_error(NULL,
+			json_array_append_new(fr->replies, mcp_error(
+			    json_incref(mcp_readable_id(m)),
 			    JSONRPC_INVALID_REQUEST, why));
 			nreq++;
 			break;
@@ -823,6 +869,8 @@ mcp_delete(struct freq *fr)
 	struct session	*s;
 	const char	*sid;
 
+	if (stateless_delete(fr))
+		return;
 	if ((sid = http_header(fr->http, "Mcp-Session-Id")) == NULL) {
 		mcp_fail(fr, 400, JSONRPC_SERVER_ERROR,
 		    "Bad Request: Mcp-Session-Id header is required");

@@ -3,7 +3,7 @@ PROGS += mcvm-frontd
 mcvm-frontd_SRCS := frontd/frontd.c frontd/http.c frontd/httpparse.c \
 	frontd/request.c frontd/mcp.c frontd/api.c frontd/session.c \
 	frontd/catalog.c frontd/sandbox.c frontd/peer.c frontd/authcache.c \
-	frontd/payload.c frontd/image.c frontd/task.c
+	frontd/payload.c frontd/image.c frontd/task.c frontd/stateless.c
 mcvm-frontd_PKGS := libevent libevent_openssl jansson libseccomp \
 	libcap-ng libcrypto libssl
 MANPAGES += man/mcvm-frontd.8

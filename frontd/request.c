@@ -298,11 +298,21 @@ error_body(enum route route, int status, const char *code, const char *msg)
 	return j;
 }
 
+/*
+ * Past authentication (a workspace is known), the body of an MCP
+ * request may be read, and its error names the request's id.
+ */
 void
 req_reply_error(struct freq *fr, int status, const char *code,
     const char *msg)
 {
-	req_reply_json(fr, status, error_body(fr->route, status, code, msg));
+	json_t	*j, *id;
+
+	j = error_body(fr->route, status, code, msg);
+	if (fr->route == ROUTE_MCP && fr->workspace[0] != '\0' && j != NULL &&
+	    (id = mcp_body_id(fr)) != NULL)
+		json_object_set(j, "id", id);
+	req_reply_json(fr, status, j);
 }
 
 static enum route

@@ -53,12 +53,15 @@ task_extension(json_t *params)
 	return (meta = json_object_get(params, "_meta")) != NULL &&
 	    (caps = json_object_get(meta, CLIENT_CAPS_META)) != NULL &&
 	    (ext = json_object_get(caps, "extensions")) != NULL &&
-	    json_is_object(json_object_get(ext, TASKS_EXTENSION));
+	    json_is_object(json_object_get(ext, STATELESS_EXT_TASKS));
 }
 
 int
 task_wanted(struct freq *fr, json_t *params)
 {
+	/* 2026-07-28: what this request's capabilities say, and no more. */
+	if (fr->rev2026)
+		return fr->caps_tasks ? FOP_TASK_CREATE : FOP_TOOL;
 	if (task_extension(params))
 		return FOP_TASK_CREATE;
 	if (json_is_object(json_object_get(params, "task")) &&
@@ -120,7 +123,7 @@ task_request(struct freq *fr, json_t *id, const char *method,
 	char		 err[TOOL_ERR_MAX];
 
 	/* The extension's form when the request names it. */
-	v1 = !task_extension(params) && task_session_v1(fr);
+	v1 = !fr->rev2026 && !task_extension(params) && task_session_v1(fr);
 	if (strcmp(method, "tasks/get") == 0)
 		form = v1 ? FOP_TASK_GET_V1 : FOP_TASK_GET;
 	else if (strcmp(method, "tasks/result") == 0 && v1)

@@ -36,3 +36,11 @@ if [ -f tests/node/package-lock.json ] && ! [ \
     tests/node/package-lock.json ]; then
 	(cd tests/node && npm ci --no-audit --no-fund)
 fi
+# The next conformance release, for protocol 2026-07-28, needs Node.js
+# 22: tests/node/next pins it as the npm package "node", which ships the
+# binary, so the system's node is left as it is.
+if [ -f tests/node/next/package-lock.json ] && ! [ \
+    tests/node/next/node_modules/.package-lock.json -nt \
+    tests/node/next/package-lock.json ]; then
+	(cd tests/node/next && npm ci --no-audit --no-fund)
+fi

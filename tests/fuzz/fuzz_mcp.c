@@ -12,7 +12,9 @@
  *			it must decode as mcvmd decodes it.
  *
  * Input: byte 0 holds flags (bit 0: the session speaks 2025-03-26, bit
- * 1: the peer is a unix socket); then the request; then optionally
+ * 1: the peer is a unix socket); then the request (whose headers and
+ * _meta may make it one of protocol 2026-07-28, which stateless.c
+ * serves without the session; seeds v26-*); then optionally
  * "\n@@RESULT@@" and a status byte and the text of every tool result.
  * "@SID@" in the request stands for the id of the session made for the
  * run.  Aborts when a request is not answered exactly once, when an error

@@ -96,7 +96,7 @@ const table = [
 	['bad Host', () => request('POST', '/mcp', 'evil.example.com',
 	    { ...hdr, 'Mcp-Session-Id': sid }, ping), 403, -32000],
 	['bad MCP-Protocol-Version', () => mcp({ 'MCP-Protocol-Version':
-	    '1999-01-01' }), 400, -32000],
+	    '1999-01-01' }), 400, -32022],
 	['token in the query', () => request('POST',
 	    `/mcp?access_token=${env.token}`, host,
 	    { ...hdr, 'Mcp-Session-Id': sid }, ping), 400, -32000],
