@@ -63,6 +63,20 @@ front_send_auth(struct fop *op)
 		fatal("%s", __func__);
 }
 
+/* Sends b to mcvmd; -1 (b freed) if what was put in it did not fit. */
+static int
+front_close(struct ibuf *b)
+{
+	if (b->err != 0) {
+		free(b->buf);
+		free(b);
+		return -1;
+	}
+	if (imsgev_close(&fenv->iev, b) == -1)
+		fatal("%s", __func__);
+	return 0;
+}
+
 /* Returns -1 when the arguments do not fit in one message. */
 int
 front_send_tool(struct fop *op, const struct tool_args *args)
@@ -77,14 +91,7 @@ front_send_tool(struct fop *op, const struct tool_args *args)
 	    1024)) == NULL)
 		fatal("%s", __func__);
 	msg_front_tool_put(b, &m);
-	if (b->err != 0) {
-		free(b->buf);
-		free(b);
-		return -1;
-	}
-	if (imsgev_close(&fenv->iev, b) == -1)
-		fatal("%s", __func__);
-	return 0;
+	return front_close(b);
 }
 
 /* A long tool call made a task (task.c); -1: args too large. */
@@ -103,14 +110,7 @@ front_send_task(struct fop *op, const struct tool_args *args,
 	    1024)) == NULL)
 		fatal("%s", __func__);
 	msg_front_task_put(b, &m);
-	if (b->err != 0) {
-		free(b->buf);
-		free(b);
-		return -1;
-	}
-	if (imsgev_close(&fenv->iev, b) == -1)
-		fatal("%s", __func__);
-	return 0;
+	return front_close(b);
 }
 
 /* tasks/get or tasks/cancel: type is IMSG_FRONT_TASK_STATUS or _CANCEL. */

@@ -295,6 +295,24 @@ task_add(int64_t ws, const char *tool, uint64_t ttl_ms,
 	return call;
 }
 
+/* The token's workspace in auth, or -1 with frontd's request answered. */
+static int
+task_auth(struct imsgev *iev, uint32_t peerid, const uint8_t *hash,
+    struct ws_auth *auth)
+{
+	if (state_token_auth(hash, auth) == -1) {
+		task_answer(iev, peerid, TOOL_UNAVAILABLE,
+		    "authentication is unavailable; retry later");
+		return -1;
+	}
+	if (auth->status != AUTH_OK) {
+		task_answer(iev, peerid, TOOL_DENIED,
+		    "the token is not valid (unknown, expired or revoked)");
+		return -1;
+	}
+	return 0;
+}
+
 /* IMSG_FRONT_TASK: the call, as IMSG_FRONT_TOOL's, made a task. */
 static void
 task_create(struct imsgev *iev, struct imsg *imsg)
@@ -308,16 +326,8 @@ task_create(struct imsgev *iev, struct imsg *imsg)
 
 	if (msg_front_task_get(imsg, &m) == -1)
 		fatalx("frontd: malformed %s", imsg_type_name(imsg->hdr.type));
-	if (state_token_auth(m.tool.hash, &auth) == -1) {
-		task_answer(iev, imsg->hdr.peerid, TOOL_UNAVAILABLE,
-		    "authentication is unavailable; retry later");
+	if (task_auth(iev, imsg->hdr.peerid, m.tool.hash, &auth) == -1)
 		return;
-	}
-	if (auth.status != AUTH_OK) {
-		task_answer(iev, imsg->hdr.peerid, TOOL_DENIED,
-		    "the token is not valid (unknown, expired or revoked)");
-		return;
-	}
 	if ((n = task_count(auth.id)) == -1) {
 		task_answer(iev, imsg->hdr.peerid, TOOL_UNAVAILABLE,
 		    "the task store is unavailable; retry later");
@@ -378,16 +388,8 @@ task_ref(struct imsgev *iev, struct imsg *imsg)
 	    msg_front_task_status_get(imsg, &m) :
 	    msg_front_task_cancel_get(imsg, &m)) == -1)
 		fatalx("frontd: malformed %s", imsg_type_name(imsg->hdr.type));
-	if (state_token_auth(m.hash, &auth) == -1) {
-		task_answer(iev, imsg->hdr.peerid, TOOL_UNAVAILABLE,
-		    "authentication is unavailable; retry later");
+	if (task_auth(iev, imsg->hdr.peerid, m.hash, &auth) == -1)
 		return;
-	}
-	if (auth.status != AUTH_OK) {
-		task_answer(iev, imsg->hdr.peerid, TOOL_DENIED,
-		    "the token is not valid (unknown, expired or revoked)");
-		return;
-	}
 	if (imsg->hdr.type == IMSG_FRONT_TASK_CANCEL &&
 	    (call = task_working_call(auth.id, m.id)) != 0) {
 		/* First the status: the cancel's answer is dropped. */
