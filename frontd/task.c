@@ -196,7 +196,7 @@ task_tool_result(json_t *t)
 json_t *
 task_result(struct fop *op, uint32_t status, const char *text)
 {
-	json_t		*t, *r = NULL, *e;
+	json_t		*t, *r = NULL, *e, *res;
 	json_error_t	 jerr;
 	const char	*st;
 	char		 msg[TOOL_MESSAGE_MAX + 1];
@@ -232,8 +232,13 @@ task_result(struct fop *op, uint32_t status, const char *text)
 		    op->task == FOP_TASK_CREATE ? "task" : "complete"));
 		if (op->task == FOP_TASK_CREATE)
 			json_object_del(r, "error");
-		else if (strcmp(st, "completed") == 0)
-			json_object_set_new(r, "result", task_tool_result(t));
+		else if (strcmp(st, "completed") == 0 &&
+		    (res = task_tool_result(t)) != NULL) {
+			/* What tools/call would have answered, complete. */
+			json_object_set_new(res, "resultType",
+			    json_string("complete"));
+			json_object_set_new(r, "result", res);
+		}
 		break;
 	case FOP_TASK_CANCEL:
 		r = json_pack("{s:s}", "resultType", "complete");
