@@ -15,47 +15,9 @@
 #include <sqlite3.h>
 
 #include "mcvmd.h"
+#include "statedb.h"
 
 #define RECEIPTS_KEPT	4096	/* README: receipts kept per workspace */
-
-static char	 dir[64];
-
-static void
-setup(void)
-{
-	/* tmpfs where there is one: every transaction is synced. */
-	(void)snprintf(dir, sizeof(dir), "%s/state-unit.XXXXXX",
-	    access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-	cr_assert_not_null(mkdtemp(dir));
-	cr_assert_eq(state_open(dir), 0);
-}
-
-static void
-teardown(void)
-{
-	char	 cmd[128];
-
-	state_close();
-	(void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		cr_log_warn("cannot remove %s", dir);
-}
-
-/* A new workspace with one token; returns its id. */
-static int64_t
-workspace(const char *name, uint8_t seed)
-{
-	uint8_t		 hash[TOKEN_HASH_LEN];
-	struct ws_auth	 auth;
-	char		 msg[256];
-
-	memset(hash, seed, sizeof(hash));
-	cr_assert_eq(state_token_issue(name, hash, 0, 0, 0, 0, msg,
-	    sizeof(msg)), 0);
-	cr_assert_eq(state_token_auth(hash, &auth), 0);
-	cr_assert_eq(auth.status, AUTH_OK);
-	return auth.id;
-}
 
 static enum receipt_state
 begin(int64_t ws, const char *rid)
@@ -77,7 +39,7 @@ query(const char *sql)
 	char		 path[128];
 	int64_t		 v = -1;
 
-	(void)snprintf(path, sizeof(path), "%s/state.db", dir);
+	(void)snprintf(path, sizeof(path), "%s/state.db", statedb_dir);
 	cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
 	    SQLITE_OK);
 	cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK,
@@ -89,15 +51,15 @@ query(const char *sql)
 	return v;
 }
 
-Test(state, receipts_bounded_per_workspace, .init = setup,
-    .fini = teardown, .timeout = 120)
+Test(state, receipts_bounded_per_workspace, .init = statedb_setup,
+    .fini = statedb_teardown, .timeout = 120)
 {
 	char	 rid[32], sql[256];
 	int64_t	 a, b;
 	int	 i, n = RECEIPTS_KEPT + 104;
 
-	a = workspace("alice", 1);
-	b = workspace("bob", 2);
+	a = statedb_workspace("alice", 1);
+	b = statedb_workspace("bob", 2);
 	for (i = 0; i < 3; i++) {
 		(void)snprintf(rid, sizeof(rid), "b%d", i);
 		cr_assert_eq(begin(b, rid), RECEIPT_NEW);
@@ -132,14 +94,14 @@ Test(state, receipts_bounded_per_workspace, .init = setup,
 }
 
 /* Only settled receipts go: a workspace of pending calls keeps them. */
-Test(state, pending_receipts_never_dropped, .init = setup,
-    .fini = teardown, .timeout = 120)
+Test(state, pending_receipts_never_dropped, .init = statedb_setup,
+    .fini = statedb_teardown, .timeout = 120)
 {
 	char	 rid[32];
 	int64_t	 a;
 	int	 i;
 
-	a = workspace("carol", 3);
+	a = statedb_workspace("carol", 3);
 	for (i = 0; i < RECEIPTS_KEPT + 8; i++) {
 		(void)snprintf(rid, sizeof(rid), "p%d", i);
 		cr_assert_eq(begin(a, rid), RECEIPT_NEW);
@@ -184,7 +146,8 @@ count_job(const char *id, uint32_t job, const char *cmd, int64_t created,
 }
 
 /* A VM runs any number of jobs; the host keeps the newest rows. */
-Test(state, job_rows_bounded_per_vm, .init = setup, .fini = teardown,
+Test(state, job_rows_bounded_per_vm, .init = statedb_setup,
+    .fini = statedb_teardown,
     .timeout = 120)
 {
 	char		 id[32], rid[32], sql[256];
@@ -192,7 +155,7 @@ Test(state, job_rows_bounded_per_vm, .init = setup, .fini = teardown,
 	int64_t		 a;
 	int		 i, n = JOBS_KEPT + 40;
 
-	a = workspace("dave", 4);
+	a = statedb_workspace("dave", 4);
 	vm_row(a, "vm-00000000000000aa", 0);
 	vm_row(a, "vm-00000000000000bb", 1);
 	cr_assert_eq(begin(a, "other"), RECEIPT_NEW);
@@ -223,11 +186,12 @@ Test(state, job_rows_bounded_per_vm, .init = setup, .fini = teardown,
 }
 
 /* A cancelled call's pending receipt goes; a settled one stays. */
-Test(state, receipt_forget_only_pending, .init = setup, .fini = teardown)
+Test(state, receipt_forget_only_pending, .init = statedb_setup,
+    .fini = statedb_teardown)
 {
 	int64_t	 a;
 
-	a = workspace("erin", 5);
+	a = statedb_workspace("erin", 5);
 	cr_assert_eq(begin(a, "c1"), RECEIPT_NEW);
 	cr_assert_eq(state_receipt_forget(a, "c1"), 0);
 	cr_assert_eq(begin(a, "c1"), RECEIPT_NEW, "forgotten: runs again");
@@ -240,11 +204,13 @@ Test(state, receipt_forget_only_pending, .init = setup, .fini = teardown)
  * set-quota: only the limits it names change, 0 gives one back to the
  * config, each workspace keeps its own, and a missing one is refused.
  */
-Test(state, quota_set_per_workspace, .init = setup, .fini = teardown)
+Test(state, quota_set_per_workspace, .init = statedb_setup,
+    .fini = statedb_teardown)
 {
 	struct limits	 q, got;
 	char		 msg[256];
-	int64_t		 a = workspace("alice", 1), b = workspace("bob", 2);
+	int64_t		 a = statedb_workspace("alice", 1);
+	int64_t		 b = statedb_workspace("bob", 2);
 
 	memset(&q, 0, sizeof(q));
 	q.max_vms = 1;

@@ -13,43 +13,8 @@
 #include <jansson.h>
 
 #include "mcvmd.h"
+#include "statedb.h"
 #include "task.h"
-
-static char	 dir[64];
-
-static void
-setup(void)
-{
-	(void)snprintf(dir, sizeof(dir), "%s/task-unit.XXXXXX",
-	    access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-	cr_assert_not_null(mkdtemp(dir));
-	cr_assert_eq(state_open(dir), 0);
-}
-
-static void
-teardown(void)
-{
-	char	 cmd[128];
-
-	state_close();
-	(void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		cr_log_warn("cannot remove %s", dir);
-}
-
-static int64_t
-workspace(const char *name, uint8_t seed)
-{
-	uint8_t		 hash[TOKEN_HASH_LEN];
-	struct ws_auth	 auth;
-	char		 msg[256];
-
-	memset(hash, seed, sizeof(hash));
-	cr_assert_eq(state_token_issue(name, hash, 0, 0, 0, 0, msg,
-	    sizeof(msg)), 0);
-	cr_assert_eq(state_token_auth(hash, &auth), 0);
-	return auth.id;
-}
 
 static const char *
 field(json_t *j, const char *k)
@@ -57,11 +22,12 @@ field(json_t *j, const char *k)
 	return json_string_value(json_object_get(j, k));
 }
 
-TestSuite(task, .init = setup, .fini = teardown);
+TestSuite(task, .init = statedb_setup, .fini = statedb_teardown);
 
 Test(task, owned_by_its_workspace)
 {
-	int64_t		 a = workspace("alice", 1), b = workspace("bob", 2);
+	int64_t		 a = statedb_workspace("alice", 1);
+	int64_t		 b = statedb_workspace("bob", 2);
 	char		 id[TASK_ID_LEN + 1];
 	uint64_t	 call;
 	int		 found;
@@ -84,7 +50,7 @@ Test(task, owned_by_its_workspace)
 
 Test(task, completes_once)
 {
-	int64_t		 a = workspace("alice", 1);
+	int64_t		 a = statedb_workspace("alice", 1);
 	char		 id[TASK_ID_LEN + 1];
 	uint64_t	 call;
 	int		 found;
@@ -105,7 +71,7 @@ Test(task, completes_once)
 
 Test(task, result_bounded)
 {
-	int64_t		 a = workspace("alice", 1);
+	int64_t		 a = statedb_workspace("alice", 1);
 	char		 id[TASK_ID_LEN + 1], *big;
 	uint64_t	 call;
 	int		 found;
@@ -126,14 +92,14 @@ Test(task, result_bounded)
 
 Test(task, failed_after_a_restart)
 {
-	int64_t		 a = workspace("alice", 1);
+	int64_t		 a = statedb_workspace("alice", 1);
 	char		 id[TASK_ID_LEN + 1];
 	int		 found;
 	json_t		*j;
 
 	cr_assert_neq(task_add(a, "vm_snapshot_create", 0, id), 0);
 	state_close();
-	cr_assert_eq(state_open(dir), 0);
+	cr_assert_eq(state_open(statedb_dir), 0);
 	cr_assert_eq(task_recover(), 0);
 	cr_assert_not_null(j = task_json(a, id, &found));
 	cr_assert_str_eq(field(j, "status"), "failed");
