@@ -240,7 +240,9 @@ void	 mcp_sessions_init(void);
 #define STATELESS_VERSION	"2026-07-28"
 #define STATELESS_TASKS_OFFERED	1
 #define STATELESS_EXT_TASKS	"io.modelcontextprotocol/tasks"
+#define STATELESS_META_CAPS	"io.modelcontextprotocol/clientCapabilities"
 
+int	 stateless_caps_tasks(json_t *);
 int	 stateless_wanted(const struct http_request *, json_t *);
 void	 stateless_post(struct freq *);
 int	 stateless_delete(struct freq *);

@@ -35,7 +35,7 @@
 #include "utf8.h"
 
 #define META_VERSION	"io.modelcontextprotocol/protocolVersion"
-#define META_CAPS	"io.modelcontextprotocol/clientCapabilities"
+#define META_CAPS	STATELESS_META_CAPS
 #define META_SERVER	"io.modelcontextprotocol/serverInfo"
 #define SERVER_TITLE	"mcvm virtual machines"
 
@@ -335,8 +335,8 @@ headers_match(const struct http_request *r, const char *method,
 }
 
 /* Does this request's clientCapabilities declare the tasks extension? */
-static int
-caps_have_tasks(json_t *caps)
+int
+stateless_caps_tasks(json_t *caps)
 {
 	json_t	*ext = json_object_get(caps, "extensions");
 
@@ -544,7 +544,7 @@ stateless_post(struct freq *fr)
 		reply(fr, unsupported_version(id, pv));
 		return;
 	}
-	fr->caps_tasks = caps_have_tasks(caps);
+	fr->caps_tasks = stateless_caps_tasks(caps);
 	log_debug("%s: workspace %s: %s%s", __func__, fr->workspace, method,
 	    fr->caps_tasks ? " (client has tasks)" : "");
 	dispatch(fr, id, method, params);

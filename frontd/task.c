@@ -24,7 +24,6 @@
 #include "msg_front.h"
 #include "tools.h"
 
-#define CLIENT_CAPS_META	"io.modelcontextprotocol/clientCapabilities"
 #define TASKS_V1_VERSION	"2025-11-25"
 
 /* The session's protocol is 2025-11-25's. */
@@ -48,12 +47,8 @@ task_session_v1(struct freq *fr)
 static int
 task_extension(json_t *params)
 {
-	json_t	*meta, *caps, *ext;
-
-	return (meta = json_object_get(params, "_meta")) != NULL &&
-	    (caps = json_object_get(meta, CLIENT_CAPS_META)) != NULL &&
-	    (ext = json_object_get(caps, "extensions")) != NULL &&
-	    json_is_object(json_object_get(ext, STATELESS_EXT_TASKS));
+	return stateless_caps_tasks(json_object_get(json_object_get(params,
+	    "_meta"), STATELESS_META_CAPS));
 }
 
 int
