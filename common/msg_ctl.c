@@ -189,7 +189,7 @@ msg_ctl_ws_revoke_get(struct imsg *imsg, struct msg_ctl_ws_revoke *m)
 	    m_get_str(&r, &m->workspace, WS_NAME_MAX) == -1 ||
 	    m_get_u32(&r, &m->vms) == -1)
 		return -1;
-	if (m->vms > CTL_REVOKE_STOP)
+	if (m->vms > CTL_REVOKE_HIBERNATE)
 		return m_fail();
 	return m_end(&r);
 }

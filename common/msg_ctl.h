@@ -73,6 +73,7 @@ struct msg_ctl_token_issue {
 /* IMSG_CTL_WS_REVOKE -> OK; vms says what becomes of its VMs */
 #define CTL_REVOKE_KEEP		0	/* they run on */
 #define CTL_REVOKE_STOP		1	/* they are powered off */
+#define CTL_REVOKE_HIBERNATE	2	/* they hibernate, or power off */
 struct msg_ctl_ws_revoke {
 	const char	*workspace;	/* WS_NAME_MAX */
 	uint32_t	 vms;		/* CTL_REVOKE_* */

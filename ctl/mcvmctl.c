@@ -60,7 +60,8 @@ static const struct ctl_cmd cmds[] = {
 	    "[--ttl duration] [--allow-network]", cmd_issue },
 	{ "rotate-token", "rotate-token --workspace name --output file "
 	    "[--ttl duration]", cmd_rotate },
-	{ "revoke-workspace", "revoke-workspace [--stop] name", cmd_revoke },
+	{ "revoke-workspace", "revoke-workspace [--stop | --hibernate] name",
+	    cmd_revoke },
 	{ "list-workspaces", "list-workspaces", cmd_list },
 	{ "set-quota", "set-quota --workspace name [--vms n] [--memory size] "
 	    "[--vcpus n] [--storage size]", cmd_set_quota },
@@ -530,6 +531,7 @@ cmd_revoke(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "stop",	no_argument,	NULL, 's' },
+		{ "hibernate",	no_argument,	NULL, 'h' },
 		{ NULL,		0,		NULL, 0 }
 	};
 	struct msg_ctl_ws_revoke	 m;
@@ -541,7 +543,11 @@ cmd_revoke(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
-			m.vms = CTL_REVOKE_STOP;
+		case 'h':
+			if (m.vms != CTL_REVOKE_KEEP)
+				errx(2, "give --stop or --hibernate, not both");
+			m.vms = ch == 's' ? CTL_REVOKE_STOP :
+			    CTL_REVOKE_HIBERNATE;
 			break;
 		default:
 			cmd_usage(argv[0]);

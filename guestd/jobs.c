@@ -53,6 +53,7 @@ struct job {
 	uint32_t	 timeout_ms;	/* 0: none */
 	char		 cgroup[GUESTD_CGROUP_LEN];
 	int		 cgroup_live;
+	int		 cgroup_killed;	/* all of it is dying */
 };
 
 static struct job	*jobs[AGENT_JOBS_TOTAL_MAX];	/* NULL: free */
@@ -105,7 +106,9 @@ jobs_active(void)
 
 /*
  * The jobs running, and those whose processes live on after the job
- * ended (a daemon it left in its cgroup): what keeps the VM busy.
+ * ended (a daemon it left in its cgroup): what keeps the VM busy.  A
+ * cgroup guestd killed is not: its processes are dying, however long
+ * the kernel takes to see them out (the stale ones are all such).
  */
 uint32_t
 jobs_busy(void)
@@ -114,11 +117,8 @@ jobs_busy(void)
 
 	for (i = 0; i < AGENT_JOBS_TOTAL_MAX; i++)
 		if (jobs[i] != NULL && (jobs[i]->state == AGENT_JOB_RUNNING ||
-		    (jobs[i]->cgroup_live &&
+		    (jobs[i]->cgroup_live && !jobs[i]->cgroup_killed &&
 		    jobproc_cgroup_busy(jobs[i]->cgroup))))
-			n++;
-	for (i = 0; i < nstale; i++)
-		if (jobproc_cgroup_busy(stale[i]))
 			n++;
 	return n;
 }
@@ -170,6 +170,7 @@ static void
 job_kill(struct job *j)
 {
 	jobproc_kill(j->pid, j->cgroup, j->cgroup_live);
+	j->cgroup_killed = j->cgroup_live;
 }
 
 static void

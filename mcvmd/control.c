@@ -528,17 +528,19 @@ control_vm_destroy(struct ctl_conn *c, uint32_t peerid,
 /*
  * Revocation: with CTL_REVOKE_STOP, the workspace's VMs that run, are
  * paused or boot power off at once, since no one may use them any more;
- * a hibernated one keeps its checkpoint.  One under another operation
- * (being created, suspended) is counted, for the operator to stop.
+ * with CTL_REVOKE_HIBERNATE, those that can hibernate do (their jobs
+ * frozen), and the others power off.  A hibernated one keeps its
+ * checkpoint.  One under another operation (being created, suspended) is
+ * counted, for the operator to stop.
  */
 static void
 control_ws_revoke(struct ctl_conn *c, uint32_t peerid,
     const struct msg_ctl_ws_revoke *m)
 {
 	struct vm	*vm;
-	char		 msg[CONTROL_MSG_MAX];
+	char		 msg[CONTROL_MSG_MAX], why[VM_MSG_MAX];
 	size_t		 len;
-	unsigned int	 stopping = 0, busy = 0;
+	unsigned int	 stopping = 0, hibernating = 0, busy = 0;
 	int		 rc;
 
 	rc = state_ws_revoke(m->workspace, c->uid, msg, sizeof(msg));
@@ -548,32 +550,45 @@ control_ws_revoke(struct ctl_conn *c, uint32_t peerid,
 		return;
 	}
 	log_info("control: uid %u: %s", (unsigned int)c->uid, msg);
-	if (m->vms == CTL_REVOKE_STOP) {
-		TAILQ_FOREACH(vm, &vms, entry) {
-			if (vm->tpl || strcmp(vm->row.ws, m->workspace) != 0 ||
-			    vm->state == VS_STOPPED || vm->state == VS_FAILED ||
-			    vm->state == VS_STOPPING ||
-			    vm->state == VS_HIBERNATED ||
-			    vm->state == VS_DESTROYING)
-				continue;
-			if (vm_stop_request(0, vm, 1,
-			    TOOL_STOP_TIMEOUT_DEFAULT) == 0)
-				stopping++;
-			else
-				busy++;
-		}
-		len = strlen(msg);
-		(void)snprintf(msg + len, sizeof(msg) - len, "; powering off "
-		    "%u VM%s", stopping, stopping == 1 ? "" : "s");
-		len = strlen(msg);
-		if (busy > 0)
-			(void)snprintf(msg + len, sizeof(msg) - len,
-			    "; %u VM%s under another operation: stop %s with "
-			    "stop-vm (see list-vms)", busy, busy == 1 ? " is" :
-			    "s are", busy == 1 ? "it" : "them");
-		log_info("control: workspace %s: %u VMs powering off, %u busy",
-		    m->workspace, stopping, busy);
+	if (m->vms == CTL_REVOKE_KEEP) {
+		control_reply(c, IMSG_CTL_OK, peerid, msg);
+		return;
 	}
+	TAILQ_FOREACH(vm, &vms, entry) {
+		if (vm->tpl || strcmp(vm->row.ws, m->workspace) != 0 ||
+		    vm->state == VS_STOPPED || vm->state == VS_FAILED ||
+		    vm->state == VS_STOPPING || vm->state == VS_HIBERNATED ||
+		    vm->state == VS_DESTROYING)
+			continue;
+		if (m->vms == CTL_REVOKE_HIBERNATE) {
+			if (vm_hibernate_freeze(vm, "hibernated as its "
+			    "workspace was revoked", why, sizeof(why)) == 0) {
+				hibernating++;
+				continue;
+			}
+			log_info("%s: powered off, not hibernated: %s",
+			    vm->row.id, why);
+		}
+		if (vm_stop_request(0, vm, 1, TOOL_STOP_TIMEOUT_DEFAULT) == 0)
+			stopping++;
+		else
+			busy++;
+	}
+	len = strlen(msg);
+	if (m->vms == CTL_REVOKE_HIBERNATE)
+		(void)snprintf(msg + len, sizeof(msg) - len, "; hibernating "
+		    "%u VM%s", hibernating, hibernating == 1 ? "" : "s");
+	len = strlen(msg);
+	(void)snprintf(msg + len, sizeof(msg) - len, "; powering off %u VM%s",
+	    stopping, stopping == 1 ? "" : "s");
+	len = strlen(msg);
+	if (busy > 0)
+		(void)snprintf(msg + len, sizeof(msg) - len, "; %u VM%s under "
+		    "another operation: stop %s with stop-vm (see list-vms)",
+		    busy, busy == 1 ? " is" : "s are", busy == 1 ? "it" :
+		    "them");
+	log_info("control: workspace %s: %u VMs hibernating, %u powering off, "
+	    "%u busy", m->workspace, hibernating, stopping, busy);
 	control_reply(c, IMSG_CTL_OK, peerid, msg);
 }
 

@@ -287,7 +287,7 @@ vm_drain_check(void)
 	if (!draining)
 		return;
 	TAILQ_FOREACH(vm, &vms, entry)
-		if (vm->state == VS_HIBERNATING || vm->draining)
+		if (vm->state == VS_HIBERNATING || vm->freezing)
 			return;
 	evtimer_del(&drain_ev);
 	evtimer_set(&drain_ev, drain_over, NULL);
@@ -295,26 +295,60 @@ vm_drain_check(void)
 }
 
 static void
-drain_frozen(struct req *r, struct imsg *imsg)
+hib_frozen(struct req *r, struct imsg *imsg)
 {
 	struct vm	*vm = r->vm;
 
-	vm->draining = 0;
+	vm->freezing = 0;
 	if (vm->state == VS_RUNNING && !vm->op.pending)
-		vm_hibernate(0, vm, "hibernated as mcvmd stopped");
+		vm_hibernate(0, vm, vm->freeze_why);
 	vm_drain_check();
 }
 
 static void
-drain_freeze_cancel(struct req *r, enum req_end end, const char *why)
+hib_freeze_cancel(struct req *r, enum req_end end, const char *why)
 {
 	/* Not frozen: its jobs' clocks run on while it is hibernated. */
 	if (end != REQ_VM_GONE)
-		drain_frozen(r, NULL);
+		hib_frozen(r, NULL);
 	else {
-		r->vm->draining = 0;
+		r->vm->freezing = 0;
 		vm_drain_check();
 	}
+}
+
+/*
+ * Hibernates vm, running or paused, of a catalogue image and its agent
+ * up, with its jobs frozen first: for mcvmd's stop and a revocation
+ * (why, a literal, says which).  Returns -1, and why not in msg, if it
+ * cannot now; it is left as it is.
+ */
+int
+vm_hibernate_freeze(struct vm *vm, const char *why, char *msg, size_t len)
+{
+	struct req	*r;
+
+	if (vm->tpl || vm_own_disks(vm) || !vm->vmm_live ||
+	    !vm->boot.agent || vm->op.pending ||
+	    (vm->state != VS_RUNNING && vm->state != VS_PAUSED)) {
+		(void)snprintf(msg, len, "it is %s%s", vm_state_name(vm->state),
+		    vm_own_disks(vm) ? ", from its own disks" :
+		    !vm->boot.agent ? ", its agent down" :
+		    vm->op.pending ? ", under another operation" : "");
+		return -1;
+	}
+	if (vm_admit_state(vm, "a checkpoint", msg, len) == -1)
+		return -1;
+	if (vm->state == VS_PAUSED) {
+		vm_hibernate(0, vm, why);
+		return 0;
+	}
+	vm->freezing = 1;
+	vm->freeze_why = why;
+	r = req_new(RP_MONITOR, vm, IMSG_VMM_FREEZE, hib_frozen,
+	    hib_freeze_cancel);
+	(void)req_send(r);
+	return 0;
 }
 
 /*
@@ -327,30 +361,20 @@ vm_hibernate_all(void)
 {
 	struct timeval	 tv = { VM_DRAIN_SECS, 0 };
 	struct vm	*vm;
-	struct req	*r;
 	char		 why[VM_MSG_MAX];
 	int		 n = 0;
 
 	TAILQ_FOREACH(vm, &vms, entry) {
-		if (vm->tpl || vm_own_disks(vm) || !vm->vmm_live ||
-		    !vm->boot.agent || vm->op.pending ||
+		if (vm->tpl || !vm->vmm_live ||
 		    (vm->state != VS_RUNNING && vm->state != VS_PAUSED))
 			continue;
-		if (vm_admit_state(vm, "a checkpoint", why,
-		    sizeof(why)) == -1) {
+		if (vm_hibernate_freeze(vm, "hibernated as mcvmd stopped",
+		    why, sizeof(why)) == -1) {
 			log_warnx("%s: stopped, not hibernated: %s",
 			    vm->row.id, why);
 			continue;
 		}
 		n++;
-		if (vm->state == VS_PAUSED) {
-			vm_hibernate(0, vm, "hibernated as mcvmd stopped");
-			continue;
-		}
-		vm->draining = 1;
-		r = req_new(RP_MONITOR, vm, IMSG_VMM_FREEZE, drain_frozen,
-		    drain_freeze_cancel);
-		(void)req_send(r);
 	}
 	if (n == 0)
 		return 0;

@@ -234,6 +234,7 @@ vm_fail(struct vm *vm, const char *why)
 	}
 	vm_fsm(vm, VE_FAIL, why);
 	if (creating) {
+		vm_qemu_log_note(vm);
 		(void)snprintf(msg, sizeof(msg), "the VM could not be "
 		    "created: %s. Nothing was kept.", why);
 		vm_op_done(vm, 0, msg);

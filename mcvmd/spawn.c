@@ -180,6 +180,47 @@ vm_qemu_log_remove(const struct vm *vm)
 		(void)unlink(path);
 }
 
+/*
+ * The end of QEMU's log, into mcvmd's, for a VM whose log goes with it:
+ * one that failed while being created.  Bytes outside printable ASCII
+ * are shown as '?'.
+ */
+void
+vm_qemu_log_note(const struct vm *vm)
+{
+	char	 path[PATH_MAX], buf[1024], *line, *nl;
+	off_t	 end;
+	ssize_t	 n, i;
+	int	 fd;
+
+	if (snprintf(path, sizeof(path), "%s/%s.log", vmsdir, vm->row.id) >=
+	    (int)sizeof(path) ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return;
+	end = lseek(fd, 0, SEEK_END);
+	n = end > (off_t)sizeof(buf) - 1 ? (off_t)sizeof(buf) - 1 : end;
+	if (end == -1 || (n = pread(fd, buf, (size_t)n, end - n)) <= 0) {
+		close(fd);
+		return;
+	}
+	close(fd);
+	buf[n] = '\0';
+	for (i = 0; i < n; i++)
+		if (buf[i] != '\n' && (buf[i] < 0x20 || buf[i] > 0x7e))
+			buf[i] = '?';
+	line = buf;
+	if (n == (ssize_t)sizeof(buf) - 1 && (nl = strchr(buf, '\n')) != NULL)
+		line = nl + 1;		/* from the first whole line */
+	for (; *line != '\0'; line = nl + 1) {
+		if ((nl = strchr(line, '\n')) != NULL)
+			*nl = '\0';
+		if (*line != '\0')
+			log_warnx("%s: qemu: %s", vm->row.id, line);
+		if (nl == NULL)
+			break;
+	}
+}
+
 /* A VM from its own disks: QMP answers, so it runs. */
 static void
 own_qmp_up(struct req *r, struct imsg *imsg)
@@ -471,29 +512,39 @@ vm_processes_gone(struct vm *vm)
 	}
 }
 
+/* "signal N" or "status N", for a wait status. */
+static const char *
+exit_text(int status, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status))
+		(void)snprintf(buf, len, "signal %d", WTERMSIG(status));
+	else
+		(void)snprintf(buf, len, "status %d", WEXITSTATUS(status));
+	return buf;
+}
+
 int
 vm_reap(pid_t pid, int status)
 {
 	struct vm	*vm;
+	char		 how[32];
 
 	TAILQ_FOREACH(vm, &vms, entry) {
 		if (pid == vm->qemu_pid) {
 			vm->qemu_pid = 0;
 			vm->qemu_status = status;
-			log_info("%s: qemu exited (%s %d); its output is in "
-			    "%s/%s.log", vm->row.id,
-			    WIFSIGNALED(status) ? "signal" : "status",
-			    WIFSIGNALED(status) ? WTERMSIG(status) :
-			    WEXITSTATUS(status), vmsdir, vm->row.id);
+			log_info("%s: qemu exited (%s); its output is in "
+			    "%s/%s.log", vm->row.id, exit_text(status, how,
+			    sizeof(how)), vmsdir, vm->row.id);
 		} else if (pid == vm->vmm_pid) {
 			vm->vmm_pid = 0;
+			log_info("%s: monitor exited (%s)", vm->row.id,
+			    exit_text(status, how, sizeof(how)));
 			if (vm->qemu_pid > 0 && vm->state != VS_STOPPING &&
 			    vm->state != VS_DESTROYING &&
 			    vm->state != VS_FAILED && !vm->boot.guest_ended &&
 			    !vm->boot.checkpointed)
 				vm_fail(vm, "the VM monitor died");
-			else
-				log_info("%s: monitor exited", vm->row.id);
 		} else
 			continue;
 		if (vm->qemu_pid <= 0 && vm->vmm_pid <= 0)

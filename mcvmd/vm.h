@@ -150,7 +150,8 @@ struct vm {
 	int		 fork_reading;	/* and it is yet to open the
 					   fork's checkpoint */
 	int		 forking;	/* a fork saves its state */
-	int		 draining;	/* mcvmd stops: its jobs freeze */
+	int		 freezing;	/* to hibernate: its jobs freeze */
+	const char	*freeze_why;	/* then the hibernation's reason */
 	TAILQ_HEAD(, vm_wake) wakes;	/* calls waiting for it (wake.c) */
 	unsigned int	 nwakes;
 	int		 waking;	/* a resume for them is under way */
@@ -235,6 +236,8 @@ void		 vm_hibernate_resumed(struct vm *);
 int		 vm_admit_state(const struct vm *, const char *, char *,
 		    size_t);
 int		 vm_hibernate_all(void);
+int		 vm_hibernate_freeze(struct vm *, const char *, char *,
+		    size_t);
 int		 vm_draining(void);
 void		 vm_drain_check(void);
 void		 vm_resume_paused(uint64_t, struct vm *);
@@ -265,6 +268,7 @@ void		 vm_spawn(struct vm *);
 void		 vm_kill(struct vm *);
 int		 vm_reap(pid_t, int);
 void		 vm_processes_gone(struct vm *);
+void		 vm_qemu_log_note(const struct vm *);
 void		 vm_shutdown(void);
 void		 vm_close_store_fds(struct vm *);
 

@@ -137,3 +137,11 @@ suite_stop() {
 	rm -rf "$SUITE_DIR"
 	return $_rc
 }
+
+# Fails the test MESSAGE and ends the suite, with DETAIL or else the end of
+# mcvmd's log, which says why.
+fail_now() {
+	t_fail "$1" "${2:-$(suite_last_log 2>/dev/null | tail -n 30)}"
+	t_done
+	exit 1
+}

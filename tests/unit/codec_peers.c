@@ -189,7 +189,7 @@ over_ctl_ws_revoke(void *p, int i)
 
 	switch (i) {
 	case 0: m->workspace = name(WS_NAME_MAX + 1); break;
-	case 1: m->vms = CTL_REVOKE_STOP + 1; break;
+	case 1: m->vms = CTL_REVOKE_HIBERNATE + 1; break;
 	default: return -1;
 	}
 	return 0;
