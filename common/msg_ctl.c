@@ -336,3 +336,58 @@ msg_ctl_quota_set_get(struct imsg *imsg, struct msg_ctl_quota_set *m)
 		return m_fail();
 	return m_end(&r);
 }
+
+void
+msg_ctl_vm_attach_put(struct ibuf *b, const struct msg_ctl_vm_attach *m)
+{
+	m_add_str(b, m->workspace);
+	m_add_str(b, m->name);
+	m_add_str(b, m->qmp);
+	m_add_str(b, m->qga);
+	m_add_u32(b, m->pid);
+}
+
+/* A socket path: absolute, or "" where none may be. */
+static int
+ctl_sock_path(const char *s, int may_be_empty)
+{
+	return (s[0] == '\0' && may_be_empty) || s[0] == '/';
+}
+
+int
+msg_ctl_vm_attach_get(struct imsg *imsg, struct msg_ctl_vm_attach *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_CTL_VM_ATTACH) == -1 ||
+	    m_get_str(&r, &m->workspace, WS_NAME_MAX) == -1 ||
+	    m_get_str(&r, &m->name, OBJ_NAME_MAX) == -1 ||
+	    m_get_str(&r, &m->qmp, CTL_SOCK_PATH_MAX) == -1 ||
+	    m_get_str(&r, &m->qga, CTL_SOCK_PATH_MAX) == -1 ||
+	    m_get_u32(&r, &m->pid) == -1)
+		return -1;
+	if (!valid_workspace_name(m->workspace) ||
+	    !valid_object_name(m->name) || !ctl_sock_path(m->qmp, 0) ||
+	    !ctl_sock_path(m->qga, 1) || m->pid > INT32_MAX)
+		return m_fail();
+	return m_end(&r);
+}
+
+void
+msg_ctl_vm_forget_put(struct ibuf *b, const struct msg_ctl_vm_forget *m)
+{
+	m_add_str(b, m->id);
+}
+
+int
+msg_ctl_vm_forget_get(struct imsg *imsg, struct msg_ctl_vm_forget *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_CTL_VM_FORGET) == -1 ||
+	    m_get_vm_id(&r, &m->id) == -1)
+		return -1;
+	return m_end(&r);
+}

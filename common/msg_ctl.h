@@ -114,6 +114,26 @@ struct msg_ctl_vm_destroy {
 };
 
 /*
+ * IMSG_CTL_VM_ATTACH -> OK once the VM's monitor speaks to that QEMU:
+ * an externally started QEMU, by its QMP socket (and its
+ * qemu-guest-agent's, or ""), into a workspace.  pid 0: the QEMU that
+ * listens on the QMP socket.
+ */
+#define CTL_SOCK_PATH_MAX	107	/* sun_path, without its NUL */
+struct msg_ctl_vm_attach {
+	const char	*workspace;	/* WS_NAME_MAX */
+	const char	*name;		/* OBJ_NAME_MAX */
+	const char	*qmp;		/* CTL_SOCK_PATH_MAX, absolute */
+	const char	*qga;		/* CTL_SOCK_PATH_MAX, absolute, or "" */
+	uint32_t	 pid;
+};
+
+/* IMSG_CTL_VM_FORGET -> OK: an attached VM leaves the registry */
+struct msg_ctl_vm_forget {
+	const char	*id;		/* ID_MAX */
+};
+
+/*
  * IMSG_CTL_QUOTA_SET -> OK.  set names the limits to change; a value of
  * 0 among them gives that limit back to the config's workspace limits.
  */
@@ -158,6 +178,10 @@ void	 msg_ctl_vm_destroy_put(struct ibuf *,
 	    const struct msg_ctl_vm_destroy *);
 int	 msg_ctl_vm_destroy_get(struct imsg *, struct msg_ctl_vm_destroy *);
 void	 msg_ctl_quota_set_put(struct ibuf *, const struct msg_ctl_quota_set *);
+void	 msg_ctl_vm_attach_put(struct ibuf *, const struct msg_ctl_vm_attach *);
+int	 msg_ctl_vm_attach_get(struct imsg *, struct msg_ctl_vm_attach *);
+void	 msg_ctl_vm_forget_put(struct ibuf *, const struct msg_ctl_vm_forget *);
+int	 msg_ctl_vm_forget_get(struct imsg *, struct msg_ctl_vm_forget *);
 int	 msg_ctl_quota_set_get(struct imsg *, struct msg_ctl_quota_set *);
 
 #endif

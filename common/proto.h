@@ -71,6 +71,8 @@
 	X(IMSG_CTL_VM_STOP,		113,	IMSG_CTL_OK)		\
 	X(IMSG_CTL_VM_DESTROY,		114,	IMSG_CTL_OK)		\
 	X(IMSG_CTL_QUOTA_SET,		115,	IMSG_CTL_OK)		\
+	X(IMSG_CTL_VM_ATTACH,		116,	IMSG_CTL_OK)		\
+	X(IMSG_CTL_VM_FORGET,		117,	IMSG_CTL_OK)		\
 									\
 	/* mcvm-frontd <-> mcvmd; peerid is the call */			\
 	X(IMSG_FRONT_AUTH,		200,	IMSG_FRONT_AUTH_RESULT)	\

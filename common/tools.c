@@ -164,13 +164,17 @@ static const char *const convert_values[] = {
 	"'description':'own disks only: the images it boots'},"	\
 	"'persistent':{'type':'boolean'},'firmware':{'type':'string'},"	\
 	"'machine':{'type':'string'},'agent':{'type':'boolean',"	\
-	"'description':'own disks: whether its qemu-guest-agent "	\
-	"answers'},"							\
+	"'description':'own disks and attached: whether its "		\
+	"qemu-guest-agent answers'},"					\
+	"'attached':{'type':'boolean','description':'a QEMU the "	\
+	"operator started and attached: mcvm neither stops nor "	\
+	"destroys it'},"							\
 	"'iso':{'type':'string'},'install':{'type':'string',"		\
 	"'description':'pending: it boots the install CD (first); done'}"
 #define GUEST_PROPS							\
 	"'agent':{'type':'string','enum':['mcvm','qga'],'description':"\
-	"'mcvm: mcvm-guestd; qga: qemu-guest-agent (own disks)'},"	\
+	"'mcvm: mcvm-guestd; qga: qemu-guest-agent (own disks, "	\
+	"attached)'},"							\
 	"'os':{'type':'string'},'kernel':{'type':'string'},"		\
 	"'agent_version':{'type':'string'}"
 #define VM_OBJECT							\

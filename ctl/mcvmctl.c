@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@
 #define TOKEN_PREFIX		"mcvm_"
 #define TOKEN_STR_MAX		(sizeof(TOKEN_PREFIX) + 2 * TOKEN_BYTES)
 #define CTL_REPLY_TIMEOUT_MS	30000
+#define CTL_ATTACH_TIMEOUT_MS	90000	/* past mcvmd's monitor deadline */
 #define CTL_CAPS_LISTED		8	/* more are summed up, not listed */
 #define CTL_WAIT_SECS		60	/* stop-vm, destroy-vm: their end */
 #define CTL_WAIT_POLL_MS	250
@@ -53,6 +55,10 @@ static int	 cmd_list_vms(int, char **);
 static int	 cmd_stop_vm(int, char **);
 static int	 cmd_destroy_vm(int, char **);
 static int	 cmd_set_quota(int, char **);
+static int	 cmd_attach_vm(int, char **);
+static int	 cmd_forget_vm(int, char **);
+
+static int	 reply_timeout_ms = CTL_REPLY_TIMEOUT_MS;
 
 static const struct ctl_cmd cmds[] = {
 	{ "status", "status", cmd_status },
@@ -68,6 +74,9 @@ static const struct ctl_cmd cmds[] = {
 	{ "list-vms", "list-vms", cmd_list_vms },
 	{ "stop-vm", "stop-vm [--force] id", cmd_stop_vm },
 	{ "destroy-vm", "destroy-vm id", cmd_destroy_vm },
+	{ "attach-vm", "attach-vm --workspace name --name name --qmp socket "
+	    "[--qga socket] [--pid pid]", cmd_attach_vm },
+	{ "forget-vm", "forget-vm id", cmd_forget_vm },
 };
 #define NCMDS	(sizeof(cmds) / sizeof(cmds[0]))
 
@@ -136,7 +145,7 @@ ctl_recv(struct imsg *imsg)
 			errx(1, "malformed reply from mcvmd");
 		pfd.fd = ibuf.fd;
 		pfd.events = POLLIN;
-		if ((rc = poll(&pfd, 1, CTL_REPLY_TIMEOUT_MS)) == -1) {
+		if ((rc = poll(&pfd, 1, reply_timeout_ms)) == -1) {
 			if (errno == EINTR)
 				continue;
 			err(1, "poll");
@@ -857,6 +866,110 @@ cmd_destroy_vm(int argc, char **argv)
 	if (argc != 2)
 		cmd_usage(argv[0]);
 	return vm_act(IMSG_CTL_VM_DESTROY, argv[1], 0);
+}
+
+/*
+ * A socket path for mcvmd, which runs elsewhere: absolute, a relative
+ * one taken from the current directory (links are not resolved: mcvmd
+ * refuses a link).
+ */
+static const char *
+sock_path(const char *opt, const char *arg, char *buf, size_t len)
+{
+	char	 cwd[PATH_MAX];
+	int	 n;
+
+	if (arg[0] == '/')
+		n = snprintf(buf, len, "%s", arg);
+	else if (getcwd(cwd, sizeof(cwd)) == NULL)
+		err(1, "getcwd");
+	else
+		n = snprintf(buf, len, "%s/%s", cwd, arg);
+	if (n < 0 || (size_t)n >= len || n > CTL_SOCK_PATH_MAX)
+		errx(2, "%s %s: a socket path is at most %d bytes", opt, arg,
+		    CTL_SOCK_PATH_MAX);
+	return buf;
+}
+
+static int
+cmd_attach_vm(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "workspace",	required_argument,	NULL, 'w' },
+		{ "name",	required_argument,	NULL, 'n' },
+		{ "qmp",	required_argument,	NULL, 'q' },
+		{ "qga",	required_argument,	NULL, 'g' },
+		{ "pid",	required_argument,	NULL, 'p' },
+		{ NULL,		0,			NULL, 0 }
+	};
+	struct msg_ctl_vm_attach	 m;
+	struct ibuf			*b;
+	char				 qmp[PATH_MAX], qga[PATH_MAX], *end;
+	unsigned long			 pid;
+	int				 ch;
+
+	memset(&m, 0, sizeof(m));
+	m.qga = "";
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'w':
+			m.workspace = optarg;
+			break;
+		case 'n':
+			m.name = optarg;
+			break;
+		case 'q':
+			m.qmp = sock_path("--qmp", optarg, qmp, sizeof(qmp));
+			break;
+		case 'g':
+			m.qga = sock_path("--qga", optarg, qga, sizeof(qga));
+			break;
+		case 'p':
+			errno = 0;
+			pid = strtoul(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || pid == 0 ||
+			    pid > INT32_MAX)
+				errx(2, "--pid %s: give QEMU's process id",
+				    optarg);
+			m.pid = (uint32_t)pid;
+			break;
+		default:
+			cmd_usage(argv[0]);
+		}
+	}
+	if (optind != argc || m.workspace == NULL || m.name == NULL ||
+	    m.qmp == NULL)
+		cmd_usage(argv[0]);
+	if (!valid_workspace_name(m.workspace))
+		errx(2, "invalid workspace name %s", m.workspace);
+	if (!valid_object_name(m.name) || valid_id(m.name, VM_ID_PREFIX))
+		errx(2, "invalid VM name %s: 1-%d letters, digits, '.', '_' "
+		    "or '-', not the form of a VM id", m.name, OBJ_NAME_MAX);
+	ctl_connect();
+	reply_timeout_ms = CTL_ATTACH_TIMEOUT_MS;
+	if ((b = imsg_create(&ibuf, IMSG_CTL_VM_ATTACH, 0, 0, 512)) != NULL)
+		msg_ctl_vm_attach_put(b, &m);
+	ctl_request(b);
+	return 0;
+}
+
+static int
+cmd_forget_vm(int argc, char **argv)
+{
+	struct msg_ctl_vm_forget	 m;
+	struct ibuf			*b;
+
+	if (argc != 2)
+		cmd_usage(argv[0]);
+	if (!valid_id(argv[1], VM_ID_PREFIX))
+		errx(2, "invalid VM id %s: use an id list-vms shows", argv[1]);
+	ctl_connect();
+	m.id = argv[1];
+	if ((b = imsg_create(&ibuf, IMSG_CTL_VM_FORGET, 0, 0, 64)) != NULL)
+		msg_ctl_vm_forget_put(b, &m);
+	ctl_request(b);
+	return vm_wait(argv[1], 1);
 }
 
 int

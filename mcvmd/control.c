@@ -32,9 +32,11 @@ struct ctl_conn {
 	pid_t		 pid;
 	int		 closing;	/* drop once the queue is flushed */
 	int		 live;
+	uint64_t	 serial;	/* which client this slot holds */
 };
 
 static struct ctl_conn	 conns[CONTROL_MAX_CLIENTS];
+static uint64_t		 conn_serial;
 static struct event	 ev_accept;
 static int		 control_fd = -1;
 static gid_t		 control_gid;
@@ -226,6 +228,7 @@ control_accept(int lfd, short event, void *arg)
 		return;
 	}
 	c->live = 1;
+	c->serial = ++conn_serial;
 	c->uid = cred.uid;
 	c->pid = cred.pid;
 	if (!control_peer_allowed(fd, &cred)) {
@@ -244,6 +247,24 @@ control_close(struct ctl_conn *c)
 	imsgev_clear(&c->iev);
 	close(fd);
 	c->live = 0;
+}
+
+/*
+ * The answer to a request held by a ticket, if its client is still
+ * connected; the ticket is spent.
+ */
+void
+control_settle(struct ctl_ticket *t, int ok, const char *text)
+{
+	struct ctl_conn	*c;
+
+	if (t->serial == 0)
+		return;
+	c = t->conn < CONTROL_MAX_CLIENTS ? &conns[t->conn] : NULL;
+	if (c != NULL && c->live && c->serial == t->serial && !c->closing)
+		control_reply(c, ok ? IMSG_CTL_OK : IMSG_CTL_FAIL, t->peerid,
+		    text);
+	t->serial = 0;
 }
 
 /* One line of /proc/PID/status, e.g. "CapEff:\t0000...". */
@@ -441,10 +462,11 @@ control_vm_list(struct ctl_conn *c, uint32_t peerid)
 		m.workspace = vm->row.ws;
 		m.state = vm_state_name(vm->state);
 		m.uid = vm->row.uid;
-		m.qemu_pid = vm->qemu_pid > 0 ? (uint32_t)vm->qemu_pid : 0;
+		m.qemu_pid = vm->qemu_pid > 0 ? (uint32_t)vm->qemu_pid :
+		    vm_attached(vm) && vm->vmm_live ? vm->row.attach_pid : 0;
 		m.memory_mib = vm->row.memory_mib;
 		m.vcpus = vm->row.vcpus;
-		m.uptime = vm->qemu_pid > 0 && now >= vm->started ?
+		m.uptime = m.qemu_pid > 0 && now >= vm->started ?
 		    (uint64_t)(now - vm->started) : 0;
 		if ((b = imsg_create(&c->iev.ibuf, IMSG_CTL_VM_ENTRY, peerid, 0,
 		    160)) == NULL) {
@@ -460,14 +482,23 @@ control_vm_list(struct ctl_conn *c, uint32_t peerid)
 	control_reply(c, IMSG_CTL_END, peerid, "");
 }
 
-/* The VM id names, or NULL with msg saying so. */
+/*
+ * The VM id names, or NULL with msg saying so; with owned, one whose
+ * QEMU mcvm started (not an attached one).
+ */
 static struct vm *
-control_vm_find(const char *id, char *msg, size_t len)
+control_vm_find(const char *id, int owned, char *msg, size_t len)
 {
 	struct vm	*vm;
 
 	if ((vm = vm_find(id, 0)) == NULL || vm->tpl) {
 		(void)snprintf(msg, len, "no VM %s: see list-vms", id);
+		return NULL;
+	}
+	if (owned && vm_attached(vm)) {
+		(void)snprintf(msg, len, "%s is attached: mcvm did not start "
+		    "its QEMU and neither stops nor ends it; forget-vm %s takes "
+		    "it out of mcvm", id, id);
 		return NULL;
 	}
 	return vm;
@@ -482,7 +513,7 @@ control_vm_stop(struct ctl_conn *c, uint32_t peerid,
 	char		 msg[CONTROL_MSG_MAX];
 	int		 rc;
 
-	if ((vm = control_vm_find(m->id, msg, sizeof(msg))) == NULL) {
+	if ((vm = control_vm_find(m->id, 1, msg, sizeof(msg))) == NULL) {
 		control_reply(c, IMSG_CTL_FAIL, peerid, msg);
 		return;
 	}
@@ -512,12 +543,78 @@ control_vm_destroy(struct ctl_conn *c, uint32_t peerid,
 	struct vm	*vm;
 	char		 msg[CONTROL_MSG_MAX];
 
-	if ((vm = control_vm_find(m->id, msg, sizeof(msg))) == NULL) {
+	if ((vm = control_vm_find(m->id, 1, msg, sizeof(msg))) == NULL) {
 		control_reply(c, IMSG_CTL_FAIL, peerid, msg);
 		return;
 	}
 	(void)snprintf(msg, sizeof(msg), "destroying %s (%s) of workspace %s",
 	    vm->row.id, vm->row.name, vm->row.ws);
+	if (vm->state != VS_DESTROYING) {
+		log_info("control: uid %u: %s", (unsigned int)c->uid, msg);
+		vm_destroy(0, vm);
+	}
+	control_reply(c, IMSG_CTL_OK, peerid, msg);
+}
+
+/*
+ * attach-vm: answered once the VM's monitor speaks to that QEMU (or it
+ * could not), through the VM's ticket.
+ */
+static void
+control_vm_attach(struct ctl_conn *c, uint32_t peerid,
+    const struct msg_ctl_vm_attach *m)
+{
+	struct vm	*vm;
+	char		 msg[CONTROL_MSG_MAX];
+	int64_t		 ws_id;
+	int		 rc, revoked = 0;
+
+	if ((rc = state_ws_id(m->workspace, &ws_id, &revoked)) != 1 ||
+	    revoked) {
+		(void)snprintf(msg, sizeof(msg), rc == -1 ? "state database "
+		    "error" : revoked ? "workspace %s is revoked" : "workspace "
+		    "%s does not exist: issue-token makes it", m->workspace);
+		control_reply(c, IMSG_CTL_FAIL, peerid, msg);
+		return;
+	}
+	if ((vm = vm_attach(m, ws_id, msg, sizeof(msg))) == NULL) {
+		log_info("control: uid %u: attach-vm %s refused: %s",
+		    (unsigned int)c->uid, m->qmp, msg);
+		control_reply(c, IMSG_CTL_FAIL, peerid, msg);
+		return;
+	}
+	(void)snprintf(msg, sizeof(msg), "%s (%s) of workspace %s: QEMU pid "
+	    "%u at %s", vm->row.id, vm->row.name, vm->row.ws,
+	    vm->row.attach_pid, vm->row.attach_qmp);
+	log_info("control: uid %u: attaching %s", (unsigned int)c->uid, msg);
+	(void)state_audit("mcvmctl", "vm-attach", msg);
+	vm->ctl.serial = c->serial;
+	vm->ctl.conn = (uint32_t)(c - conns);
+	vm->ctl.peerid = peerid;
+}
+
+/* forget-vm: an attached VM leaves; its QEMU runs on. */
+static void
+control_vm_forget(struct ctl_conn *c, uint32_t peerid,
+    const struct msg_ctl_vm_forget *m)
+{
+	struct vm	*vm;
+	char		 msg[CONTROL_MSG_MAX];
+
+	if ((vm = control_vm_find(m->id, 0, msg, sizeof(msg))) == NULL) {
+		control_reply(c, IMSG_CTL_FAIL, peerid, msg);
+		return;
+	}
+	if (!vm_attached(vm)) {
+		(void)snprintf(msg, sizeof(msg), "%s was started by mcvm, not "
+		    "attached: forgetting it would leave its QEMU unmanaged; "
+		    "destroy-vm ends it", vm->row.id);
+		control_reply(c, IMSG_CTL_FAIL, peerid, msg);
+		return;
+	}
+	(void)snprintf(msg, sizeof(msg), "forgot %s (%s) of workspace %s; its "
+	    "QEMU, pid %u, runs on", vm->row.id, vm->row.name, vm->row.ws,
+	    vm->row.attach_pid);
 	if (vm->state != VS_DESTROYING) {
 		log_info("control: uid %u: %s", (unsigned int)c->uid, msg);
 		vm_destroy(0, vm);
@@ -540,7 +637,7 @@ control_ws_revoke(struct ctl_conn *c, uint32_t peerid,
 	struct vm	*vm;
 	char		 msg[CONTROL_MSG_MAX], why[VM_MSG_MAX];
 	size_t		 len;
-	unsigned int	 stopping = 0, hibernating = 0, busy = 0;
+	unsigned int	 stopping = 0, hibernating = 0, busy = 0, attached = 0;
 	int		 rc;
 
 	rc = state_ws_revoke(m->workspace, c->uid, msg, sizeof(msg));
@@ -560,6 +657,10 @@ control_ws_revoke(struct ctl_conn *c, uint32_t peerid,
 		    vm->state == VS_STOPPING || vm->state == VS_HIBERNATED ||
 		    vm->state == VS_DESTROYING)
 			continue;
+		if (vm_attached(vm)) {
+			attached++;
+			continue;
+		}
 		if (m->vms == CTL_REVOKE_HIBERNATE) {
 			if (vm_hibernate_freeze(vm, "hibernated as its "
 			    "workspace was revoked", why, sizeof(why)) == 0) {
@@ -587,6 +688,12 @@ control_ws_revoke(struct ctl_conn *c, uint32_t peerid,
 		    "another operation: stop %s with stop-vm (see list-vms)",
 		    busy, busy == 1 ? " is" : "s are", busy == 1 ? "it" :
 		    "them");
+	len = strlen(msg);
+	if (attached > 0)
+		(void)snprintf(msg + len, sizeof(msg) - len, "; %u attached "
+		    "VM%s run%s on, unreachable: forget-vm %s", attached,
+		    attached == 1 ? "" : "s", attached == 1 ? "s" : "",
+		    attached == 1 ? "it" : "them");
 	log_info("control: workspace %s: %u VMs hibernating, %u powering off, "
 	    "%u busy", m->workspace, hibernating, stopping, busy);
 	control_reply(c, IMSG_CTL_OK, peerid, msg);
@@ -641,6 +748,8 @@ control_request(struct ctl_conn *c, struct imsg *imsg)
 	struct msg_ctl_vm_stop		 vs;
 	struct msg_ctl_vm_destroy	 vd;
 	struct msg_ctl_quota_set	 qs;
+	struct msg_ctl_vm_attach	 va;
+	struct msg_ctl_vm_forget	 vf;
 	const char			*ws;
 	uint32_t			 id = imsg->hdr.peerid;
 	char				 msg[CONTROL_MSG_MAX];
@@ -708,6 +817,16 @@ control_request(struct ctl_conn *c, struct imsg *imsg)
 		if (msg_ctl_vm_destroy_get(imsg, &vd) == -1)
 			return -1;
 		control_vm_destroy(c, id, &vd);
+		return 0;
+	case IMSG_CTL_VM_ATTACH:
+		if (msg_ctl_vm_attach_get(imsg, &va) == -1)
+			return -1;
+		control_vm_attach(c, id, &va);
+		return 0;
+	case IMSG_CTL_VM_FORGET:
+		if (msg_ctl_vm_forget_get(imsg, &vf) == -1)
+			return -1;
+		control_vm_forget(c, id, &vf);
 		return 0;
 	case IMSG_CTL_QUOTA_SET:
 		if (msg_ctl_quota_set_get(imsg, &qs) == -1)

@@ -446,6 +446,21 @@ dispatch_agent_tool(const struct tool_call *c)
 	}
 }
 
+/* Whether the tool needs mcvm to own the VM's QEMU: not an attached one. */
+static int
+dispatch_owner_tool(const struct tool_call *c)
+{
+	switch (c->args->tool->id) {
+	case TOOL_VM_STOP:
+	case TOOL_VM_START:
+	case TOOL_VM_DESTROY:
+	case TOOL_VM_FORK:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* A call refused before it ran: its receipt, if any, keeps why. */
 static void
 dispatch_refuse(struct tool_call *c, const char *msg)
@@ -466,8 +481,13 @@ dispatch_state(struct tool_call *c)
 	char		 msg[VM_MSG_MAX];
 	size_t		 len;
 
-	if (vm != NULL && vm_own_disks(vm) && !vm->boot.agent &&
-	    dispatch_agent_tool(c)) {
+	if (vm != NULL && vm_attached(vm) && dispatch_owner_tool(c)) {
+		vm_attached_refusal(vm, c->args->tool->name, msg, sizeof(msg));
+		dispatch_refuse(c, msg);
+		return -1;
+	}
+	if (vm != NULL && (vm_own_disks(vm) || vm_attached(vm)) &&
+	    !vm->boot.agent && dispatch_agent_tool(c)) {
 		vm_no_agent_text(vm, msg, sizeof(msg));
 		dispatch_refuse(c, msg);
 		return -1;

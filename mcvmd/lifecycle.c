@@ -77,6 +77,8 @@ vm_op_done(struct vm *vm, int ok, const char *msg)
 	char	*text;
 	json_t	*j;
 
+	if (vm->ctl.serial != 0)
+		vm_attach_settle(vm, ok, msg);
 	if (!vm->op.pending)
 		return;
 	vm->op.pending = 0;
@@ -236,7 +238,8 @@ vm_fail(struct vm *vm, const char *why)
 	if (creating) {
 		vm_qemu_log_note(vm);
 		(void)snprintf(msg, sizeof(msg), "the VM could not be "
-		    "created: %s. Nothing was kept.", why);
+		    "%s: %s. Nothing was kept.", vm_attached(vm) ? "attached" :
+		    "created", why);
 		vm_op_done(vm, 0, msg);
 		vm_destroy(0, vm);
 		return;
@@ -426,9 +429,11 @@ vm_destroy_finish(struct vm *vm)
 			log_warnx("%s: rows not deleted", vm->row.id);
 		state_vm_destroyed_detail(vm->row.id, vm->row.ws_id, detail,
 		    sizeof(detail));
-		(void)state_audit("mcvmd", "vm-destroy", detail);
+		(void)state_audit("mcvmd", vm_attached(vm) ? "vm-forget" :
+		    "vm-destroy", detail);
 	}
-	log_info("%s: destroyed", vm->row.id);
+	log_info("%s: %s", vm->row.id, vm_attached(vm) ? "forgotten" :
+	    "destroyed");
 	if (vm->op.pending) {
 		j = json_pack("{s:s, s:b}", "vm_id", vm->row.id, "destroyed",
 		    1);

@@ -261,6 +261,7 @@ main(int argc, char *argv[])
 	vm_timers_init();
 	for (id = PROC_PARENT + 1; id < PROC_MAX; id++)
 		child_start(&env->children[id]);
+	vm_attach_reload();	/* its monitors are this process's children */
 	control_listen();
 
 	event_dispatch();

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "hash.h"
+#include "msg_ctl.h"
 #include "proc.h"
 #include "proto.h"
 #include "validate.h"
@@ -62,7 +63,15 @@ int		 child_argv(const char *, char **);
 extern char *const child_envp[];
 
 /* control.c */
+/* A control client's request answered later (control.c). */
+struct ctl_ticket {
+	uint64_t	 serial;	/* its connection's; 0: none */
+	uint32_t	 conn;
+	uint32_t	 peerid;
+};
+
 int	 control_init(const struct mcvm_config *);
+void	 control_settle(struct ctl_ticket *, int, const char *);
 void	 control_listen(void);
 void	 control_cleanup(const struct mcvm_config *);
 
@@ -131,6 +140,10 @@ struct vm_row {
 	uint64_t	 checkpoint_bytes;	/* hibernated: its checkpoint */
 	char		 checkpoint_profile[VM_PROFILE_MAX];
 	uint32_t	 install;	/* enum vm_install */
+	/* A VM the operator attached: attach_qmp is not "". */
+	char		 attach_qmp[CTL_SOCK_PATH_MAX + 1];
+	char		 attach_qga[CTL_SOCK_PATH_MAX + 1];	/* or "" */
+	uint32_t	 attach_pid;
 };
 
 /* Where a VM with an install CD is. */
@@ -153,6 +166,8 @@ enum receipt_state {
 int	 state_vm_insert(const struct vm_row *);
 int	 state_vm_set(const char *, const char *, const char *, const char *);
 int	 state_vm_delete(const char *);
+int	 state_vm_attach_pid(const char *, uint32_t);
+int	 state_ws_id(const char *, int64_t *, int *);
 int	 state_vm_install_done(const char *);
 int	 state_vm_checkpoint(const char *, uint64_t, const char *);
 int	 state_vm_disk_bytes_set(const char *, uint64_t);

@@ -338,7 +338,8 @@ vm_vmm_dispatch(int fd, short event, void *arg)
 		/* Not when mcvmd ends QEMU after its guest's own end. */
 		if ((vm->state == VS_BOOTING || vm->state == VS_RUNNING ||
 		    vm->state == VS_PAUSED) && !vm->boot.guest_ended)
-			vm_fail(vm, vm->boot.poweroff ? "QEMU exited" :
+			vm_fail(vm, vm_attached(vm) ? VM_ATTACHED_GONE :
+			    vm->boot.poweroff ? "QEMU exited" :
 			    "the VM monitor closed its channel");
 		return;
 	}

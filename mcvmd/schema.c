@@ -160,6 +160,12 @@ static const char *const schema_steps[SCHEMA_VERSION] = {
 	"  ttl_ms INTEGER NOT NULL"
 	");"
 	"CREATE INDEX tasks_ws ON tasks(workspace_id);",
+
+	/* 12: a VM the operator attached: an external QEMU, known by its
+	 * QMP socket (and its qemu-guest-agent's, or ''), and its pid. */
+	"ALTER TABLE vms ADD COLUMN attach_qmp TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE vms ADD COLUMN attach_qga TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE vms ADD COLUMN attach_pid INTEGER NOT NULL DEFAULT 0;",
 };
 
 int

@@ -3,7 +3,7 @@
 
 #include <sqlite3.h>
 
-#define SCHEMA_VERSION	11
+#define SCHEMA_VERSION	12
 
 int	 schema_version(sqlite3 *);
 int	 schema_migrate(sqlite3 *, int);

@@ -110,8 +110,9 @@ vm_fork_monitor(struct vm *vm, char procs[][PATH_MAX], size_t nprocs,
 	(void)snprintf(uid, sizeof(uid), "%u", vm->row.uid);
 	(void)snprintf(gid, sizeof(gid), "%u", vm->row.uid);
 	argc = child_argv(VM_VMM_BINARY, argv);
-	/* A workspace's own disks run no mcvm agent: qemu-guest-agent may. */
-	if (vm_own_disks(vm)) {
+	/* A workspace's own disks run no mcvm agent: qemu-guest-agent may,
+	 * and so may an attached QEMU's guest. */
+	if (vm_own_disks(vm) || vm_attached(vm)) {
 		argv[argc++] = "-a";
 		argv[argc++] = "qga";
 	}
@@ -234,6 +235,39 @@ own_qmp_fail(struct req *r, enum req_end end, const char *why)
 {
 	if (end != REQ_VM_GONE && r->vm->state == VS_BOOTING)
 		vm_fail(r->vm, "QEMU's monitor did not answer");
+}
+
+/*
+ * An attached VM's monitor (attach.c), on the QMP and agent channels
+ * connected to the operator's QEMU: 0, or -1 with why in msg.  The VM
+ * runs once QMP answers.
+ */
+int
+vm_spawn_monitor(struct vm *vm, int qmp, int agent, char *msg, size_t len)
+{
+	int	 sp[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1) {
+		(void)snprintf(msg, len, "socketpair: %s", strerror(errno));
+		return -1;
+	}
+	if ((vm->vmm_pid = vm_fork_monitor(vm, NULL, 0, sp[1], qmp,
+	    agent)) == -1) {
+		vm->vmm_pid = 0;
+		close(sp[0]);
+		close(sp[1]);
+		(void)snprintf(msg, len, "cannot start the VM monitor");
+		return -1;
+	}
+	close(sp[1]);
+	vm->started = vm_now();
+	vm_monitor_attach(vm, sp[0]);
+	vm_fsm(vm, VE_SPAWNED, NULL);
+	log_info("%s: monitor pid %d, uid %u", vm->row.id, (int)vm->vmm_pid,
+	    vm->row.uid);
+	(void)req_send(req_new(RP_MONITOR, vm, IMSG_VMM_QMP_STATUS,
+	    own_qmp_up, own_qmp_fail));
+	return 0;
 }
 
 /*
@@ -412,7 +446,8 @@ vm_kill(struct vm *vm)
 		(void)kill(vm->qemu_pid, SIGKILL);
 	if (vm->vmm_pid > 0)
 		(void)kill(vm->vmm_pid, SIGKILL);
-	if (cgroups.ok && cgroup_vm_kill(&cgroups, vm->row.id) == -1)
+	if (cgroups.ok && !vm_attached(vm) &&
+	    cgroup_vm_kill(&cgroups, vm->row.id) == -1)
 		log_warn("%s: cgroup kill", vm->row.id);
 }
 
@@ -493,7 +528,11 @@ vm_processes_gone(struct vm *vm)
 		vm_op_done(vm, 1, NULL);
 		break;
 	case VS_DESTROYING:
-		if (req_pending(vm, RP_STORED) == NULL && vm_store_is_up())
+		if (vm_attached(vm)) {		/* it has no disk of ours */
+			vm->op.disk_gone = 1;
+			vm_destroy_finish(vm);
+		} else if (req_pending(vm, RP_STORED) == NULL &&
+		    vm_store_is_up())
 			vm_store_disk(vm, IMSG_STORE_DISK_DELETE);
 		break;
 	case VS_FAILED:
@@ -507,7 +546,8 @@ vm_processes_gone(struct vm *vm)
 			    "the guest powered off");
 			vm_op_done(vm, 0, "the guest powered off");
 		} else
-			vm_fail(vm, "QEMU exited unexpectedly");
+			vm_fail(vm, vm_attached(vm) ? VM_ATTACHED_GONE :
+			    "QEMU exited unexpectedly");
 		break;
 	}
 }

@@ -209,6 +209,21 @@ state_ws_find(const char *name, int64_t *id, uint32_t *flags,
 }
 
 /*
+ * A workspace's id by name: 1 (revoked set if it is), 0 none, -1 error.
+ */
+int
+state_ws_id(const char *name, int64_t *id, int *revoked)
+{
+	int64_t		 when = 0;
+	uint32_t	 flags;
+	int		 found;
+
+	if ((found = state_ws_find(name, id, &flags, &when)) == 1)
+		*revoked = when != 0;
+	return found;
+}
+
+/*
  * Records a new token for a workspace, creating the workspace with flags
  * if it is new.  An existing workspace keeps its policy; with rotate, its
  * live tokens are revoked in the same transaction.  A revoked workspace
@@ -482,6 +497,11 @@ state_vm_row(sqlite3_stmt *st, struct vm_row *v)
 	v->checkpoint_bytes = (uint64_t)sqlite3_column_int64(st, 25);
 	(void)snprintf(v->checkpoint_profile, sizeof(v->checkpoint_profile),
 	    "%s", (const char *)sqlite3_column_text(st, 26));
+	(void)snprintf(v->attach_qmp, sizeof(v->attach_qmp), "%s",
+	    (const char *)sqlite3_column_text(st, 27));
+	(void)snprintf(v->attach_qga, sizeof(v->attach_qga), "%s",
+	    (const char *)sqlite3_column_text(st, 28));
+	v->attach_pid = (uint32_t)sqlite3_column_int64(st, 29);
 }
 
 #define VM_COLUMNS	"v.id, v.workspace_id, v.name, v.state, v.intent, "  \
@@ -489,7 +509,7 @@ state_vm_row(sqlite3_stmt *st, struct vm_row *v)
 	"v.created, v.reason, v.idle_seconds, v.idle_mode, v.disk_bytes, "    \
 	"w.name, v.display, v.disks, v.iso, v.firmware, v.machine, "	      \
 	"v.persistent, v.install, v.updated, v.checkpoint_bytes, "	      \
-	"v.checkpoint_profile "						      \
+	"v.checkpoint_profile, v.attach_qmp, v.attach_qga, v.attach_pid "    \
 	"FROM vms v JOIN workspaces w ON w.id = v.workspace_id"
 
 int
@@ -502,9 +522,11 @@ state_vm_insert(const struct vm_row *v)
 	if ((st = state_prepare("INSERT INTO vms (id, workspace_id, name, "
 	    "state, intent, slot, uid, memory_mib, vcpus, network, image, "
 	    "created, updated, idle_seconds, idle_mode, disk_bytes, display, "
-	    "disks, iso, firmware, machine, persistent, install) "
+	    "disks, iso, firmware, machine, persistent, install, attach_qmp, "
+	    "attach_qga, attach_pid) "
 	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, "
-	    "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)")) == NULL)
+	    "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, "
+	    "?25)")) == NULL)
 		return -1;
 	(void)sqlite3_bind_text(st, 1, v->id, -1, SQLITE_STATIC);
 	(void)sqlite3_bind_int64(st, 2, v->ws_id);
@@ -528,6 +550,9 @@ state_vm_insert(const struct vm_row *v)
 	(void)sqlite3_bind_int64(st, 20, v->machine);
 	(void)sqlite3_bind_int64(st, 21, v->persistent);
 	(void)sqlite3_bind_int64(st, 22, v->install);
+	(void)sqlite3_bind_text(st, 23, v->attach_qmp, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_text(st, 24, v->attach_qga, -1, SQLITE_STATIC);
+	(void)sqlite3_bind_int64(st, 25, v->attach_pid);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
@@ -589,6 +614,14 @@ state_vm_install_done(const char *id)
 {
 	return state_run("UPDATE vms SET install = 2 WHERE id = ?1 AND "
 	    "install = 1", id, 0, 0);
+}
+
+/* An attached VM's QEMU, as its listener proved to be. */
+int
+state_vm_attach_pid(const char *id, uint32_t pid)
+{
+	return state_run("UPDATE vms SET attach_pid = ?2 WHERE id = ?1", id,
+	    pid, 0);
 }
 
 /* What a VM's disks count against the storage quota. */
@@ -887,13 +920,15 @@ state_usage(int64_t ws, uint32_t *vms, uint64_t *memory_mib,
 	sqlite3_stmt	*st;
 	int		 rc;
 
-	/* Live snapshots' saved state and checkpoints are storage too. */
+	/* Live snapshots' saved state and checkpoints are storage too.  An
+	 * attached VM is the operator's, its disks too: none of it counts. */
 	if ((st = state_prepare("SELECT count(*), coalesce(sum(memory_mib), "
 	    "0), coalesce(sum(disk_bytes + checkpoint_bytes), 0) + (SELECT "
 	    "coalesce(sum("
 	    "s.vm_size), 0) FROM vm_snapshots s JOIN vms w ON w.id = s.vm_id "
-	    "WHERE ?1 = 0 OR w.workspace_id = ?1), coalesce(sum(vcpus), 0) "
-	    "FROM vms WHERE ?1 = 0 OR workspace_id = ?1")) == NULL)
+	    "WHERE w.attach_qmp = '' AND (?1 = 0 OR w.workspace_id = ?1)), "
+	    "coalesce(sum(vcpus), 0) FROM vms WHERE attach_qmp = '' AND "
+	    "(?1 = 0 OR workspace_id = ?1)")) == NULL)
 		return -1;
 	(void)sqlite3_bind_int64(st, 1, ws);
 	rc = sqlite3_step(st);

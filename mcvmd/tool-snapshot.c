@@ -145,7 +145,8 @@ snap_lookup(struct tool_call *c, const char *tag, uint64_t *vm_size,
 static int
 snap_raw(const struct vm *vm)
 {
-	return !vm_own_disks(vm) && vm->disk_format == DISK_RAW;
+	return !vm_own_disks(vm) && !vm_attached(vm) &&
+	    vm->disk_format == DISK_RAW;
 }
 
 static struct req *

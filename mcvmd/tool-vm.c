@@ -713,6 +713,11 @@ tool_vm_suspend(struct tool_call *c)
 		call_reply_json(c->id, vm_json(vm));
 		return;
 	}
+	if (mode == 0 && vm_attached(vm)) {
+		vm_attached_refusal(vm, "hibernation", msg, sizeof(msg));
+		call_reply(c->id, TOOL_ERROR, msg);
+		return;
+	}
 	if (mode == 0 && vm_own_disks(vm)) {
 		call_reply(c->id, TOOL_UNAVAILABLE, "a VM from your own disks "
 		    "cannot hibernate in this mcvm build: use mode \"pause\", "

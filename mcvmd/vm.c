@@ -112,6 +112,10 @@ vm_json(const struct vm *vm)
 		    (json_int_t)vm->row.updated, "why", vm->row.reason));
 	if (vm_own_disks(vm))
 		vm_disks_json(vm, j);
+	if (vm_attached(vm)) {
+		json_object_set_new(j, "attached", json_true());
+		json_object_set_new(j, "agent", json_boolean(vm->boot.agent));
+	}
 	if (vm->address[0] != '\0') {
 		json_object_set_new(j, "address", json_string(vm->address));
 		/* None inbound only: the guest has no route out. */
@@ -198,13 +202,24 @@ vm_disks_json(const struct vm *vm, json_t *j)
 const char *
 vm_agent_kind(const struct vm *vm)
 {
-	return vm_own_disks(vm) ? "qga" : "mcvm";
+	return vm_own_disks(vm) || vm_attached(vm) ? "qga" : "mcvm";
 }
 
 /* What the agent's tools answer on a VM whose agent does not answer. */
 void
 vm_no_agent_text(const struct vm *vm, char *buf, size_t len)
 {
+	if (vm_attached(vm)) {
+		(void)snprintf(buf, len, "%s is attached and no "
+		    "qemu-guest-agent answers in its guest: install and start "
+		    "qemu-guest-agent in the guest, and have the operator "
+		    "attach it with --qga, the socket of its QEMU's "
+		    QGA_PORT_NAME " port; then vm_exec, the job tools and the "
+		    "file tools work through it. What works meanwhile: the "
+		    "display, vm_serial_read, the snapshot tools, vm_status, "
+		    "vm_suspend (pause) and vm_resume", vm->row.id);
+		return;
+	}
 	(void)snprintf(buf, len, "%s boots its own disks and no "
 	    "qemu-guest-agent answers in its guest: install and start "
 	    "qemu-guest-agent in the guest (its port " QGA_PORT_NAME " is "

@@ -35,6 +35,8 @@
 #define VM_VMM_BINARY		"mcvm-vmm"
 #define VM_FORWARD_BIND		"127.0.0.1"
 #define VM_MSG_MAX		512	/* a tool's error text */
+#define VM_ATTACHED_GONE	"its QEMU exited or closed its QMP socket: " \
+				"the operator forgets it (forget-vm)"
 
 /* struct vm's tpl (template.c) */
 #define TPL_HOST		1	/* the host's, full-stream */
@@ -177,6 +179,7 @@ struct vm {
 	char		 kernel[VM_GUEST_STR_MAX];
 	char		 agent[VM_GUEST_STR_MAX];
 	struct vm_console *console;	/* NULL: none kept */
+	struct ctl_ticket ctl;		/* attach-vm's, until it settles */
 };
 TAILQ_HEAD(vm_list, vm);
 
@@ -269,6 +272,16 @@ void		 vm_kill(struct vm *);
 int		 vm_reap(pid_t, int);
 void		 vm_processes_gone(struct vm *);
 void		 vm_qemu_log_note(const struct vm *);
+int		 vm_spawn_monitor(struct vm *, int, int, char *, size_t);
+
+/* attach.c: VMs of QEMUs the operator started */
+int		 vm_attached(const struct vm *);
+struct vm	*vm_attach(const struct msg_ctl_vm_attach *, int64_t, char *,
+		    size_t);
+void		 vm_attach_reload(void);
+void		 vm_attached_refusal(const struct vm *, const char *, char *,
+		    size_t);
+void		 vm_attach_settle(struct vm *, int, const char *);
 void		 vm_shutdown(void);
 void		 vm_close_store_fds(struct vm *);
 

@@ -6,7 +6,7 @@
 UNIT_SUITES := unit
 CHECK_SUITES := manlint fuzz-smoke fuzz-qmp fuzz-front fuzz-mcp \
 	fuzz-mcvmd daemons stored netd vmm guest iso mcp conformance
-E2E_SUITES := vms reflink startup hostile network ops
+E2E_SUITES := vms reflink startup hostile network ops attach
 BENCH_SUITES := http netd guest vms network images
 # make fuzz runs tests/suites/fuzz, the longer runs of the fuzz targets.
 FUZZ_SUITES := fuzz

@@ -198,7 +198,9 @@ snap_looked(struct vmm_req *r, const struct qmp_msg *m)
 
 	if ((state = snap_state_node(m)) == NULL) {
 		vmm_fail(r, VMM_ERR_QMP, ENODEV, "QEMU lists no qcow2 node "
-		    "to snapshot");
+		    "to snapshot: mcvm snapshots the qcow2 nodes named "
+		    QMP_SNAP_NODE ", " QMP_SNAP_NODE "0 to " QMP_SNAP_NODE "3 "
+		    "or " QMP_STATE_NODE " (QEMU's node-name)");
 		return;
 	}
 	(void)snprintf(s->nodes[0], sizeof(s->nodes[0]), "%s", state->name);

@@ -1124,7 +1124,8 @@ control_run(struct in *in)
 	static const uint32_t types[] = { IMSG_CTL_STATUS,
 	    IMSG_CTL_TOKEN_ISSUE, IMSG_CTL_WS_REVOKE };
 	static const uint32_t more[] = { IMSG_CTL_WS_LIST, IMSG_CTL_VM_LIST,
-	    IMSG_CTL_VM_STOP, IMSG_CTL_VM_DESTROY, IMSG_CTL_QUOTA_SET };
+	    IMSG_CTL_VM_STOP, IMSG_CTL_VM_DESTROY, IMSG_CTL_QUOTA_SET,
+	    IMSG_CTL_VM_FORGET };
 	static const char *const ids[] = { "vm-0123456789abcdef",
 	    "vm-0123456789abcdeF", "vm-", "" };
 	struct sockaddr_un sun;
@@ -1162,7 +1163,7 @@ control_run(struct in *in)
 				pay_text(in, in_u8(in) & 1 ? MF_STR :
 				    MF_BYTES);
 		} else if (type == IMSG_CTL_VM_STOP ||
-		    type == IMSG_CTL_VM_DESTROY) {
+		    type == IMSG_CTL_VM_DESTROY || type == IMSG_CTL_VM_FORGET) {
 			if (k & 0x40)
 				pay_text(in, MF_STR);
 			else {

@@ -12,12 +12,13 @@ api() {
 	    "$SUITE_URL/v1/tools/$_tool"
 }
 
-# jget JSON KEY[.KEY...]: one value of a JSON document.
+# jget JSON KEY[.KEY...]: one value of a JSON document; a KEY of a list
+# is an index.
 jget() {
 	printf '%s' "$1" | python3 -c 'import json, sys
 d = json.load(sys.stdin)
 for k in sys.argv[1].split("."):
-    d = d[k]
+    d = d[int(k)] if isinstance(d, list) else d[k]
 print(d)' "$2"
 }
 

@@ -26,6 +26,8 @@ CODEC_WRAP(ctl_status_ws)
 CODEC_WRAP(ctl_vm_entry)
 CODEC_WRAP(ctl_vm_stop)
 CODEC_WRAP(ctl_vm_destroy)
+CODEC_WRAP(ctl_vm_attach)
+CODEC_WRAP(ctl_vm_forget)
 CODEC_WRAP(ctl_quota_set)
 CODEC_WRAP(net_preflight_result)
 CODEC_WRAP(net_setup)
@@ -300,6 +302,60 @@ over_ctl_vm_destroy(void *p, int i)
 	if (i > 0)
 		return -1;
 	((struct msg_ctl_vm_destroy *)p)->id = "job-0123456789abcdef";
+	return 0;
+}
+
+static void
+fill_ctl_vm_attach(void *p)
+{
+	struct msg_ctl_vm_attach	*m = p;
+	static char			 path[CTL_SOCK_PATH_MAX + 2];
+
+	memset(path, 'q', CTL_SOCK_PATH_MAX);
+	path[0] = '/';
+	path[CTL_SOCK_PATH_MAX] = '\0';
+	m->workspace = name(WS_NAME_MAX);
+	m->name = name(OBJ_NAME_MAX);
+	m->qmp = path;
+	m->qga = "";
+	m->pid = INT32_MAX;
+}
+
+static int
+over_ctl_vm_attach(void *p, int i)
+{
+	struct msg_ctl_vm_attach	*m = p;
+	static char			 longer[CTL_SOCK_PATH_MAX + 2];
+
+	memset(longer, 'q', CTL_SOCK_PATH_MAX + 1);
+	longer[0] = '/';
+	longer[CTL_SOCK_PATH_MAX + 1] = '\0';
+	switch (i) {
+	case 0: m->workspace = name(WS_NAME_MAX + 1); break;
+	case 1: m->name = name(OBJ_NAME_MAX + 1); break;
+	case 2: m->qmp = longer; break;
+	case 3: m->qmp = "relative.sock"; break;
+	case 4: m->qmp = ""; break;
+	case 5: m->qga = "relative.sock"; break;
+	case 6: m->pid = (uint32_t)INT32_MAX + 1; break;
+	case 7: m->workspace = "Bad Name"; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
+fill_ctl_vm_forget(void *p)
+{
+	((struct msg_ctl_vm_forget *)p)->id = VM_ID;
+}
+
+static int
+over_ctl_vm_forget(void *p, int i)
+{
+	if (i > 0)
+		return -1;
+	((struct msg_ctl_vm_forget *)p)->id = "vm-0123";
 	return 0;
 }
 
@@ -958,6 +1014,10 @@ const struct codec codec_peers[] = {
 	    over_ctl_vm_stop),
 	CODEC(IMSG_CTL_VM_DESTROY, ctl_vm_destroy, fill_ctl_vm_destroy,
 	    over_ctl_vm_destroy),
+	CODEC(IMSG_CTL_VM_ATTACH, ctl_vm_attach, fill_ctl_vm_attach,
+	    over_ctl_vm_attach),
+	CODEC(IMSG_CTL_VM_FORGET, ctl_vm_forget, fill_ctl_vm_forget,
+	    over_ctl_vm_forget),
 	CODEC(IMSG_CTL_QUOTA_SET, ctl_quota_set, fill_ctl_quota_set,
 	    over_ctl_quota_set),
 
