@@ -307,7 +307,7 @@ vm_attached_refusal(const struct vm *vm, const char *tool, char *msg,
 {
 	(void)snprintf(msg, len, "%s is attached by the operator: mcvm did "
 	    "not start its QEMU, so %s cannot act on it and nothing was "
-	    "done; the display, serial, snapshot, vm_suspend (pause) and "
+	    "done; the display, snapshot, vm_suspend (pause) and "
 	    "vm_resume tools work, and the operator detaches it with "
 	    "mcvmctl forget-vm", vm->row.id, tool);
 }

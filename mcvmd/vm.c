@@ -216,7 +216,7 @@ vm_no_agent_text(const struct vm *vm, char *buf, size_t len)
 		    "attach it with --qga, the socket of its QEMU's "
 		    QGA_PORT_NAME " port; then vm_exec, the job tools and the "
 		    "file tools work through it. What works meanwhile: the "
-		    "display, vm_serial_read, the snapshot tools, vm_status, "
+		    "display, the snapshot tools, vm_status, "
 		    "vm_suspend (pause) and vm_resume", vm->row.id);
 		return;
 	}
