@@ -811,12 +811,16 @@ vm_wait(const char *id, int gone)
 	return 1;
 }
 
-/* Sends a stop or destroy; returns once the VM is stopped or gone. */
+/*
+ * Sends a stop, destroy or forget; returns once the VM is stopped or
+ * gone.
+ */
 static int
 vm_act(uint32_t type, const char *id, int force)
 {
 	struct msg_ctl_vm_stop		 st;
 	struct msg_ctl_vm_destroy	 de;
+	struct msg_ctl_vm_forget	 fo;
 	struct ibuf			*b;
 
 	if (!valid_id(id, VM_ID_PREFIX))
@@ -827,13 +831,16 @@ vm_act(uint32_t type, const char *id, int force)
 			st.id = id;
 			st.force = force ? 1 : 0;
 			msg_ctl_vm_stop_put(b, &st);
+		} else if (type == IMSG_CTL_VM_FORGET) {
+			fo.id = id;
+			msg_ctl_vm_forget_put(b, &fo);
 		} else {
 			de.id = id;
 			msg_ctl_vm_destroy_put(b, &de);
 		}
 	}
 	ctl_request(b);
-	return vm_wait(id, type == IMSG_CTL_VM_DESTROY);
+	return vm_wait(id, type != IMSG_CTL_VM_STOP);
 }
 
 static int
@@ -957,19 +964,9 @@ cmd_attach_vm(int argc, char **argv)
 static int
 cmd_forget_vm(int argc, char **argv)
 {
-	struct msg_ctl_vm_forget	 m;
-	struct ibuf			*b;
-
 	if (argc != 2)
 		cmd_usage(argv[0]);
-	if (!valid_id(argv[1], VM_ID_PREFIX))
-		errx(2, "invalid VM id %s: use an id list-vms shows", argv[1]);
-	ctl_connect();
-	m.id = argv[1];
-	if ((b = imsg_create(&ibuf, IMSG_CTL_VM_FORGET, 0, 0, 64)) != NULL)
-		msg_ctl_vm_forget_put(b, &m);
-	ctl_request(b);
-	return vm_wait(argv[1], 1);
+	return vm_act(IMSG_CTL_VM_FORGET, argv[1], 0);
 }
 
 int

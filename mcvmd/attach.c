@@ -55,11 +55,13 @@ attach_connect(const char *path, const char *what, pid_t *pid, char *msg,
 	struct ucred		 cred;
 	struct stat		 st;
 	socklen_t		 clen = sizeof(cred);
-	int			 fd;
+	int			 fd, rc, missing;
 
-	if (lstat(path, &st) == -1 || !S_ISSOCK(st.st_mode)) {
+	rc = lstat(path, &st);
+	missing = rc == -1 && errno == ENOENT;
+	if (rc == -1 || !S_ISSOCK(st.st_mode)) {
 		(void)snprintf(msg, len, "%s %s is not a unix socket%s: give "
-		    "the path QEMU listens on", what, path, errno == ENOENT ?
+		    "the path QEMU listens on", what, path, missing ?
 		    " (it does not exist)" : "");
 		return -1;
 	}

@@ -486,8 +486,8 @@ dispatch_state(struct tool_call *c)
 		dispatch_refuse(c, msg);
 		return -1;
 	}
-	if (vm != NULL && (vm_own_disks(vm) || vm_attached(vm)) &&
-	    !vm->boot.agent && dispatch_agent_tool(c)) {
+	if (vm != NULL && vm_speaks_qga(vm) && !vm->boot.agent &&
+	    dispatch_agent_tool(c)) {
 		vm_no_agent_text(vm, msg, sizeof(msg));
 		dispatch_refuse(c, msg);
 		return -1;

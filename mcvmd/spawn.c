@@ -112,7 +112,7 @@ vm_fork_monitor(struct vm *vm, char procs[][PATH_MAX], size_t nprocs,
 	argc = child_argv(VM_VMM_BINARY, argv);
 	/* A workspace's own disks run no mcvm agent: qemu-guest-agent may,
 	 * and so may an attached QEMU's guest. */
-	if (vm_own_disks(vm) || vm_attached(vm)) {
+	if (vm_speaks_qga(vm)) {
 		argv[argc++] = "-a";
 		argv[argc++] = "qga";
 	}
@@ -159,13 +159,20 @@ vm_fork_monitor(struct vm *vm, char procs[][PATH_MAX], size_t nprocs,
 	_exit(127);
 }
 
+/* Where QEMU's output of vm goes: 0, or -1 if the path does not fit. */
+static int
+vm_qemu_log_path(const struct vm *vm, char *path, size_t len)
+{
+	return snprintf(path, len, "%s/%s.log", vmsdir, vm->row.id) <
+	    (int)len ? 0 : -1;
+}
+
 static int
 vm_qemu_log(const struct vm *vm)
 {
 	char	 path[PATH_MAX];
 
-	if (snprintf(path, sizeof(path), "%s/%s.log", vmsdir, vm->row.id) >=
-	    (int)sizeof(path))
+	if (vm_qemu_log_path(vm, path, sizeof(path)) == -1)
 		return -1;
 	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
 	    O_NOFOLLOW, 0600);
@@ -176,8 +183,7 @@ vm_qemu_log_remove(const struct vm *vm)
 {
 	char	 path[PATH_MAX];
 
-	if (snprintf(path, sizeof(path), "%s/%s.log", vmsdir, vm->row.id) <
-	    (int)sizeof(path))
+	if (vm_qemu_log_path(vm, path, sizeof(path)) == 0)
 		(void)unlink(path);
 }
 
@@ -194,8 +200,7 @@ vm_qemu_log_note(const struct vm *vm)
 	ssize_t	 n, i;
 	int	 fd;
 
-	if (snprintf(path, sizeof(path), "%s/%s.log", vmsdir, vm->row.id) >=
-	    (int)sizeof(path) ||
+	if (vm_qemu_log_path(vm, path, sizeof(path)) == -1 ||
 	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
 		return;
 	end = lseek(fd, 0, SEEK_END);

@@ -198,11 +198,21 @@ vm_disks_json(const struct vm *vm, json_t *j)
 	}
 }
 
+/*
+ * Whether the VM's guest agent is qemu-guest-agent, which may answer or
+ * not (vm->boot.agent): a VM of its own disks, or an attached one.
+ */
+int
+vm_speaks_qga(const struct vm *vm)
+{
+	return vm_own_disks(vm) || vm_attached(vm);
+}
+
 /* The guest agent the VM's monitor speaks: vm_status names it. */
 const char *
 vm_agent_kind(const struct vm *vm)
 {
-	return vm_own_disks(vm) || vm_attached(vm) ? "qga" : "mcvm";
+	return vm_speaks_qga(vm) ? "qga" : "mcvm";
 }
 
 /* What the agent's tools answer on a VM whose agent does not answer. */

@@ -197,6 +197,7 @@ int		 vm_own_disks(const struct vm *);
 unsigned int	 vm_disk_names(const struct vm_row *,
 		    char [VM_DISKS_MAX][OBJ_NAME_MAX + 1]);
 void		 vm_no_agent_text(const struct vm *, char *, size_t);
+int		 vm_speaks_qga(const struct vm *);
 const char	*vm_agent_kind(const struct vm *);
 json_t		*vm_json(const struct vm *);
 void		 vm_random_id(const char *, char *, size_t);
