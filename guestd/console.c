@@ -226,6 +226,7 @@ shell_start(uint64_t now)
 	sp.ctty = 1;
 	sp.file = "/bin/bash";
 	sp.argv = argv;
+	sp.cmdfd = -1;
 	pid = jobproc_spawn(&sp, console_env);
 	close(fd);
 	if (pid == -1) {

@@ -18,6 +18,7 @@
 #define GUESTD_CGROUP_ROOT	"/sys/fs/cgroup"
 #define GUESTD_JOBS_CGROUP	GUESTD_CGROUP_ROOT "/mcvm-jobs"
 #define GUESTD_CONSOLE_CGROUP	GUESTD_JOBS_CGROUP "/console"	/* tty1's */
+#define GUESTD_SPARE_CGROUP	GUESTD_JOBS_CGROUP "/spare"	/* jobs.c */
 #define GUESTD_HOSTNAME		"mcvm"
 /* Where the VM's identity lives, a tmpfs (guest_set_identity). */
 #define GUESTD_IDENTITY_DIR	"/run/mcvm"
@@ -33,6 +34,7 @@
 #define GUESTD_POLLFDS_MAX	(2 + AGENT_JOBS_TOTAL_MAX * 3)
 #define GUESTD_WAITS_MAX	16	/* JOB_READs waiting for their job */
 #define GUESTD_CGROUP_LEN	128	/* a job's cgroup path */
+#define GUESTD_SPARE_SETTLE_MS	5000	/* a template waits for its spare */
 
 /* Job limits (jobproc.c); the kernel command line may change them. */
 #define GUESTD_JOB_PIDS_MAX	4096	/* pids.max of each job */
@@ -90,12 +92,14 @@ struct child_args {
 	int		 ctty;	/* pin is a terminal to make its own */
 	const char	*file;	/* what to execute; NULL: argv[0] */
 	char		**argv;
+	int		 cmdfd;	/* made its fd 3 if not -1 (--command-fd) */
 	int		 err;	/* errno if it could not exec */
 };
 int	 jobproc_init(void);
 int	 jobproc_cgroup_make(const char *);
 int	 jobproc_cgroup_remove(const char *);
 int	 jobproc_cgroup_busy(const char *);
+int	 jobproc_cgroup_move(const char *, pid_t);
 size_t	 jobproc_note(const char *, char *, size_t);
 void	 jobproc_kill(pid_t, const char *, int);
 pid_t	 jobproc_spawn(struct child_args *, char **);
@@ -119,6 +123,7 @@ size_t	 job_page(const struct job *, int, uint64_t, size_t, uint8_t *,
 	    uint64_t *);
 int	 job_cancel(struct job *);
 void	 jobs_tidy(void);
+void	 jobs_spare_settle(uint32_t);
 size_t	 jobs_pollfds(struct pollfd *, size_t, struct job **, int *);
 void	 jobs_event(struct job *, int, short);
 int	 jobs_timeout(uint64_t);

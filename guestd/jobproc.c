@@ -183,6 +183,16 @@ jobproc_init(void)
 	return 0;
 }
 
+/* Moves a process into a cgroup (the spare shell into its job's). */
+int
+jobproc_cgroup_move(const char *cgroup, pid_t pid)
+{
+	char	 v[16];
+
+	(void)snprintf(v, sizeof(v), "%ld", (long)pid);
+	return cg_write(cgroup, "cgroup.procs", v);
+}
+
 /* A job's cgroup, with its limits; one made already is left as it is. */
 int
 jobproc_cgroup_make(const char *cgroup)
@@ -308,6 +318,10 @@ job_child(void *arg)
 		goto fail;
 	/* The fd table is the child's own: the rest closes on exec. */
 	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
+		goto fail;
+	/* dup2 clears close-on-exec, but not onto the same descriptor. */
+	if (s->cmdfd != -1 && (s->cmdfd == 3 ? fcntl(3, F_SETFD, 0) :
+	    dup2(s->cmdfd, 3)) == -1)
 		goto fail;
 	/*
 	 * The job's cgroup counts its processes: the kernel's count per

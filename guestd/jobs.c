@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "guestd.h"
+#include "rdfile.h"
 #include "wsfile.h"
 
 #define JOB_STDIN	2		/* pollfd kind after the two streams */
@@ -370,6 +371,15 @@ job_slot(void)
 	return at;
 }
 
+/* Enters a started job in the table, in its free slot. */
+static void
+jobs_add(struct job *j, int slot)
+{
+	jobs[slot] = j;
+	njobs++;
+	next_id++;
+}
+
 /* A job that could not start: its reason goes to its stderr. */
 static void
 job_failed(struct job *j, const char *what, int err)
@@ -389,6 +399,190 @@ job_failed(struct job *j, const char *what, int err)
 	j->exit_code = 127;
 	j->end = now_ms();
 	tidy_due = 1;		/* no child to reap if it was never made */
+}
+
+/*
+ * The spare shell: bash started ahead of the next plain command (one
+ * with no environment, stdin or cwd of its own), with --command-fd 3
+ * (mcvm's patch to the image's bash), waiting in its own cgroup until
+ * it reads the command from its pipe.  Such a command then costs only
+ * its own parsing and running: the shell's exec and start-up, most of
+ * a job's time under TCG, were paid while no job waited.  Taking it
+ * moves it into the job's cgroup and writes the command whole (at most
+ * AGENT_ARG_MAX bytes, which an empty pipe holds).  A spare that dies
+ * before it is taken (an old image's bash refuses the option; a job
+ * may kill it) is made again, SPARE_DEATHS_MAX times in a boot.
+ */
+#define SPARE_DEATHS_MAX	3
+#define SPARE_DELAY_MS		500	/* after a start, while jobs run */
+
+struct spare {
+	pid_t		 pid;		/* 0: none */
+	int		 cmd;		/* write end of its command pipe */
+	int		 fd[OUT_NSTREAMS];	/* its stdout and stderr */
+	int		 wfd[OUT_NSTREAMS];	/* their write ends */
+};
+static struct spare	 spare = { 0, -1, { -1, -1 }, { -1, -1 } };
+static int		 spare_deaths;
+static uint64_t		 last_start;	/* the latest job's, ms */
+
+static void
+spare_close(void)
+{
+	int	 i;
+
+	if (spare.cmd != -1)
+		close(spare.cmd);
+	spare.cmd = -1;
+	for (i = 0; i < OUT_NSTREAMS; i++) {
+		if (spare.fd[i] != -1)
+			close(spare.fd[i]);
+		if (spare.wfd[i] != -1)
+			close(spare.wfd[i]);
+		spare.fd[i] = spare.wfd[i] = -1;
+	}
+	spare.pid = 0;
+}
+
+/* Whether a spare is due: none, and no job started just now. */
+static int
+spare_due(uint64_t now)
+{
+	return spare.pid == 0 && !frozen && spare_deaths < SPARE_DEATHS_MAX &&
+	    (jobs_active() == 0 || now >= last_start + SPARE_DELAY_MS);
+}
+
+static void
+spare_start(void)
+{
+	struct child_args	 sp;
+	char			*argv[] = { "/bin/bash", "--command-fd", "3",
+				    NULL };
+	int			 pcmd[2] = { -1, -1 }, pout[2] = { -1, -1 };
+	int			 perr[2] = { -1, -1 }, nul = -1, cwdfd = -1;
+	int			 i;
+	pid_t			 pid;
+
+	if (jobproc_cgroup_make(GUESTD_SPARE_CGROUP) == -1 ||
+	    pipe2(pcmd, O_CLOEXEC) == -1 || pipe2(pout, O_CLOEXEC) == -1 ||
+	    pipe2(perr, O_CLOEXEC) == -1 ||
+	    fchown(pout[1], AGENT_JOB_UID, AGENT_JOB_GID) == -1 ||
+	    fchown(perr[1], AGENT_JOB_UID, AGENT_JOB_GID) == -1 ||
+	    (nul = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1 ||
+	    (cwdfd = ws_open(ws_root, ".", O_PATH | O_DIRECTORY, 0)) == -1) {
+		glog("spare shell: %s", strerror(errno));
+		spare_deaths++;
+		goto out;
+	}
+	(void)snprintf(sp.procs, sizeof(sp.procs), "%s/cgroup.procs",
+	    GUESTD_SPARE_CGROUP);
+	sp.pin = nul;
+	sp.pout = pout[1];
+	sp.perr = perr[1];
+	sp.cwdfd = cwdfd;
+	sp.ctty = 0;
+	sp.file = NULL;
+	sp.argv = argv;
+	sp.cmdfd = pcmd[0];
+	if ((pid = jobproc_spawn(&sp, (char **)job_env_base)) == -1) {
+		glog("spare shell: clone: %s", strerror(errno));
+		spare_deaths++;
+		goto out;
+	}
+	/* One that could not exec is reaped as a death. */
+	spare.pid = pid;
+	spare.cmd = pcmd[1];
+	spare.fd[OUT_STDOUT] = pout[0];
+	spare.fd[OUT_STDERR] = perr[0];
+	spare.wfd[OUT_STDOUT] = pout[1];
+	spare.wfd[OUT_STDERR] = perr[1];
+	pcmd[1] = pout[0] = perr[0] = pout[1] = perr[1] = -1;
+	for (i = 0; i < OUT_NSTREAMS; i++)
+		(void)fcntl(spare.fd[i], F_SETFL, O_NONBLOCK);
+	(void)fcntl(spare.cmd, F_SETFL, O_NONBLOCK);
+out:
+	for (i = 0; i < 2; i++) {
+		if (pcmd[i] != -1)
+			close(pcmd[i]);
+		if (pout[i] != -1)
+			close(pout[i]);
+		if (perr[i] != -1)
+			close(perr[i]);
+	}
+	if (nul != -1)
+		close(nul);
+	if (cwdfd != -1)
+		close(cwdfd);
+}
+
+/* The spare reaped before it was taken: pid was its. */
+static void
+spare_died(int status)
+{
+	spare_close();
+	if (++spare_deaths == SPARE_DEATHS_MAX)
+		glog("spare shell: died %d times (the last %s %d): commands "
+		    "start their own shell from now on", SPARE_DEATHS_MAX,
+		    WIFSIGNALED(status) ? "by signal" : "with status",
+		    WIFSIGNALED(status) ? WTERMSIG(status) :
+		    WEXITSTATUS(status));
+}
+
+/*
+ * Makes the spare shell if none is there, and waits at most ms until it
+ * sleeps, reading its pipe, its start-up done: a template is
+ * checkpointed with it so, and so are the VMs restored from it.
+ */
+void
+jobs_spare_settle(uint32_t ms)
+{
+	char		 path[32], buf[512], *p;
+	uint64_t	 deadline = now_ms() + ms;
+	struct timespec	 step = { 0, GUESTD_POLL_STEP_MS * 1000000L };
+
+	jobs_tidy();
+	while (spare.pid != 0 && now_ms() < deadline) {
+		(void)snprintf(path, sizeof(path), "/proc/%ld/stat",
+		    (long)spare.pid);
+		if (read_small_file(path, buf, sizeof(buf)) == -1 ||
+		    (p = strrchr(buf, ')')) == NULL)
+			return;
+		if (p[1] == ' ' && p[2] == 'S')
+			return;
+		nanosleep(&step, NULL);
+		jobs_reap();
+	}
+}
+
+/*
+ * Gives the spare to job j, in j's cgroup, with its command.  Returns 0,
+ * or -1 if there was none or it could not be given (then it is killed,
+ * and j starts its own shell).
+ */
+static int
+spare_take(struct job *j, const char *command)
+{
+	size_t	 len = strlen(command);
+	int	 i;
+
+	if (spare.pid == 0)
+		return -1;
+	if (len > AGENT_ARG_MAX ||
+	    jobproc_cgroup_move(j->cgroup, spare.pid) == -1 ||
+	    write(spare.cmd, command, len) != (ssize_t)len) {
+		glog("spare shell: not taken: %s", strerror(errno));
+		(void)kill(spare.pid, SIGKILL);	/* reaped as an orphan */
+		spare_close();
+		return -1;
+	}
+	j->pid = spare.pid;
+	for (i = 0; i < OUT_NSTREAMS; i++) {
+		j->fd[i] = spare.fd[i];
+		j->wfd[i] = spare.wfd[i];
+		spare.fd[i] = spare.wfd[i] = -1;
+	}
+	spare_close();		/* the command pipe: its end of file */
+	return 0;
 }
 
 /*
@@ -455,6 +649,18 @@ job_start(const struct agent_msg *m, uint32_t *idp, char *err, size_t errlen)
 	}
 	if ((j = job_new(m->u.exec.timeout_ms)) == NULL)
 		goto syserr;
+	/* Usually made already, by jobs_tidy. */
+	if (jobproc_cgroup_make(j->cgroup) == -1)
+		goto syserr_job;
+	j->cgroup_live = 1;
+	next_cgroup = 0;
+	last_start = j->start;
+	if ((m->u.exec.flags & AGENT_EXEC_SHELL) && m->u.exec.envc == 0 &&
+	    m->u.exec.stdin_len == 0 && strcmp(cwd, ".") == 0 &&
+	    spare_take(j, m->u.exec.argv[0]) == 0) {
+		jobs_add(j, slot);
+		goto done;
+	}
 	if (m->u.exec.flags & AGENT_EXEC_SHELL) {
 		/* Non-interactive: bash reads no startup file. */
 		shargv[0] = "/bin/bash";
@@ -492,15 +698,8 @@ job_start(const struct agent_msg *m, uint32_t *idp, char *err, size_t errlen)
 	    (j->in_len > 0 && fchown(pin[0], AGENT_JOB_UID,
 	    AGENT_JOB_GID) == -1))
 		goto syserr_job;
-	/* Usually made already, by jobs_tidy. */
-	if (jobproc_cgroup_make(j->cgroup) == -1)
-		goto syserr_job;
-	j->cgroup_live = 1;
-	next_cgroup = 0;
 
-	jobs[slot] = j;
-	njobs++;
-	next_id++;
+	jobs_add(j, slot);
 	(void)snprintf(sp.procs, sizeof(sp.procs), "%s/cgroup.procs",
 	    j->cgroup);
 	sp.pin = pin[0];
@@ -510,6 +709,7 @@ job_start(const struct agent_msg *m, uint32_t *idp, char *err, size_t errlen)
 	sp.ctty = 0;
 	sp.file = NULL;
 	sp.argv = argv;
+	sp.cmdfd = -1;
 	if ((pid = jobproc_spawn(&sp, envp)) == -1) {
 		job_failed(j, "clone", errno);
 		goto done;
@@ -636,6 +836,10 @@ job_reaped(pid_t pid, int status)
 	int		 k;
 
 	tidy_due = 1;
+	if (pid == spare.pid) {
+		spare_died(status);
+		return;
+	}
 	for (i = 0; i < AGENT_JOBS_TOTAL_MAX && j == NULL; i++)
 		if (jobs[i] != NULL && jobs[i]->pid == pid)
 			j = jobs[i];
@@ -671,6 +875,9 @@ job_reaped(pid_t pid, int status)
  * cgroups of the jobs that ended, and, while none runs, makes the next
  * job's.  Each is about half a millisecond under TCG that neither a
  * job's answer nor its start waits for, nor, on one vCPU, a running job.
+ * Then the spare shell, if one is due: while no job runs, or a while
+ * after the last start (the start of a shell costs a job on one vCPU
+ * a few milliseconds).
  */
 void
 jobs_tidy(void)
@@ -690,11 +897,13 @@ jobs_tidy(void)
 		i--;
 	}
 	tidy_due = 0;
-	if (next_cgroup || jobs_active() > 0)
-		return;
-	job_cgroup_path(path, sizeof(path), next_id);
-	if (jobproc_cgroup_make(path) == 0)
-		next_cgroup = 1;
+	if (!next_cgroup && jobs_active() == 0) {
+		job_cgroup_path(path, sizeof(path), next_id);
+		if (jobproc_cgroup_make(path) == 0)
+			next_cgroup = 1;
+	}
+	if (spare_due(now_ms()))
+		spare_start();
 }
 
 size_t
@@ -762,6 +971,11 @@ jobs_timeout(uint64_t now)
 		if (left < next)
 			next = left;
 	}
+	/* jobs_tidy starts a spare when it is due. */
+	if (spare.pid == 0 && spare_deaths < SPARE_DEATHS_MAX && (left =
+	    last_start + SPARE_DELAY_MS > now ? last_start + SPARE_DELAY_MS -
+	    now : 0) < next)
+		next = left;
 	return next == UINT64_MAX ? -1 : (int)next;
 }
 

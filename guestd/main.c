@@ -490,37 +490,17 @@ guest_net_config(const struct agent_msg *req, char *err, size_t len)
  * by one line on the port.  A root still mounted read-only (an image of
  * before) becomes writable then.
  */
-/*
- * Runs what a job's first command runs, once, so that the checkpoint's
- * page cache holds the shell and its files: each VM restored from it
- * would otherwise read them from its disk, through code its emulator
- * translates afresh.
- */
-static void
-warm(void)
-{
-	char *const	 argv[] = { "bash", "-c", "true", NULL };
-	pid_t		 pid;
-	int		 status;
-
-	if ((pid = fork()) == -1) {
-		glog("warm: fork: %s", strerror(errno));
-		return;
-	}
-	if (pid == 0) {
-		execve("/bin/bash", argv, (char *[]){ NULL });
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
-		;
-}
-
 static void
 hold(void)
 {
 	struct statvfs	 sv;
 
-	warm();
+	/*
+	 * The spare shell is checkpointed waiting for its command, and the
+	 * page cache with the shell's files: each VM restored would start
+	 * the shell itself otherwise, through code translated afresh.
+	 */
+	jobs_spare_settle(GUESTD_SPARE_SETTLE_MS);
 	glog("holding for a checkpoint");
 	if (port_hold() == -1) {
 		glog("holding on the agent port: %s", strerror(errno));

@@ -32,7 +32,7 @@ IMAGE_CACHE := $(BUILD)/image-cache
 IMAGE_TARGETS += $(IMAGE_DIR)/manifest
 
 $(IMAGE_DIR)/manifest: $(BUILD)/mcvm-guestd guestd/image/build.sh \
-    guestd/image/init
+    guestd/image/init guestd/image/bash-command-fd.patch
 	guestd/image/build.sh $(IMAGE_DIR) $(IMAGE_CACHE) $(BUILD)/mcvm-guestd
 
 # make builds the agent too, though only the image installs it.

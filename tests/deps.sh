@@ -8,7 +8,7 @@ PKGS="build-essential pkg-config bison clang libclang-rt-14-dev
 	libevent-dev libjansson-dev libsqlite3-dev sqlite3 libseccomp-dev
 	libcap-ng-dev libnl-3-dev libnl-route-3-dev libnftables-dev
 	libssl-dev libcriterion-dev mandoc qemu-system-x86 qemu-utils
-	mmdebstrap busybox-static autoconf automake e2fsprogs cpio xfsprogs
+	mmdebstrap busybox-static autoconf automake patch e2fsprogs cpio xfsprogs
 	btrfs-progs iproute2 nftables socat wrk curl ca-certificates nginx
 	grub-common grub-pc-bin grub-efi-amd64-bin xorriso mtools ovmf"
 

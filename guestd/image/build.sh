@@ -264,18 +264,22 @@ musl_build() {
 	    { echo "$0: building $2 failed; see $3" >&2; exit 1; }
 }
 
-# static_shell ROOT PKG BIN APPEND REGEN BUILD: installs ROOT/usr/bin/PKG,
-# Debian's PKG of ROOT's version built against musl, cached: BIN is the
-# binary in the built tree, APPEND what the package's rules add to
-# CFLAGS, REGEN what Debian's patches make its build run first, BUILD
-# the configure and make.  A mirror without the source leaves Debian's
-# binary as it is.  (Its variables begin with sh: debsrc sets sp, sver
-# and the like.)
+# static_shell ROOT PKG BIN APPEND REGEN BUILD [PATCH]: installs
+# ROOT/usr/bin/PKG, Debian's PKG of ROOT's version built against musl,
+# cached: BIN is the binary in the built tree, APPEND what the package's
+# rules add to CFLAGS, REGEN what Debian's patches make its build run
+# first, BUILD the configure and make, PATCH mcvm's own patch, applied
+# after Debian's.  A mirror without the source leaves Debian's binary as
+# it is.  (Its variables begin with sh: debsrc sets sp, sver and the
+# like.)
 static_shell() {
 	shr=$1
 	shp=$2
 	shver=$(chroot "$shr" dpkg-query -W -f '${Version}' "$shp")
-	shbin="$cache/$shp-musl-$shver-$key"
+	shpatch=${7:-}
+	shtag=$key
+	[ -z "$shpatch" ] || shtag=$key-$(sha256sum < "$shpatch" | cut -c1-8)
+	shbin="$cache/$shp-musl-$shver-$shtag"
 	if [ ! -s "$shbin" ]; then
 		log "building $shp $shver statically against musl"
 		shlog="$cache/$shp-build.log"
@@ -285,6 +289,12 @@ static_shell() {
 			    "$shp stays dynamically linked"
 			dynamic=1
 			return 0
+		fi
+		if [ -n "$shpatch" ] && ! patch -d "$shr/tmp/$shp" -p1 -s \
+		    < "$shpatch" >>"$shlog" 2>&1; then
+			echo "$0: $shpatch does not apply to $shp $shver;" \
+			    "see $shlog" >&2
+			exit 1
 		fi
 		(cd "$shr/tmp/$shp" && $5 >>"$shlog" 2>&1) ||
 		    { echo "$0: $5 of $shp failed; see $shlog" >&2; exit 1; }
@@ -313,7 +323,8 @@ static_dash() {	# static_dash ROOT: installs ROOT/usr/bin/dash, cached
 # has no musl build.  And `enable -f` cannot load builtins: a static
 # executable has no dynamic loader.  The chroot mounts neither /proc nor
 # /dev, so configure is told what the guest has: /dev/fd and /dev/stdin
-# (mcvm-guestd makes both), which Debian's build requires.
+# (mcvm-guestd makes both), which Debian's build requires.  And mcvm's
+# patch adds --command-fd, which mcvm-guestd's spare shell starts with.
 TERMS="linux vt100 vt220 xterm xterm-256color screen screen-256color tmux \
 tmux-256color dumb"
 static_bash() {	# static_bash ROOT: installs ROOT/usr/bin/bash, cached
@@ -326,7 +337,8 @@ static_bash() {	# static_bash ROOT: installs ROOT/usr/bin/bash, cached
 	    --infodir=/usr/share/info --mandir=/usr/share/man \
 	    --enable-largefile --without-bash-malloc \
 	    --build x86_64-linux-gnu &&
-	    grep -q "define HAVE_DEV_STDIN 1" config.h && make -s -j2'
+	    grep -q "define HAVE_DEV_STDIN 1" config.h && make -s -j2' \
+	    "$here/bash-command-fd.patch"
 	for t in $TERMS; do
 		chroot "$1" infocmp -C "$t" ||
 		    { echo "$0: no terminfo entry $t" >&2; exit 1; }

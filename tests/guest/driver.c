@@ -2095,6 +2095,48 @@ t_poweroff(void)
 	return 0;
 }
 
+/*
+ * A plain command runs in the spare shell (bash --command-fd), started
+ * half a second into the job before, in the job's own cgroup, with
+ * $SECONDS counted from its command and $BASH_EXECUTION_STRING that
+ * command, execing its last command as -c does.  A job that kills the spare leaves the next commands working,
+ * and a spare is made again.
+ */
+#define SPARE_PROCS	"/sys/fs/cgroup/mcvm-jobs/spare/cgroup.procs"
+static int
+t_spare(void)
+{
+	char	 pid[32], want[128];
+	size_t	 n;
+
+	if (run("sleep 1.2; cat " SPARE_PROCS, 1, NULL) == -1 ||
+	    expect_output(NULL, "", 0) == -1)
+		return -1;
+	n = strspn(col.text[0], "0123456789");
+	if (n == 0 || n >= sizeof(pid) || strcmp(col.text[0] + n, "\n") != 0)
+		return test_fail("the spare's cgroup holds \"%.100s\"",
+		    col.text[0]);
+	memcpy(pid, col.text[0], n);
+	pid[n] = '\0';
+	sleep_ms(2200);		/* its $SECONDS would say 2 */
+	if (run("echo $$ $SECONDS $0; [[ $BASH_EXECUTION_STRING == 'echo $$'* ]]"
+	    " && echo its command; sed 's/job-[0-9]*$/job-N/' /proc/self/cgroup;"
+	    " /bin/sh -c 'echo $$'", 1, NULL) == -1)
+		return -1;
+	/* As with -c, the last command replaced the shell. */
+	(void)snprintf(want, sizeof(want), "%s 0 /bin/bash\nits command\n"
+	    "0::/mcvm-jobs/job-N\n%s\n", pid, pid);
+	if (expect_output(want, "", 0) == -1)
+		return -1;
+	if (run("sleep 1.2; kill -9 $(cat " SPARE_PROCS ")", 1, NULL) == -1 ||
+	    expect_output("", "", 0) == -1)
+		return -1;
+	if (run("echo still; sleep 1.2; grep -c . " SPARE_PROCS, 1,
+	    NULL) == -1)
+		return -1;
+	return expect_output("still\n1\n", "", 0);
+}
+
 static const struct {
 	const char	*name;
 	int		(*fn)(void);
@@ -2109,6 +2151,8 @@ static const struct {
 	{ "the shells: Debian's bash and dash, static PIEs on musl",
 	    t_shell },
 	{ "commands run in bash: its features, no startup files", t_bash },
+	{ "plain commands run in the spare shell, in their own cgroup",
+	    t_spare },
 	{ "the image's tools run", t_image_tools },
 	{ "python3 -m venv and pip install of a wheel, network off",
 	    t_venv_offline },

@@ -77,7 +77,8 @@ async function twins(twin) {
 	    'cat /proc/sys/kernel/random/boot_id; ' +
 	    'cat /sys/devices/system/clocksource/clocksource0/' +
 	    'current_clocksource; hostname; cat /etc/machine-id; ' +
-	    'getent hosts "$(hostname)" | cut -d" " -f1';
+	    'getent hosts "$(hostname)" | cut -d" " -f1; ' +
+	    'echo "$HOSTNAME"; echo $RANDOM';
 	const a = (await run(probe)).stdout.split('\n');
 	const saved = vm;
 	vm = twin;
@@ -102,6 +103,11 @@ async function twins(twin) {
 		assert.equal(o[6], '127.0.1.1', `${o[4]} resolves to ${o[6]}`);
 	}
 	assert.notEqual(a[5], b[5], 'the two guests share a machine id');
+	// The shell that ran it was started in the template (the guest's
+	// spare shell): it took the host name and its seed with the command.
+	for (const o of [a, b])
+		assert.equal(o[7], o[4], `bash's HOSTNAME ${o[7]}`);
+	assert.notEqual(a[8], b[8], 'the two shells drew the same $RANDOM');
 	// A host with a constant TSC gives its rate to the guests, which
 	// would otherwise often fall back to a 4 ms jiffies clock.
 	const flags = fs.readFileSync('/proc/cpuinfo', 'utf8')
