@@ -371,6 +371,19 @@ job_slot(void)
 	return at;
 }
 
+/* Closes what is still open of a pipe's two ends. */
+static void
+pipe_close(int p[2])
+{
+	int	 i;
+
+	for (i = 0; i < 2; i++)
+		if (p[i] != -1) {
+			close(p[i]);
+			p[i] = -1;
+		}
+}
+
 /* Enters a started job in the table, in its free slot. */
 static void
 jobs_add(struct job *j, int slot)
@@ -501,14 +514,9 @@ spare_start(void)
 		(void)fcntl(spare.fd[i], F_SETFL, O_NONBLOCK);
 	(void)fcntl(spare.cmd, F_SETFL, O_NONBLOCK);
 out:
-	for (i = 0; i < 2; i++) {
-		if (pcmd[i] != -1)
-			close(pcmd[i]);
-		if (pout[i] != -1)
-			close(pout[i]);
-		if (perr[i] != -1)
-			close(perr[i]);
-	}
+	pipe_close(pcmd);
+	pipe_close(pout);
+	pipe_close(perr);
 	if (nul != -1)
 		close(nul);
 	if (cwdfd != -1)
@@ -748,14 +756,9 @@ syserr:
 	snprintf(err, errlen, "cannot start the job: %s", strerror(errno));
 	code = AGENT_ERR_IO;
 out:
-	for (i = 0; i < 2; i++) {
-		if (pin[i] != -1)
-			close(pin[i]);
-		if (pout[i] != -1)
-			close(pout[i]);
-		if (perr[i] != -1)
-			close(perr[i]);
-	}
+	pipe_close(pin);
+	pipe_close(pout);
+	pipe_close(perr);
 	if (cwdfd != -1)
 		close(cwdfd);
 	if (argv != shargv)
