@@ -575,8 +575,7 @@ spare_take(struct job *j, const char *command)
 
 	if (spare.pid == 0)
 		return -1;
-	if (len > AGENT_ARG_MAX ||
-	    jobproc_cgroup_move(j->cgroup, spare.pid) == -1 ||
+	if (jobproc_cgroup_move(j->cgroup, spare.pid) == -1 ||
 	    write(spare.cmd, command, len) != (ssize_t)len) {
 		glog("spare shell: not taken: %s", strerror(errno));
 		(void)kill(spare.pid, SIGKILL);	/* reaped as an orphan */
