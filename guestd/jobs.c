@@ -578,7 +578,7 @@ spare_take(struct job *j, const char *command)
 	if (jobproc_cgroup_move(j->cgroup, spare.pid) == -1 ||
 	    write(spare.cmd, command, len) != (ssize_t)len) {
 		glog("spare shell: not taken: %s", strerror(errno));
-		(void)kill(spare.pid, SIGKILL);	/* reaped as an orphan */
+		jobproc_kill(spare.pid, NULL, 0);	/* reaped as an orphan */
 		spare_close();
 		return -1;
 	}
