@@ -42,25 +42,6 @@ qga_bad(struct qga_reply *m, const char *why)
 	(void)snprintf(m->err_desc, sizeof(m->err_desc), "%s", why);
 }
 
-/* The id the monitor sent with the command, if the agent echoes it. */
-static int
-qga_decode_id(json_t *root, struct qga_reply *m)
-{
-	json_t		*id = json_object_get(root, "id");
-	json_int_t	 n;
-
-	if (id == NULL)
-		return 0;
-	if (!json_is_integer(id))
-		return -1;
-	n = json_integer_value(id);
-	if (n < 1 || n > (json_int_t)UINT32_MAX)
-		return -1;
-	m->has_id = 1;
-	m->id = (uint32_t)n;
-	return 0;
-}
-
 static int
 qga_decode_error(json_t *err, struct qga_reply *m)
 {
@@ -99,7 +80,7 @@ qga_line(const char *line, size_t len, qga_cb cb, void *arg)
 	ret = json_object_get(root, "return");
 	err = json_object_get(root, "error");
 	if (!json_is_object(root) || (ret == NULL) == (err == NULL) ||
-	    qga_decode_id(root, &m) == -1)
+	    qmp_json_id(root, &m.has_id, &m.id) == -1)
 		qga_bad(&m, "not an answer of qemu-guest-agent");
 	else if (ret != NULL) {
 		m.kind = QGA_RETURN;

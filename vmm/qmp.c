@@ -88,22 +88,26 @@ qmp_decode_greeting(json_t *qmp, struct qmp_msg *m)
 	return 0;
 }
 
-static int
-qmp_decode_id(json_t *root, struct qmp_msg *m)
+/*
+ * A reply's "id": the monitor sends small positive integers, which QMP
+ * and the guest agent echo.  Returns 0, with *has_id set if there is one,
+ * or -1 if it is anything else.
+ */
+int
+qmp_json_id(json_t *root, int *has_id, uint32_t *id)
 {
-	json_t		*id = json_object_get(root, "id");
+	json_t		*v = json_object_get(root, "id");
 	json_int_t	 n;
 
-	if (id == NULL)
+	if (v == NULL)
 		return 0;
-	/* The monitor only ever sends small positive integers. */
-	if (!json_is_integer(id))
+	if (!json_is_integer(v))
 		return -1;
-	n = json_integer_value(id);
+	n = json_integer_value(v);
 	if (n < 1 || n > (json_int_t)UINT32_MAX)
 		return -1;
-	m->has_id = 1;
-	m->id = (uint32_t)n;
+	*has_id = 1;
+	*id = (uint32_t)n;
 	return 0;
 }
 
@@ -367,13 +371,13 @@ qmp_decode_line(const char *line, size_t len, struct qmp_msg *m, char *why,
 	} else if (ret != NULL) {
 		m->kind = QMP_RETURN;
 		what = "bad return";
-		rv = qmp_decode_id(root, m);
+		rv = qmp_json_id(root, &m->has_id, &m->id);
 		if (rv == 0)
 			rv = qmp_decode_return(ret, m);
 	} else if (err != NULL) {
 		m->kind = QMP_ERROR;
 		what = "bad error";
-		rv = qmp_decode_id(root, m);
+		rv = qmp_json_id(root, &m->has_id, &m->id);
 		if (rv == 0)
 			rv = qmp_decode_error(err, m);
 	} else {

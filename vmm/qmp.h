@@ -145,4 +145,7 @@ int	 qmp_decode_line(const char *, size_t, struct qmp_msg *, char *,
 int	 qmp_encode_command(char *, size_t, const char *, json_t *,
 	    uint32_t);
 
+/* A reply's "id" (qmp.c, for the guest agent's replies too). */
+int	 qmp_json_id(json_t *, int *, uint32_t *);
+
 #endif

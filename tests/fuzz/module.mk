@@ -26,7 +26,7 @@ fuzz-qmp_CFLAGS := -Ivmm
 
 # Its qemu-guest-agent decoder, seeded with the lines qemu-ga 7.2 writes.
 FUZZ_TARGETS += fuzz-qga
-fuzz-qga_SRCS := tests/fuzz/fuzz_qga.c vmm/qga.c common/b64.c
+fuzz-qga_SRCS := tests/fuzz/fuzz_qga.c vmm/qga.c vmm/qmp.c common/b64.c
 fuzz-qga_PKGS := jansson
 fuzz-qga_CFLAGS := -Ivmm
 
