@@ -803,9 +803,11 @@ vmdisks_request(uint32_t id, const struct msg_store_vm_disks *m)
 		return;
 	}
 	if ((r->vmdfd = openat(vmsfd, r->use.vm, O_RDONLY | O_DIRECTORY |
-	    O_NOFOLLOW | O_CLOEXEC)) == -1 ||
-	    (rc = uses_read(r->vmdfd, r->use.vm, &have)) != 0) {
-		rc = r->vmdfd == -1 ? errno : rc;
+	    O_NOFOLLOW | O_CLOEXEC)) == -1)
+		rc = errno;
+	else
+		rc = uses_read(r->vmdfd, r->use.vm, &have);
+	if (rc != 0) {
 		textf(text, sizeof(text), "vm %s has no disks stored made: %s",
 		    r->use.vm, strerror(rc));
 		stored_result(id, rc, DISK_RAW, 0, text);
