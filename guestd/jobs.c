@@ -487,16 +487,10 @@ spare_start(void)
 		spare_deaths++;
 		goto out;
 	}
+	sp = (struct child_args){ .pin = nul, .pout = pout[1],
+	    .perr = perr[1], .cwdfd = cwdfd, .argv = argv, .cmdfd = pcmd[0] };
 	(void)snprintf(sp.procs, sizeof(sp.procs), "%s/cgroup.procs",
 	    GUESTD_SPARE_CGROUP);
-	sp.pin = nul;
-	sp.pout = pout[1];
-	sp.perr = perr[1];
-	sp.cwdfd = cwdfd;
-	sp.ctty = 0;
-	sp.file = NULL;
-	sp.argv = argv;
-	sp.cmdfd = pcmd[0];
 	if ((pid = jobproc_spawn(&sp, (char **)job_env_base)) == -1) {
 		glog("spare shell: clone: %s", strerror(errno));
 		spare_deaths++;
@@ -707,16 +701,10 @@ job_start(const struct agent_msg *m, uint32_t *idp, char *err, size_t errlen)
 		goto syserr_job;
 
 	jobs_add(j, slot);
+	sp = (struct child_args){ .pin = pin[0], .pout = pout[1],
+	    .perr = perr[1], .cwdfd = cwdfd, .argv = argv, .cmdfd = -1 };
 	(void)snprintf(sp.procs, sizeof(sp.procs), "%s/cgroup.procs",
 	    j->cgroup);
-	sp.pin = pin[0];
-	sp.pout = pout[1];
-	sp.perr = perr[1];
-	sp.cwdfd = cwdfd;
-	sp.ctty = 0;
-	sp.file = NULL;
-	sp.argv = argv;
-	sp.cmdfd = -1;
 	if ((pid = jobproc_spawn(&sp, envp)) == -1) {
 		job_failed(j, "clone", errno);
 		goto done;
