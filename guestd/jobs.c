@@ -181,6 +181,19 @@ job_cgroup_remove(struct job *j)
 		j->cgroup_live = 0;
 }
 
+/* Closes what is still open of n descriptors, leaving each -1. */
+static void
+fds_close(int *fd, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if (fd[i] != -1) {
+			close(fd[i]);
+			fd[i] = -1;
+		}
+}
+
 /*
  * We hold the write ends of a job's stream pipes until its main process
  * is reaped, so that its exit wakes us once, with SIGCHLD, and not once
@@ -191,13 +204,7 @@ job_cgroup_remove(struct job *j)
 static void
 job_close_wfds(struct job *j)
 {
-	int	 i;
-
-	for (i = 0; i < OUT_NSTREAMS; i++) {
-		if (j->wfd[i] != -1)
-			close(j->wfd[i]);
-		j->wfd[i] = -1;
-	}
+	fds_close(j->wfd, OUT_NSTREAMS);
 }
 
 static void
@@ -206,15 +213,10 @@ job_close_fds(struct job *j)
 	int	 i;
 
 	job_close_wfds(j);
-	for (i = 0; i < OUT_NSTREAMS; i++) {
-		if (j->fd[i] != -1)
-			close(j->fd[i]);
-		j->fd[i] = -1;
+	fds_close(j->fd, OUT_NSTREAMS);
+	for (i = 0; i < OUT_NSTREAMS; i++)
 		j->out.s[i].eof = 1;
-	}
-	if (j->in_fd != -1)
-		close(j->in_fd);
-	j->in_fd = -1;
+	fds_close(&j->in_fd, 1);
 }
 
 /* Reads what is in a stream pipe now; closes it at EOF. */
@@ -371,19 +373,6 @@ job_slot(void)
 	return at;
 }
 
-/* Closes what is still open of a pipe's two ends. */
-static void
-pipe_close(int p[2])
-{
-	int	 i;
-
-	for (i = 0; i < 2; i++)
-		if (p[i] != -1) {
-			close(p[i]);
-			p[i] = -1;
-		}
-}
-
 /* Enters a started job in the table, in its free slot. */
 static void
 jobs_add(struct job *j, int slot)
@@ -442,27 +431,25 @@ static uint64_t		 last_start;	/* the latest job's, ms */
 static void
 spare_close(void)
 {
-	int	 i;
-
-	if (spare.cmd != -1)
-		close(spare.cmd);
-	spare.cmd = -1;
-	for (i = 0; i < OUT_NSTREAMS; i++) {
-		if (spare.fd[i] != -1)
-			close(spare.fd[i]);
-		if (spare.wfd[i] != -1)
-			close(spare.wfd[i]);
-		spare.fd[i] = spare.wfd[i] = -1;
-	}
+	fds_close(&spare.cmd, 1);
+	fds_close(spare.fd, OUT_NSTREAMS);
+	fds_close(spare.wfd, OUT_NSTREAMS);
 	spare.pid = 0;
 }
 
-/* Whether a spare is due: none, and no job started just now. */
-static int
-spare_due(uint64_t now)
+/*
+ * In how many ms a spare is due (0: now), or -1 while none will be: there
+ * is one, the jobs are frozen, or spares died too often.  While jobs run,
+ * it waits SPARE_DELAY_MS from the latest start.
+ */
+static int64_t
+spare_wait(uint64_t now)
 {
-	return spare.pid == 0 && !frozen && spare_deaths < SPARE_DEATHS_MAX &&
-	    (jobs_active() == 0 || now >= last_start + SPARE_DELAY_MS);
+	if (spare.pid != 0 || frozen || spare_deaths >= SPARE_DEATHS_MAX)
+		return -1;
+	if (jobs_active() == 0 || now >= last_start + SPARE_DELAY_MS)
+		return 0;
+	return (int64_t)(last_start + SPARE_DELAY_MS - now);
 }
 
 static void
@@ -508,9 +495,9 @@ spare_start(void)
 		(void)fcntl(spare.fd[i], F_SETFL, O_NONBLOCK);
 	(void)fcntl(spare.cmd, F_SETFL, O_NONBLOCK);
 out:
-	pipe_close(pcmd);
-	pipe_close(pout);
-	pipe_close(perr);
+	fds_close(pcmd, 2);
+	fds_close(pout, 2);
+	fds_close(perr, 2);
 	if (nul != -1)
 		close(nul);
 	if (cwdfd != -1)
@@ -743,9 +730,9 @@ syserr:
 	snprintf(err, errlen, "cannot start the job: %s", strerror(errno));
 	code = AGENT_ERR_IO;
 out:
-	pipe_close(pin);
-	pipe_close(pout);
-	pipe_close(perr);
+	fds_close(pin, 2);
+	fds_close(pout, 2);
+	fds_close(perr, 2);
 	if (cwdfd != -1)
 		close(cwdfd);
 	if (argv != shargv)
@@ -892,7 +879,7 @@ jobs_tidy(void)
 		if (jobproc_cgroup_make(path) == 0)
 			next_cgroup = 1;
 	}
-	if (spare_due(now_ms()))
+	if (spare_wait(now_ms()) == 0)
 		spare_start();
 }
 
@@ -941,6 +928,7 @@ int
 jobs_timeout(uint64_t now)
 {
 	uint64_t	 active, left, next = UINT64_MAX;
+	int64_t		 wait;
 	uint32_t	 i;
 	struct job	*j;
 
@@ -962,10 +950,8 @@ jobs_timeout(uint64_t now)
 			next = left;
 	}
 	/* jobs_tidy starts a spare when it is due. */
-	if (spare.pid == 0 && spare_deaths < SPARE_DEATHS_MAX && (left =
-	    last_start + SPARE_DELAY_MS > now ? last_start + SPARE_DELAY_MS -
-	    now : 0) < next)
-		next = left;
+	if ((wait = spare_wait(now)) >= 0 && (uint64_t)wait < next)
+		next = (uint64_t)wait;
 	return next == UINT64_MAX ? -1 : (int)next;
 }
 
