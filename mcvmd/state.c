@@ -1,6 +1,7 @@
 /*
  * state.db: mcvmd's durable state.  Only mcvmd opens it.  WAL journal,
  * synchronous=FULL: a transition that returned has reached the disk.
+ * Request receipts and job rows are the exception (state_lazy_begin).
  */
 #include <sys/stat.h>
 
@@ -100,6 +101,39 @@ state_exec(const char *sql)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * A transaction of receipts and job rows, on every vm_exec's path, does
+ * not wait for the disk (synchronous=NORMAL).  In WAL mode it outlives a
+ * crash of mcvmd, which is what a receipt guards against (a retry finds
+ * it), and the next FULL commit takes it to the disk with its own.  Only
+ * a crash of the host can lose the last of them, and that ends every VM
+ * and job they name.  state_lazy_end commits or rolls back, and puts
+ * FULL back for everything else.
+ */
+static int
+state_lazy_begin(void)
+{
+	if (state_exec("PRAGMA synchronous = NORMAL;") == -1)
+		return -1;
+	if (state_exec("BEGIN IMMEDIATE;") == 0)
+		return 0;
+	if (state_exec("PRAGMA synchronous = FULL;") == -1)
+		fatalx("state: synchronous=FULL cannot be restored");
+	return -1;
+}
+
+static int
+state_lazy_end(int commit)
+{
+	if (commit && state_exec("COMMIT;") == -1)
+		commit = 0;
+	if (!commit)
+		(void)state_exec("ROLLBACK;");
+	if (state_exec("PRAGMA synchronous = FULL;") == -1)
+		fatalx("state: synchronous=FULL cannot be restored");
+	return commit ? 0 : -1;
 }
 
 /* One statement with text and integer parameters, no result rows. */
@@ -729,19 +763,17 @@ int
 state_job_start(const char *id, const char *vm, uint32_t guest_job,
     const char *command, int64_t ws, const char *rid, const char *result)
 {
-	if (state_exec("BEGIN IMMEDIATE;") == -1)
+	int	 ok;
+
+	if (state_lazy_begin() == -1)
 		return -1;
 	/* The guest keeps fewer jobs than this: older rows go. */
-	if (state_job_insert(id, vm, guest_job, command) == -1 ||
+	ok = state_job_insert(id, vm, guest_job, command) == 0 &&
 	    state_run("DELETE FROM jobs WHERE vm_id = ?1 AND id NOT IN "
 	    "(SELECT id FROM jobs WHERE vm_id = ?1 ORDER BY created DESC, "
-	    "guest_job DESC LIMIT ?2)", vm, STATE_JOBS_MAX, 0) == -1 ||
-	    state_receipt_end(ws, rid, 1, vm, result) == -1 ||
-	    state_exec("COMMIT;") == -1) {
-		(void)state_exec("ROLLBACK;");
-		return -1;
-	}
-	return 0;
+	    "guest_job DESC LIMIT ?2)", vm, STATE_JOBS_MAX, 0) == 0 &&
+	    state_receipt_end(ws, rid, 1, vm, result) == 0;
+	return state_lazy_end(ok);
 }
 
 /* 1 found, 0 not (or not this VM's), -1 error. */
@@ -808,7 +840,7 @@ state_receipt_begin(int64_t ws, const char *rid, const char *tool,
 	const char		*state;
 	int			 rc;
 
-	if (state_exec("BEGIN IMMEDIATE;") == -1)
+	if (state_lazy_begin() == -1)
 		return RECEIPT_ERROR;
 	if ((st = state_prepare("SELECT tool, args_hash, state, result FROM "
 	    "receipts WHERE workspace_id = ?1 AND request_id = ?2")) == NULL)
@@ -833,7 +865,7 @@ state_receipt_begin(int64_t ws, const char *rid, const char *tool,
 		(void)snprintf(result, resultlen, "%s",
 		    (const char *)sqlite3_column_text(st, 3));
 		sqlite3_finalize(st);
-		(void)state_exec("ROLLBACK;");
+		(void)state_lazy_end(0);
 		return rs;
 	}
 	sqlite3_finalize(st);
@@ -855,11 +887,11 @@ state_receipt_begin(int64_t ws, const char *rid, const char *tool,
 	    "IN (SELECT rowid FROM receipts WHERE workspace_id = ?2 AND "
 	    "state != 'pending' ORDER BY created, rowid LIMIT max(0, (SELECT "
 	    "count(*) FROM receipts WHERE workspace_id = ?2) - ?3))", NULL,
-	    ws, STATE_RECEIPTS_MAX) == -1 || state_exec("COMMIT;") == -1)
+	    ws, STATE_RECEIPTS_MAX) == -1)
 		goto fail;
-	return RECEIPT_NEW;
+	return state_lazy_end(1) == 0 ? RECEIPT_NEW : RECEIPT_ERROR;
 fail:
-	(void)state_exec("ROLLBACK;");
+	(void)state_lazy_end(0);
 	return RECEIPT_ERROR;
 }
 

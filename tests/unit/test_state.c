@@ -2,7 +2,8 @@
  * state.c against a real database in a temporary directory: request
  * receipts are bounded per workspace, the oldest settled ones go first,
  * and a pending one (its call still running) is never dropped; job rows
- * are bounded per VM, and a cancelled call's receipt can be forgotten.
+ * are bounded per VM, a cancelled call's receipt can be forgotten, and
+ * the receipts' lazy commits leave every other write synchronous.
  */
 #include <sys/stat.h>
 
@@ -243,4 +244,52 @@ Test(state, quota_set_per_workspace, .init = statedb_setup,
 	    got.max_storage, 0, "another workspace's quota is its own");
 	cr_assert_eq(query("SELECT count(*) FROM audit WHERE action = "
 	    "'quota-set'"), 2);
+}
+
+/* mcvmd's connection's synchronous setting: 2 is FULL. */
+static int64_t
+synchronous(void)
+{
+	sqlite3_stmt	*st;
+	int64_t		 v = -1;
+
+	cr_assert_eq(sqlite3_prepare_v2(state_db(), "PRAGMA synchronous;", -1,
+	    &st, NULL), SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/*
+ * Receipts and job rows commit without waiting for the disk, yet are
+ * committed; every other write still waits (synchronous FULL), after
+ * those transactions and after their failures alike.
+ */
+Test(state, lazy_commits_leave_full, .init = statedb_setup,
+    .fini = statedb_teardown)
+{
+	int64_t	 a;
+
+	a = statedb_workspace("fred", 6);
+	vm_row(a, "vm-00000000000000cc", 0);
+	cr_assert_eq(synchronous(), 2);
+	cr_assert_eq(begin(a, "s1"), RECEIPT_NEW);
+	cr_assert_eq(synchronous(), 2);
+	cr_assert_eq(query("SELECT count(*) FROM receipts WHERE request_id = "
+	    "'s1' AND state = 'pending'"), 1, "another connection sees it");
+	cr_assert_eq(begin(a, "s1"), RECEIPT_PENDING);
+	cr_assert_eq(synchronous(), 2);
+	cr_assert_eq(state_job_start("job-00000000000000c1",
+	    "vm-00000000000000cc", 1, "true", a, "s1", "{}"), 0);
+	cr_assert_eq(synchronous(), 2);
+	cr_assert_eq(query("SELECT count(*) FROM jobs WHERE id = "
+	    "'job-00000000000000c1'"), 1);
+	/* The same job id again breaks the key: rolled back. */
+	cr_assert_eq(begin(a, "s2"), RECEIPT_NEW);
+	cr_assert_eq(state_job_start("job-00000000000000c1",
+	    "vm-00000000000000cc", 2, "true", a, "s2", "{}"), -1);
+	cr_assert_eq(synchronous(), 2);
+	cr_assert_eq(query("SELECT count(*) FROM receipts WHERE request_id = "
+	    "'s2' AND state = 'pending'"), 1, "s2's settling rolled back");
 }
