@@ -409,24 +409,31 @@ job_failed(struct job *j, const char *what, int err)
  * (mcvm's patch to the image's bash), waiting in its own cgroup until
  * it reads the command from its pipe.  Such a command then costs only
  * its own parsing and running: the shell's exec and start-up, most of
- * a job's time under TCG, were paid while no job waited.  Taking it
- * moves it into the job's cgroup and writes the command whole (at most
- * AGENT_ARG_MAX bytes, which an empty pipe holds).  A spare that dies
+ * a job's time under TCG, were paid while no job waited.  It waits in
+ * the cgroup of the next job, which a plain command takes as it is,
+ * writing the command whole (at most AGENT_ARG_MAX bytes, which an
+ * empty pipe holds).  A job of another kind that comes first moves it
+ * out to GUESTD_SPARE_CGROUP, and a later take moves it back in: moving
+ * a process costs about a millisecond under TCG.  A spare that dies
  * before it is taken (an old image's bash refuses the option; a job
  * may kill it) is made again, SPARE_DEATHS_MAX times in a boot.
  */
 #define SPARE_DEATHS_MAX	3
 #define SPARE_DELAY_MS		500	/* after a start, while jobs run */
+#define SPARE_REST_MS		10	/* after an end, while none runs */
 
 struct spare {
 	pid_t		 pid;		/* 0: none */
+	uint32_t	 id;		/* the job whose cgroup it is in; 0: in
+					   GUESTD_SPARE_CGROUP */
 	int		 cmd;		/* write end of its command pipe */
 	int		 fd[OUT_NSTREAMS];	/* its stdout and stderr */
 	int		 wfd[OUT_NSTREAMS];	/* their write ends */
 };
-static struct spare	 spare = { 0, -1, { -1, -1 }, { -1, -1 } };
+static struct spare	 spare = { 0, 0, -1, { -1, -1 }, { -1, -1 } };
 static int		 spare_deaths;
 static uint64_t		 last_start;	/* the latest job's, ms */
+static uint64_t		 last_end;	/* the latest reap of a job's */
 
 static void
 spare_close(void)
@@ -435,27 +442,34 @@ spare_close(void)
 	fds_close(spare.fd, OUT_NSTREAMS);
 	fds_close(spare.wfd, OUT_NSTREAMS);
 	spare.pid = 0;
+	spare.id = 0;
 }
 
 /*
  * In how many ms a spare is due (0: now), or -1 while none will be: there
  * is one, the jobs are frozen, or spares died too often.  While jobs run,
- * it waits SPARE_DELAY_MS from the latest start.
+ * it waits SPARE_DELAY_MS from the latest start; while none runs,
+ * SPARE_REST_MS from the latest end, so that the shell's start (some
+ * 10 ms of the vCPU under TCG) does not take the host's CPUs while the
+ * job's answer is on its way through the host's daemons.
  */
 static int64_t
 spare_wait(uint64_t now)
 {
+	uint64_t	 due;
+
 	if (spare.pid != 0 || frozen || spare_deaths >= SPARE_DEATHS_MAX)
 		return -1;
-	if (jobs_active() == 0 || now >= last_start + SPARE_DELAY_MS)
-		return 0;
-	return (int64_t)(last_start + SPARE_DELAY_MS - now);
+	due = jobs_active() == 0 ? last_end + SPARE_REST_MS :
+	    last_start + SPARE_DELAY_MS;
+	return now >= due ? 0 : (int64_t)(due - now);
 }
 
 static void
 spare_start(void)
 {
 	struct child_args	 sp;
+	char			 cgroup[GUESTD_CGROUP_LEN];
 	char			*argv[] = { "/bin/bash", "--command-fd", "3",
 				    NULL };
 	int			 pcmd[2] = { -1, -1 }, pout[2] = { -1, -1 };
@@ -463,7 +477,8 @@ spare_start(void)
 	int			 i;
 	pid_t			 pid;
 
-	if (jobproc_cgroup_make(GUESTD_SPARE_CGROUP) == -1 ||
+	job_cgroup_path(cgroup, sizeof(cgroup), next_id);
+	if (jobproc_cgroup_make(cgroup) == -1 ||
 	    pipe2(pcmd, O_CLOEXEC) == -1 || pipe2(pout, O_CLOEXEC) == -1 ||
 	    pipe2(perr, O_CLOEXEC) == -1 ||
 	    fchown(pout[1], AGENT_JOB_UID, AGENT_JOB_GID) == -1 ||
@@ -474,10 +489,10 @@ spare_start(void)
 		spare_deaths++;
 		goto out;
 	}
+	next_cgroup = 1;
 	sp = (struct child_args){ .pin = nul, .pout = pout[1],
 	    .perr = perr[1], .cwdfd = cwdfd, .argv = argv, .cmdfd = pcmd[0] };
-	(void)snprintf(sp.procs, sizeof(sp.procs), "%s/cgroup.procs",
-	    GUESTD_SPARE_CGROUP);
+	(void)snprintf(sp.procs, sizeof(sp.procs), "%s/cgroup.procs", cgroup);
 	if ((pid = jobproc_spawn(&sp, (char **)job_env_base)) == -1) {
 		glog("spare shell: clone: %s", strerror(errno));
 		spare_deaths++;
@@ -485,6 +500,7 @@ spare_start(void)
 	}
 	/* One that could not exec is reaped as a death. */
 	spare.pid = pid;
+	spare.id = next_id;
 	spare.cmd = pcmd[1];
 	spare.fd[OUT_STDOUT] = pout[0];
 	spare.fd[OUT_STDERR] = perr[0];
@@ -543,6 +559,27 @@ jobs_spare_settle(uint32_t ms)
 	}
 }
 
+/* A spare that cannot be moved or given its command: reaped as an orphan. */
+static void
+spare_drop(const char *why)
+{
+	glog("spare shell: %s: %s", why, strerror(errno));
+	jobproc_kill(spare.pid, NULL, 0);
+	spare_close();
+}
+
+/* Job j takes its own cgroup: a spare waiting there leaves it. */
+static void
+spare_evict(const struct job *j)
+{
+	if (spare.pid == 0 || spare.id != j->id)
+		return;
+	if (jobproc_cgroup_make(GUESTD_SPARE_CGROUP) == -1 ||
+	    jobproc_cgroup_move(GUESTD_SPARE_CGROUP, spare.pid) == -1)
+		spare_drop("not moved");
+	spare.id = 0;
+}
+
 /*
  * Gives the spare to job j, in j's cgroup, with its command.  Returns 0,
  * or -1 if there was none or it could not be given (then it is killed,
@@ -556,11 +593,10 @@ spare_take(struct job *j, const char *command)
 
 	if (spare.pid == 0)
 		return -1;
-	if (jobproc_cgroup_move(j->cgroup, spare.pid) == -1 ||
-	    write(spare.cmd, command, len) != (ssize_t)len) {
-		glog("spare shell: not taken: %s", strerror(errno));
-		jobproc_kill(spare.pid, NULL, 0);	/* reaped as an orphan */
-		spare_close();
+	if ((spare.id != j->id && jobproc_cgroup_move(j->cgroup,
+	    spare.pid) == -1) || write(spare.cmd, command, len) !=
+	    (ssize_t)len) {
+		spare_drop("not taken");
 		return -1;
 	}
 	j->pid = spare.pid;
@@ -649,6 +685,7 @@ job_start(const struct agent_msg *m, uint32_t *idp, char *err, size_t errlen)
 		jobs_add(j, slot);
 		goto done;
 	}
+	spare_evict(j);
 	if (m->u.exec.flags & AGENT_EXEC_SHELL) {
 		/* Non-interactive: bash reads no startup file. */
 		shargv[0] = "/bin/bash";
@@ -845,6 +882,7 @@ job_reaped(pid_t pid, int status)
 		j->state = AGENT_JOB_COMPLETED;
 		j->end = now_ms();
 	}
+	last_end = now_ms();
 }
 
 /*

@@ -2097,27 +2097,43 @@ t_poweroff(void)
 
 /*
  * A plain command runs in the spare shell (bash --command-fd), started
- * half a second into the job before, in the job's own cgroup, with
+ * half a second into the job before, in the next job's cgroup, with
  * $SECONDS counted from its command and $BASH_EXECUTION_STRING that
- * command, execing its last command as -c does.  A job that kills the spare leaves the next commands working,
+ * command, execing its last command as -c does.  A job of another kind
+ * moves the spare out of its cgroup, and the next plain command takes
+ * it back.  A job that kills the spare leaves the next commands working,
  * and a spare is made again.
  */
+#define NEXT_PROCS	"/sys/fs/cgroup/mcvm-jobs/job-$(($(sed 's/.*-//' " \
+			"/proc/self/cgroup) + 1))/cgroup.procs"
 #define SPARE_PROCS	"/sys/fs/cgroup/mcvm-jobs/spare/cgroup.procs"
+
+/* The spare's pid, read by a job from the cgroup the spare waits in. */
 static int
-t_spare(void)
+spare_pid(const char *procs, char *pid, size_t len)
 {
-	char	 pid[32], want[128];
+	char	 cmd[256];
 	size_t	 n;
 
-	if (run("sleep 1.2; cat " SPARE_PROCS, 1, NULL) == -1 ||
-	    expect_output(NULL, "", 0) == -1)
+	(void)snprintf(cmd, sizeof(cmd), "sleep 1.2; cat %s", procs);
+	if (run(cmd, 1, NULL) == -1 || expect_output(NULL, "", 0) == -1)
 		return -1;
 	n = strspn(col.text[0], "0123456789");
-	if (n == 0 || n >= sizeof(pid) || strcmp(col.text[0] + n, "\n") != 0)
+	if (n == 0 || n >= len || strcmp(col.text[0] + n, "\n") != 0)
 		return test_fail("the spare's cgroup holds \"%.100s\"",
 		    col.text[0]);
 	memcpy(pid, col.text[0], n);
 	pid[n] = '\0';
+	return 0;
+}
+
+static int
+t_spare(void)
+{
+	char	 pid[32], want[128];
+
+	if (spare_pid(NEXT_PROCS, pid, sizeof(pid)) == -1)
+		return -1;
 	sleep_ms(2200);		/* its $SECONDS would say 2 */
 	if (run("echo $$ $SECONDS $0; [[ $BASH_EXECUTION_STRING == 'echo $$'* ]]"
 	    " && echo its command; sed 's/job-[0-9]*$/job-N/' /proc/self/cgroup;"
@@ -2128,10 +2144,21 @@ t_spare(void)
 	    "0::/mcvm-jobs/job-N\n%s\n", pid, pid);
 	if (expect_output(want, "", 0) == -1)
 		return -1;
-	if (run("sleep 1.2; kill -9 $(cat " SPARE_PROCS ")", 1, NULL) == -1 ||
+	/* A command with stdin starts its own shell, the spare moved out. */
+	if (spare_pid(NEXT_PROCS, pid, sizeof(pid)) == -1 ||
+	    run("read x; echo $x; cat " SPARE_PROCS, 1, "own\n") == -1)
+		return -1;
+	(void)snprintf(want, sizeof(want), "own\n%s\n", pid);
+	if (expect_output(want, "", 0) == -1 || run("echo $$; sed "
+	    "'s/job-[0-9]*$/job-N/' /proc/self/cgroup", 1, NULL) == -1)
+		return -1;
+	(void)snprintf(want, sizeof(want), "%s\n0::/mcvm-jobs/job-N\n", pid);
+	if (expect_output(want, "", 0) == -1)
+		return -1;
+	if (run("sleep 1.2; kill -9 $(cat " NEXT_PROCS ")", 1, NULL) == -1 ||
 	    expect_output("", "", 0) == -1)
 		return -1;
-	if (run("echo still; sleep 1.2; grep -c . " SPARE_PROCS, 1,
+	if (run("echo still; sleep 1.2; grep -c . " NEXT_PROCS, 1,
 	    NULL) == -1)
 		return -1;
 	return expect_output("still\n1\n", "", 0);
