@@ -32,6 +32,7 @@ msg_front_auth_result_put(struct ibuf *b,
 {
 	m_add_u32(b, m->status);
 	m_add_str(b, m->workspace);
+	m_add_u32(b, m->expires_in);
 }
 
 int
@@ -43,7 +44,8 @@ msg_front_auth_result_get(struct imsg *imsg,
 	memset(m, 0, sizeof(*m));
 	if (m_open(&r, imsg, IMSG_FRONT_AUTH_RESULT) == -1 ||
 	    m_get_u32(&r, &m->status) == -1 ||
-	    m_get_str(&r, &m->workspace, TOOL_WS_NAME_MAX) == -1)
+	    m_get_str(&r, &m->workspace, TOOL_WS_NAME_MAX) == -1 ||
+	    m_get_u32(&r, &m->expires_in) == -1)
 		return -1;
 	if (m->status > AUTH_UNAVAILABLE)
 		return m_fail();
@@ -262,6 +264,18 @@ int
 msg_front_cancel_get(struct imsg *imsg)
 {
 	return m_empty(imsg, IMSG_FRONT_CANCEL);
+}
+
+int
+msg_front_auth_flush_get(struct imsg *imsg)
+{
+	return m_empty(imsg, IMSG_FRONT_AUTH_FLUSH);
+}
+
+int
+msg_front_auth_flushed_get(struct imsg *imsg)
+{
+	return m_empty(imsg, IMSG_FRONT_AUTH_FLUSHED);
 }
 
 void

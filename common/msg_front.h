@@ -19,7 +19,15 @@ struct msg_front_auth {
 struct msg_front_auth_result {
 	uint32_t	 status;	/* enum auth_status */
 	const char	*workspace;	/* TOOL_WS_NAME_MAX; "" unless OK */
+	uint32_t	 expires_in;	/* seconds the token has left; 0: no
+					   end (or not OK) */
 };
+
+/*
+ * IMSG_FRONT_AUTH_FLUSH -> AUTH_FLUSHED, both empty: frontd forgets every
+ * token it accepted (a workspace was revoked, or its tokens rotated) and
+ * says so, echoing the peerid.
+ */
 
 /*
  * IMSG_FRONT_TOOL -> TOOL_RESULT, PROGRESS before it.  The getter finds
@@ -79,6 +87,8 @@ void	 msg_front_tool_result_put(struct ibuf *,
 int	 msg_front_tool_result_get(struct imsg *,
 	    struct msg_front_tool_result *);
 int	 msg_front_cancel_get(struct imsg *);
+int	 msg_front_auth_flush_get(struct imsg *);
+int	 msg_front_auth_flushed_get(struct imsg *);
 void	 msg_front_progress_put(struct ibuf *,
 	    const struct msg_front_progress *);
 int	 msg_front_progress_get(struct imsg *, struct msg_front_progress *);

@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#define MCVM_PROTO_VERSION	2
+#define MCVM_PROTO_VERSION	3
 
 /* The fd on which every child finds its socket to mcvmd. */
 #define PROC_PARENT_SOCK_FILENO	3
@@ -87,6 +87,9 @@
 	X(IMSG_FRONT_TASK,		209,	IMSG_FRONT_TOOL_RESULT)	\
 	X(IMSG_FRONT_TASK_STATUS,	210,	IMSG_FRONT_TOOL_RESULT)	\
 	X(IMSG_FRONT_TASK_CANCEL,	211,	IMSG_FRONT_TOOL_RESULT)	\
+	/* mcvmd -> frontd: forget the tokens accepted; peerid the turn */ \
+	X(IMSG_FRONT_AUTH_FLUSH,	212,	IMSG_FRONT_AUTH_FLUSHED) \
+	X(IMSG_FRONT_AUTH_FLUSHED,	213,	IMSG_NONE)		\
 									\
 	/* mcvm-netd <-> mcvmd; peerid is the request id */		\
 	X(IMSG_NET_PREFLIGHT,		300,	IMSG_NET_PREFLIGHT_RESULT) \

@@ -161,7 +161,20 @@ frontd_auth_result(struct imsg *imsg)
 
 	if (msg_front_auth_result_get(imsg, &m) == -1)
 		fatalx("%s: malformed message from mcvmd", __func__);
-	req_auth_result(imsg->hdr.peerid, m.status, m.workspace);
+	req_auth_result(imsg->hdr.peerid, m.status, m.workspace,
+	    m.expires_in);
+}
+
+/* A workspace was revoked or rotated: no acceptance outlives it. */
+static void
+frontd_auth_flush(struct imsg *imsg)
+{
+	if (msg_front_auth_flush_get(imsg) == -1)
+		fatalx("%s: malformed message from mcvmd", __func__);
+	authcache_flush();
+	if (imsgev_compose(&fenv->iev, IMSG_FRONT_AUTH_FLUSHED,
+	    imsg->hdr.peerid, 0, -1, NULL, 0) == -1)
+		fatal("%s", __func__);
 }
 
 static void
@@ -214,6 +227,9 @@ frontd_dispatch(int fd, short event, void *arg)
 		switch (imsg.hdr.type) {
 		case IMSG_FRONT_AUTH_RESULT:
 			frontd_auth_result(&imsg);
+			break;
+		case IMSG_FRONT_AUTH_FLUSH:
+			frontd_auth_flush(&imsg);
 			break;
 		case IMSG_FRONT_TOOL_RESULT:
 			frontd_tool_result(&imsg);

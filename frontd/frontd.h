@@ -35,7 +35,7 @@
 #define RATE_TABLE_MAX		1024	/* workspaces tracked at once */
 #define PROGRESS_INTERVAL	5	/* seconds between progress events */
 #define AUTH_NEG_TTL		5	/* seconds a refused token is known */
-#define AUTH_GOOD_TTL		60	/* seconds a good one is not charged */
+#define AUTH_GOOD_TTL		60	/* seconds a good one is kept */
 #define PROTO_VERSION_MAX	16
 #define RPC_ID_MAX		128	/* bytes of a string id or token */
 #define RPC_ID_MAX_TEXT		"128"
@@ -165,7 +165,7 @@ void		 front_send_task_ref(struct fop *, uint32_t, const char *);
 void	 req_handle(struct http_conn *, struct http_request *, void *);
 void	 req_http_error(struct http_conn *, const char *, int, const char *,
 	    void *);
-void	 req_auth_result(uint32_t, uint32_t, const char *);
+void	 req_auth_result(uint32_t, uint32_t, const char *, uint32_t);
 void	 req_tool_result(uint32_t, uint32_t, const char *);
 void	 req_image_fd(uint32_t, int);
 void	 req_progress(uint32_t, uint64_t, uint64_t, const char *);
@@ -261,8 +261,10 @@ size_t	 session_count(void);
 int	 rate_allow(const char *, uint32_t, uint32_t, const struct timespec *);
 
 /* authcache.c */
-int	 authcache_get(const uint8_t *, time_t);
-void	 authcache_put(const uint8_t *, uint32_t, time_t);
+int	 authcache_get(const uint8_t *, time_t, char [TOOL_WS_NAME_MAX + 1]);
+void	 authcache_put(const uint8_t *, uint32_t, const char *, uint32_t,
+	    time_t);
+void	 authcache_flush(void);
 void	 authcache_clear(void);
 
 /* catalog.c */

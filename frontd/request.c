@@ -36,6 +36,7 @@ static struct fop	*pending[PENDING_BUCKETS];
 
 static json_t	*error_body(enum route, int, const char *, const char *);
 static void	 req_route(struct freq *);
+static void	 req_authorized(struct freq *, const char *);
 
 static const char *const localhost_names[] = {
 	"localhost", "127.0.0.1", "[::1]",
@@ -552,6 +553,7 @@ req_handle(struct http_conn *c, struct http_request *r, void *arg)
 	size_t		 toklen;
 	unsigned int	 retry;
 	int		 known, overwrite;
+	char		 ws[TOOL_WS_NAME_MAX + 1];
 
 	if ((fr = calloc(1, sizeof(*fr))) == NULL) {
 		log_warn("%s: calloc", __func__);
@@ -602,7 +604,7 @@ req_handle(struct http_conn *c, struct http_request *r, void *arg)
 	    bearer_parse(auth, &tok, &toklen) == 0) {
 		if (sha256(tok, toklen, fr->hash) == -1)
 			fatalx("%s: sha256", __func__);
-		known = authcache_get(fr->hash, now.tv_sec);
+		known = authcache_get(fr->hash, now.tv_sec, ws);
 	}
 	if (known != AUTH_OK) {
 		if (!peer_charge(&fr->peer, fenv->conf.unauth_rate,
@@ -630,6 +632,10 @@ req_handle(struct http_conn *c, struct http_request *r, void *arg)
 		    http_peer(c));
 		reply_unauthorized(fr, WWW_AUTH_INVALID,
 		    refusal_text((uint32_t)known));
+		return;
+	}
+	if (known == AUTH_OK) {
+		req_authorized(fr, ws);
 		return;
 	}
 
@@ -692,7 +698,8 @@ req_route(struct freq *fr)
 }
 
 void
-req_auth_result(uint32_t peerid, uint32_t status, const char *ws)
+req_auth_result(uint32_t peerid, uint32_t status, const char *ws,
+    uint32_t expires_in)
 {
 	struct fop	*op;
 	struct freq	*fr;
@@ -708,16 +715,18 @@ req_auth_result(uint32_t peerid, uint32_t status, const char *ws)
 	req_op_free(op);
 	if (fr == NULL)
 		return;
+	if (status == AUTH_OK && !valid_workspace_name(ws))
+		fatalx("%s: mcvmd sent a bad workspace name", __func__);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	switch (status) {
 	case AUTH_OK:
 	case AUTH_UNKNOWN:
 	case AUTH_EXPIRED:
 	case AUTH_REVOKED:
-		authcache_put(fr->hash, status, now.tv_sec);
+		authcache_put(fr->hash, status, ws, expires_in, now.tv_sec);
 		break;
 	default:
-		authcache_put(fr->hash, AUTH_UNAVAILABLE, now.tv_sec);
+		authcache_put(fr->hash, AUTH_UNAVAILABLE, "", 0, now.tv_sec);
 		break;
 	}
 	/* Only a refusal keeps its charge: it was the peer's failure. */
@@ -728,8 +737,8 @@ req_auth_result(uint32_t peerid, uint32_t status, const char *ws)
 		return;
 	switch (status) {
 	case AUTH_OK:
-		http_set_trusted(fr->conn);
-		break;
+		req_authorized(fr, ws);
+		return;
 	case AUTH_UNKNOWN:
 	case AUTH_EXPIRED:
 	case AUTH_REVOKED:
@@ -744,8 +753,15 @@ req_auth_result(uint32_t peerid, uint32_t status, const char *ws)
 		    "authentication is unavailable; retry later");
 		return;
 	}
-	if (!valid_workspace_name(ws))
-		fatalx("%s: mcvmd sent a bad workspace name", __func__);
+}
+
+/* The request's token is ws's: its rate, then its route. */
+static void
+req_authorized(struct freq *fr, const char *ws)
+{
+	struct timespec	 now;
+
+	http_set_trusted(fr->conn);
 	snprintf(fr->workspace, sizeof(fr->workspace), "%s", ws);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (!rate_allow(fr->workspace, fenv->conf.rate, fenv->conf.rate_burst,

@@ -23,7 +23,6 @@
 #include "vm.h"
 
 #define CONTROL_BACKLOG		8
-#define CONTROL_MSG_MAX		512
 #define CONTROL_PEERGROUPS_MAX	64
 
 struct ctl_conn {
@@ -622,6 +621,23 @@ control_vm_forget(struct ctl_conn *c, uint32_t peerid,
 	control_reply(c, IMSG_CTL_OK, peerid, msg);
 }
 
+#define FLUSH_BUSY	"too many revocations are waiting for frontd to " \
+			"forget their tokens; nothing was changed: retry in " \
+			"a moment"
+
+/*
+ * A revocation's answer, once frontd has forgotten the tokens it took as
+ * good: a request after it is refused (front.c).
+ */
+static void
+control_reply_flushed(struct ctl_conn *c, uint32_t peerid, const char *msg)
+{
+	struct ctl_ticket	 t = { c->serial, (uint32_t)(c - conns),
+				    peerid };
+
+	front_flush(&t, msg);
+}
+
 /*
  * Revocation: with CTL_REVOKE_STOP, the workspace's VMs that run, are
  * paused or boot power off at once, since no one may use them any more;
@@ -640,6 +656,10 @@ control_ws_revoke(struct ctl_conn *c, uint32_t peerid,
 	unsigned int	 stopping = 0, hibernating = 0, busy = 0, attached = 0;
 	int		 rc;
 
+	if (!front_flush_room()) {
+		control_reply(c, IMSG_CTL_FAIL, peerid, FLUSH_BUSY);
+		return;
+	}
 	rc = state_ws_revoke(m->workspace, c->uid, msg, sizeof(msg));
 	if (rc != 0) {
 		control_reply(c, IMSG_CTL_FAIL, peerid,
@@ -648,7 +668,7 @@ control_ws_revoke(struct ctl_conn *c, uint32_t peerid,
 	}
 	log_info("control: uid %u: %s", (unsigned int)c->uid, msg);
 	if (m->vms == CTL_REVOKE_KEEP) {
-		control_reply(c, IMSG_CTL_OK, peerid, msg);
+		control_reply_flushed(c, peerid, msg);
 		return;
 	}
 	TAILQ_FOREACH(vm, &vms, entry) {
@@ -696,7 +716,7 @@ control_ws_revoke(struct ctl_conn *c, uint32_t peerid,
 		    attached == 1 ? "it" : "them");
 	log_info("control: workspace %s: %u VMs hibernating, %u powering off, "
 	    "%u busy", m->workspace, hibernating, stopping, busy);
-	control_reply(c, IMSG_CTL_OK, peerid, msg);
+	control_reply_flushed(c, peerid, msg);
 }
 
 /* Each value set is checked as the config's would be; 0 unsets. */
@@ -776,13 +796,20 @@ control_request(struct ctl_conn *c, struct imsg *imsg)
 			    "invalid ttl or flags");
 			return 0;
 		}
+		if (ti.rotate && !front_flush_room()) {
+			control_reply(c, IMSG_CTL_FAIL, id, FLUSH_BUSY);
+			return 0;
+		}
 		rc = state_token_issue(ws, ti.hash, ti.ttl, ti.flags,
 		    (int)ti.rotate, c->uid, msg, sizeof(msg));
 		if (rc == 0)
 			log_info("control: uid %u: %s", (unsigned int)c->uid,
 			    msg);
-		control_reply(c, rc == 0 ? IMSG_CTL_OK : IMSG_CTL_FAIL, id,
-		    rc == -1 ? "state database error" : msg);
+		if (rc == 0 && ti.rotate)
+			control_reply_flushed(c, id, msg);
+		else
+			control_reply(c, rc == 0 ? IMSG_CTL_OK : IMSG_CTL_FAIL,
+			    id, rc == -1 ? "state database error" : msg);
 		return 0;
 	case IMSG_CTL_WS_REVOKE:
 		if (msg_ctl_ws_revoke_get(imsg, &wr) == -1)

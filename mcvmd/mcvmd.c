@@ -189,8 +189,10 @@ child_exited(struct child *c, int status)
 	child_channel_close(c);
 	c->pid = 0;
 	c->state = CHILD_DOWN;
-	if (c->desc->id == PROC_FRONTD)
+	if (c->desc->id == PROC_FRONTD) {
 		vm_front_lost();
+		front_flush_lost();
+	}
 	if (env->shutting_down)
 		return;
 

@@ -63,6 +63,8 @@ int		 child_argv(const char *, char **);
 extern char *const child_envp[];
 
 /* control.c */
+#define CONTROL_MSG_MAX		512	/* an answer's text */
+
 /* A control client's request answered later (control.c). */
 struct ctl_ticket {
 	uint64_t	 serial;	/* its connection's; 0: none */
@@ -84,6 +86,7 @@ struct ws_auth {
 	int64_t		 id;
 	char		 name[WS_NAME_MAX + 1];
 	uint32_t	 flags;
+	int64_t		 expires;	/* the token's end, epoch s; 0 none */
 };
 
 struct ws_entry {
@@ -203,5 +206,8 @@ int	 state_jobs_forget_since(const char *, int64_t);
 
 /* front.c */
 void	 front_imsg(struct imsgev *, struct imsg *);
+int	 front_flush_room(void);
+void	 front_flush(const struct ctl_ticket *, const char *);
+void	 front_flush_lost(void);
 
 #endif

@@ -205,6 +205,7 @@ state_token_auth(const uint8_t hash[TOKEN_HASH_LEN], struct ws_auth *out)
 			out->status = AUTH_EXPIRED;
 		else
 			out->status = AUTH_OK;
+		out->expires = expires;
 		out->id = sqlite3_column_int64(st, 2);
 		(void)snprintf(out->name, sizeof(out->name), "%s",
 		    (const char *)sqlite3_column_text(st, 3));

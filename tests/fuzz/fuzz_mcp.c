@@ -381,7 +381,7 @@ fake_mcvmd(void)
 		op = ops[0];
 		memmove(ops, ops + 1, --nops * sizeof(ops[0]));
 		if (!op.tool) {
-			req_auth_result(op.peerid, AUTH_OK, "fuzz");
+			req_auth_result(op.peerid, AUTH_OK, "fuzz", 0);
 			continue;
 		}
 		req_progress(op.peerid, 1, 2, result_text != NULL ?

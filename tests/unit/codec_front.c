@@ -33,6 +33,7 @@ fill_auth_result(void *p)
 
 	m->status = AUTH_UNAVAILABLE;
 	m->workspace = codec_str(TOOL_WS_NAME_MAX);
+	m->expires_in = UINT32_MAX;
 }
 
 static int
@@ -280,6 +281,8 @@ const struct codec codec_front[] = {
 	CODEC(IMSG_FRONT_TOOL_RESULT, front_tool_result, fill_tool_result,
 	    over_tool_result),
 	CODEC0(IMSG_FRONT_CANCEL, front_cancel),
+	CODEC0(IMSG_FRONT_AUTH_FLUSH, front_auth_flush),
+	CODEC0(IMSG_FRONT_AUTH_FLUSHED, front_auth_flushed),
 	CODEC(IMSG_FRONT_PROGRESS, front_progress, fill_progress,
 	    over_progress),
 	CODEC(IMSG_FRONT_TOOL_RESULT_FD, front_tool_result_fd,
