@@ -123,6 +123,7 @@ size_t	 job_page(const struct job *, int, uint64_t, size_t, uint8_t *,
 	    uint64_t *);
 int	 job_cancel(struct job *);
 void	 jobs_tidy(void);
+void	 jobs_release(void);
 void	 jobs_spare_settle(uint32_t);
 size_t	 jobs_pollfds(struct pollfd *, size_t, struct job **, int *);
 void	 jobs_event(struct job *, int, short);

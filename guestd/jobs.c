@@ -42,6 +42,9 @@ struct job {
 	int		 fd[OUT_NSTREAMS];	/* -1 after EOF */
 	int		 wfd[OUT_NSTREAMS];	/* write ends, until the reap */
 	int		 in_fd;		/* -1 once stdin is written */
+	int		 cmd_fd;	/* the spare's command pipe, until
+					   jobs_release writes cmd */
+	char		*cmd;
 	uint8_t		*in_data;
 	size_t		 in_len;
 	size_t		 in_off;
@@ -217,6 +220,7 @@ job_close_fds(struct job *j)
 	for (i = 0; i < OUT_NSTREAMS; i++)
 		j->out.s[i].eof = 1;
 	fds_close(&j->in_fd, 1);
+	fds_close(&j->cmd_fd, 1);
 }
 
 /* Reads what is in a stream pipe now; closes it at EOF. */
@@ -318,7 +322,7 @@ job_new(uint32_t timeout_ms)
 		return NULL;
 	j->id = next_id;
 	j->state = AGENT_JOB_RUNNING;
-	j->fd[0] = j->fd[1] = j->in_fd = -1;
+	j->fd[0] = j->fd[1] = j->in_fd = j->cmd_fd = -1;
 	j->wfd[0] = j->wfd[1] = -1;
 	j->timeout_ms = timeout_ms;
 	j->start = now_ms();
@@ -339,6 +343,7 @@ job_free(struct job *j)
 	}
 	job_close_fds(j);
 	free(j->in_data);
+	free(j->cmd);
 	outbuf_free(&j->out);
 	free(j);
 }
@@ -410,9 +415,9 @@ job_failed(struct job *j, const char *what, int err)
  * it reads the command from its pipe.  Such a command then costs only
  * its own parsing and running: the shell's exec and start-up, most of
  * a job's time under TCG, were paid while no job waited.  It waits in
- * the cgroup of the next job, which a plain command takes as it is,
- * writing the command whole (at most AGENT_ARG_MAX bytes, which an
- * empty pipe holds).  A job of another kind that comes first moves it
+ * the cgroup of the next job, which a plain command takes as it is; the
+ * command is written once the EXEC is answered (jobs_release).  A job
+ * of another kind that comes first moves it
  * out to GUESTD_SPARE_CGROUP, and a later take moves it back in: moving
  * a process costs about a millisecond under TCG.  A spare that dies
  * before it is taken (an old image's bash refuses the option; a job
@@ -581,32 +586,70 @@ spare_evict(const struct job *j)
 }
 
 /*
- * Gives the spare to job j, in j's cgroup, with its command.  Returns 0,
- * or -1 if there was none or it could not be given (then it is killed,
- * and j starts its own shell).
+ * Gives the spare to job j, in j's cgroup; jobs_release writes it the
+ * command.  Returns 0, or -1 if there was none or it could not be given
+ * (then it is killed, and j starts its own shell).
  */
 static int
 spare_take(struct job *j, const char *command)
 {
-	size_t	 len = strlen(command);
 	int	 i;
 
 	if (spare.pid == 0)
 		return -1;
 	if ((spare.id != j->id && jobproc_cgroup_move(j->cgroup,
-	    spare.pid) == -1) || write(spare.cmd, command, len) !=
-	    (ssize_t)len) {
+	    spare.pid) == -1) || (j->cmd = strdup(command)) == NULL) {
 		spare_drop("not taken");
 		return -1;
 	}
+	j->cmd_fd = spare.cmd;
+	spare.cmd = -1;
 	j->pid = spare.pid;
 	for (i = 0; i < OUT_NSTREAMS; i++) {
 		j->fd[i] = spare.fd[i];
 		j->wfd[i] = spare.wfd[i];
 		spare.fd[i] = spare.wfd[i] = -1;
 	}
-	spare_close();		/* the command pipe: its end of file */
+	spare_close();
 	return 0;
+}
+
+/*
+ * Writes the spare shells that jobs took their commands, whole (at most
+ * AGENT_ARG_MAX bytes, which an empty pipe holds), and closes the pipes:
+ * the end of file the shells run them at.  Called once the answers to
+ * the requests read are written: a shell woken by its command would
+ * otherwise run before the EXEC's answer leaves, on one vCPU, and the
+ * host's read of the job would wait for it.  A spare that died
+ * meanwhile leaves its job failed, saying so.
+ */
+void
+jobs_release(void)
+{
+	static const char	 why[] = "mcvm: the shell the command was "
+				    "given to exited before reading it: run "
+				    "it again\n";
+	struct job		*j;
+	size_t			 len;
+	uint32_t		 i;
+
+	for (i = 0; i < AGENT_JOBS_TOTAL_MAX; i++) {
+		if ((j = jobs[i]) == NULL || j->cmd_fd == -1)
+			continue;
+		len = strlen(j->cmd);
+		if (j->state == AGENT_JOB_RUNNING &&
+		    write(j->cmd_fd, j->cmd, len) != (ssize_t)len) {
+			glog("job %u: the spare shell's command: %s", j->id,
+			    strerror(errno));
+			outbuf_append(&j->out, OUT_STDERR, (const uint8_t *)why,
+			    sizeof(why) - 1);
+			if (j->pid != 0)
+				jobproc_kill(j->pid, NULL, 0);
+		}
+		fds_close(&j->cmd_fd, 1);
+		free(j->cmd);
+		j->cmd = NULL;
+	}
 }
 
 /*

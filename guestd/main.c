@@ -567,6 +567,8 @@ serve(int sfd)
 			signal_event(sfd);
 		if (port && pfd[1].revents)
 			port_event(pfd[1].revents, now);
+		/* After the answers: the spares' commands. */
+		jobs_release();
 	}
 }
 
