@@ -66,10 +66,9 @@ void
 authcache_put(const uint8_t *hash, uint32_t status, const char *ws,
     uint32_t expires_in, time_t now)
 {
+	struct auth_entry	*set = auth_set(hash), *e = NULL;
 	time_t			 keep = status == AUTH_OK ? AUTH_GOOD_TTL :
 				    AUTH_NEG_TTL;
-
-	struct auth_entry	*set = auth_set(hash), *e = NULL;
 	size_t			 i;
 
 	/* Seconds are whole on both sides: one less is never past it. */

@@ -121,9 +121,6 @@ flush_timeout(int fd, short event, void *arg)
 {
 	struct child	*c = child_by_id(PROC_FRONTD);
 
-	(void)fd;
-	(void)event;
-	(void)arg;
 	log_warnx("frontd did not confirm within %d s that it forgot the "
 	    "revoked tokens; killing it", FLUSH_TIMEOUT_SEC);
 	if (c->pid > 0)
@@ -140,12 +137,12 @@ void
 front_flush(const struct ctl_ticket *t, const char *text)
 {
 	struct child		*c = child_by_id(PROC_FRONTD);
-	struct ctl_ticket	 now = *t;
+	struct ctl_ticket	 held = *t;
 	struct timeval		 tv = { FLUSH_TIMEOUT_SEC, 0 };
 	size_t			 i;
 
 	if (!c->iev_live || c->state != CHILD_RUNNING) {
-		control_settle(&now, 1, text);
+		control_settle(&held, 1, text);
 		return;
 	}
 	for (i = 0; i < FLUSH_WAITS_MAX && waits[i].t.serial != 0; i++)
