@@ -416,10 +416,10 @@ job_failed(struct job *j, const char *what, int err)
  * its own parsing and running: the shell's exec and start-up, most of
  * a job's time under TCG, were paid while no job waited.  It waits in
  * the cgroup of the next job, which a plain command takes as it is; the
- * command is written once the EXEC is answered (jobs_release).  A job
- * of another kind that comes first moves it
- * out to GUESTD_SPARE_CGROUP, and a later take moves it back in: moving
- * a process costs about a millisecond under TCG.  A spare that dies
+ * command is written once the EXEC is answered (jobs_release).  A job of
+ * another kind that comes first moves it out to GUESTD_SPARE_CGROUP,
+ * and a later take moves it back in: moving a process costs about a
+ * millisecond under TCG.  A spare that dies
  * before it is taken (an old image's bash refuses the option; a job
  * may kill it) is made again, SPARE_DEATHS_MAX times in a boot.
  */
@@ -615,13 +615,13 @@ spare_take(struct job *j, const char *command)
 }
 
 /*
- * Writes the spare shells that jobs took their commands, whole (at most
- * AGENT_ARG_MAX bytes, which an empty pipe holds), and closes the pipes:
- * the end of file the shells run them at.  Called once the answers to
+ * Gives each spare shell a job took its command, whole (at most
+ * AGENT_ARG_MAX bytes, which an empty pipe holds), and closes its pipe:
+ * the end of file it runs the command at.  Called once the answers to
  * the requests read are written: a shell woken by its command would
  * otherwise run before the EXEC's answer leaves, on one vCPU, and the
- * host's read of the job would wait for it.  A spare that died
- * meanwhile leaves its job failed, saying so.
+ * host's read of the job would wait for it.  A spare that died before
+ * it was given the command leaves its job ended, saying so on stderr.
  */
 void
 jobs_release(void)
@@ -632,15 +632,19 @@ jobs_release(void)
 	struct job		*j;
 	size_t			 len;
 	uint32_t		 i;
+	int			 killed;
 
 	for (i = 0; i < AGENT_JOBS_TOTAL_MAX; i++) {
 		if ((j = jobs[i]) == NULL || j->cmd_fd == -1)
 			continue;
 		len = strlen(j->cmd);
-		if (j->state == AGENT_JOB_RUNNING &&
-		    write(j->cmd_fd, j->cmd, len) != (ssize_t)len) {
-			glog("job %u: the spare shell's command: %s", j->id,
-			    strerror(errno));
+		/* A job cancelled meanwhile needs no word. */
+		killed = j->state == AGENT_JOB_CANCELLED ||
+		    j->state == AGENT_JOB_TIMED_OUT;
+		if (!killed && (j->state != AGENT_JOB_RUNNING || j->pid == 0 ||
+		    write(j->cmd_fd, j->cmd, len) != (ssize_t)len)) {
+			glog("job %u: the spare shell took no command",
+			    j->id);
 			outbuf_append(&j->out, OUT_STDERR, (const uint8_t *)why,
 			    sizeof(why) - 1);
 			if (j->pid != 0)
