@@ -379,6 +379,7 @@ front_check(struct imsg *imsg)
 {
 	struct msg_front_tool_result	 res;
 	struct msg_front_progress	 prog;
+	struct imsg			 a;
 	const char			*text;
 	uint32_t			 st, id = imsg->hdr.peerid;
 	json_t				*j;
@@ -416,6 +417,17 @@ front_check(struct imsg *imsg)
 		if (id == 0 || id > ncalls || calls[id] != FC_OUT)
 			fz_fail("progress of call %u, which is not waiting",
 			    id);
+		break;
+	case IMSG_FRONT_AUTH_FLUSH:
+		/* A revocation: frontd forgets its tokens and says so. */
+		if (msg_front_auth_flush_get(imsg) == -1)
+			fz_fail("a flush frontd cannot read");
+		memset(&a, 0, sizeof(a));
+		a.hdr.type = IMSG_FRONT_AUTH_FLUSHED;
+		a.hdr.peerid = id;
+		a.hdr.len = IMSG_HDR_SIZE;
+		a.fd = -1;
+		front_imsg(&child_by_id(PROC_FRONTD)->iev, &a);
 		break;
 	default:
 		fz_fail("frontd was sent %s", imsg_type_name(imsg->hdr.type));
