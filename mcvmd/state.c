@@ -21,8 +21,23 @@
 #define STATE_DB		"state.db"
 #define STATE_BUSY_TIMEOUT_MS	5000
 #define STATE_RECEIPTS_MAX	4096	/* kept per workspace */
+#define STATE_STMTS_MAX		48	/* statements kept compiled */
 
 static sqlite3	*db;
+
+/*
+ * Statements compiled once and kept: a vm_exec's path runs a dozen, and
+ * compiling them was most of mcvmd's time in SQLite.  state_prepare
+ * hands one out (a new one while that is in use) and state_finish gives
+ * it back, reset and with its bindings cleared, so that it holds no
+ * transaction open.  PRAGMAs are never kept: SQLite may run them when
+ * they are compiled.
+ */
+static struct {
+	char		*sql;
+	sqlite3_stmt	*st;
+	int		 busy;
+} stmts[STATE_STMTS_MAX];
 
 int
 state_open(const char *statedir)
@@ -63,6 +78,16 @@ state_open(const char *statedir)
 void
 state_close(void)
 {
+	size_t	 i;
+
+	for (i = 0; i < STATE_STMTS_MAX; i++) {
+		if (stmts[i].st != NULL)
+			(void)sqlite3_finalize(stmts[i].st);
+		free(stmts[i].sql);
+		stmts[i].sql = NULL;
+		stmts[i].st = NULL;
+		stmts[i].busy = 0;
+	}
 	if (db != NULL)
 		(void)sqlite3_close(db);
 	db = NULL;
@@ -85,18 +110,65 @@ static sqlite3_stmt *
 state_prepare(const char *sql)
 {
 	sqlite3_stmt	*st;
+	size_t		 i, free_at = STATE_STMTS_MAX;
 
+	for (i = 0; i < STATE_STMTS_MAX; i++) {
+		if (stmts[i].sql == NULL) {
+			if (free_at == STATE_STMTS_MAX)
+				free_at = i;
+			continue;
+		}
+		if (!stmts[i].busy && strcmp(stmts[i].sql, sql) == 0) {
+			stmts[i].busy = 1;
+			return stmts[i].st;
+		}
+	}
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 		log_warnx("state: %s", sqlite3_errmsg(db));
 		return NULL;
 	}
+	if (free_at < STATE_STMTS_MAX && strncmp(sql, "PRAGMA", 6) != 0 &&
+	    (stmts[free_at].sql = strdup(sql)) != NULL) {
+		stmts[free_at].st = st;
+		stmts[free_at].busy = 1;
+	}
 	return st;
 }
 
+/* A statement of state_prepare's, done with: kept, or finalized. */
+static void
+state_finish(sqlite3_stmt *st)
+{
+	size_t	 i;
+
+	for (i = 0; i < STATE_STMTS_MAX; i++)
+		if (stmts[i].st == st) {
+			(void)sqlite3_reset(st);
+			(void)sqlite3_clear_bindings(st);
+			stmts[i].busy = 0;
+			return;
+		}
+	(void)sqlite3_finalize(st);
+}
+
+/* One statement without parameters or rows. */
 static int
 state_exec(const char *sql)
 {
-	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if (strncmp(sql, "PRAGMA", 6) == 0) {
+		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	} else if ((st = state_prepare(sql)) == NULL)
+		return -1;
+	else {
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_DONE)
+			rc = SQLITE_OK;
+		state_finish(st);
+	}
+	if (rc != SQLITE_OK) {
 		log_warnx("state: %s", sqlite3_errmsg(db));
 		return -1;
 	}
@@ -150,7 +222,7 @@ state_run(const char *sql, const char *t1, int64_t i1, int64_t i2)
 	(void)sqlite3_bind_int64(st, 2, i1);
 	(void)sqlite3_bind_int64(st, 3, i2);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	state_finish(st);
 	if (rc != SQLITE_DONE) {
 		log_warnx("state: %s", sqlite3_errmsg(db));
 		return -1;
@@ -173,7 +245,7 @@ state_audit(const char *actor, const char *action, const char *detail)
 	(void)sqlite3_bind_text(st, 3, action, -1, SQLITE_STATIC);
 	(void)sqlite3_bind_text(st, 4, detail, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	state_finish(st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -212,7 +284,7 @@ state_token_auth(const uint8_t hash[TOKEN_HASH_LEN], struct ws_auth *out)
 		out->flags = (uint32_t)sqlite3_column_int64(st, 4);
 		rc = SQLITE_DONE;
 	}
-	sqlite3_finalize(st);
+	state_finish(st);
 	if (rc != SQLITE_DONE) {
 		log_warnx("state: %s", sqlite3_errmsg(db));
 		return -1;
@@ -239,7 +311,7 @@ state_ws_find(const char *name, int64_t *id, uint32_t *flags,
 		found = 1;
 		rc = SQLITE_DONE;
 	}
-	sqlite3_finalize(st);
+	state_finish(st);
 	return rc == SQLITE_DONE ? found : -1;
 }
 
@@ -301,7 +373,7 @@ state_token_issue(const char *ws, const uint8_t hash[TOKEN_HASH_LEN],
 	(void)sqlite3_bind_int64(st, 3, now);
 	(void)sqlite3_bind_int64(st, 4, ttl > 0 ? now + (int64_t)ttl : 0);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	state_finish(st);
 	if (rc != SQLITE_DONE) {
 		log_warnx("state: %s", sqlite3_errmsg(db));
 		goto fail;
@@ -392,7 +464,7 @@ state_ws_list(int (*cb)(const struct ws_entry *, void *), void *arg)
 			break;
 		}
 	}
-	sqlite3_finalize(st);
+	state_finish(st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -415,7 +487,7 @@ state_ws_quota(int64_t ws, struct limits *q)
 		q->max_storage = (uint64_t)sqlite3_column_int64(st, 3);
 		rc = SQLITE_DONE;
 	}
-	sqlite3_finalize(st);
+	state_finish(st);
 	if (rc != SQLITE_DONE) {
 		log_warnx("state: %s", sqlite3_errmsg(db));
 		return -1;
@@ -589,7 +661,7 @@ state_vm_insert(const struct vm_row *v)
 	(void)sqlite3_bind_text(st, 24, v->attach_qga, -1, SQLITE_STATIC);
 	(void)sqlite3_bind_int64(st, 25, v->attach_pid);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	state_finish(st);
 	if (rc != SQLITE_DONE) {
 		log_warnx("state: vm insert: %s", sqlite3_errmsg(db));
 		return -1;
@@ -616,7 +688,7 @@ state_vm_set(const char *id, const char *state, const char *intent,
 		(void)sqlite3_bind_text(st, 4, reason, -1, SQLITE_STATIC);
 	(void)sqlite3_bind_int64(st, 5, (int64_t)time(NULL));
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	state_finish(st);
 	if (rc != SQLITE_DONE) {
 		log_warnx("state: vm %s: %s", id, sqlite3_errmsg(db));
 		return -1;
@@ -639,7 +711,7 @@ state_vm_checkpoint(const char *id, uint64_t bytes, const char *profile)
 	(void)sqlite3_bind_int64(st, 2, (int64_t)bytes);
 	(void)sqlite3_bind_text(st, 3, profile, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	state_finish(st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -713,7 +785,7 @@ state_vm_destroyed(const char *id, int64_t ws)
 		found = 1;
 		rc = SQLITE_DONE;
 	}
-	sqlite3_finalize(st);
+	state_finish(st);
 	return rc == SQLITE_DONE ? found : -1;
 }
 
@@ -734,7 +806,7 @@ state_vm_each(int (*cb)(const struct vm_row *, void *), void *arg)
 			break;
 		}
 	}
-	sqlite3_finalize(st);
+	state_finish(st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -755,7 +827,7 @@ state_job_insert(const char *id, const char *vm, uint32_t guest_job,
 	(void)sqlite3_bind_text(st, 4, command, -1, SQLITE_STATIC);
 	(void)sqlite3_bind_int64(st, 5, (int64_t)time(NULL));
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	state_finish(st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -794,7 +866,7 @@ state_job_lookup(const char *id, const char *vm, uint32_t *guest_job)
 		found = 1;
 		rc = SQLITE_DONE;
 	}
-	sqlite3_finalize(st);
+	state_finish(st);
 	return rc == SQLITE_DONE ? found : -1;
 }
 
@@ -821,7 +893,7 @@ state_job_each(const char *vm, unsigned int limit, int (*cb)(const char *,
 			break;
 		}
 	}
-	sqlite3_finalize(st);
+	state_finish(st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -865,11 +937,11 @@ state_receipt_begin(int64_t ws, const char *rid, const char *tool,
 			rs = RECEIPT_UNKNOWN;
 		(void)snprintf(result, resultlen, "%s",
 		    (const char *)sqlite3_column_text(st, 3));
-		sqlite3_finalize(st);
+		state_finish(st);
 		(void)state_lazy_end(0);
 		return rs;
 	}
-	sqlite3_finalize(st);
+	state_finish(st);
 	if (rc != SQLITE_DONE)
 		goto fail;
 	if ((st = state_prepare("INSERT INTO receipts (workspace_id, "
@@ -883,7 +955,7 @@ state_receipt_begin(int64_t ws, const char *rid, const char *tool,
 	(void)sqlite3_bind_int64(st, 5, (int64_t)time(NULL));
 	(void)sqlite3_bind_text(st, 6, vm, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	state_finish(st);
 	if (rc != SQLITE_DONE || state_run("DELETE FROM receipts WHERE rowid "
 	    "IN (SELECT rowid FROM receipts WHERE workspace_id = ?2 AND "
 	    "state != 'pending' ORDER BY created, rowid LIMIT max(0, (SELECT "
@@ -915,7 +987,7 @@ state_receipt_end(int64_t ws, const char *rid, int ok, const char *vm,
 	(void)sqlite3_bind_text(st, 4, result, -1, SQLITE_STATIC);
 	(void)sqlite3_bind_text(st, 5, vm, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	state_finish(st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -933,7 +1005,7 @@ state_receipt_forget(int64_t ws, const char *rid)
 	(void)sqlite3_bind_int64(st, 1, ws);
 	(void)sqlite3_bind_text(st, 2, rid, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	state_finish(st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -971,7 +1043,7 @@ state_usage(int64_t ws, uint32_t *vms, uint64_t *memory_mib,
 		*disk_bytes = (uint64_t)sqlite3_column_int64(st, 2);
 		*vcpus = (uint64_t)sqlite3_column_int64(st, 3);
 	}
-	sqlite3_finalize(st);
+	state_finish(st);
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
@@ -988,7 +1060,7 @@ state_ws_image_bytes_set(int64_t ws, uint64_t bytes)
 	(void)sqlite3_bind_int64(st, 1, ws);
 	(void)sqlite3_bind_int64(st, 2, (sqlite3_int64)bytes);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	state_finish(st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -1006,7 +1078,7 @@ state_ws_image_bytes(int64_t ws, uint64_t *bytes)
 	(void)sqlite3_bind_int64(st, 1, ws);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		*bytes = (uint64_t)sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	state_finish(st);
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
@@ -1031,7 +1103,7 @@ state_jobs_copy(const char *from, const char *to)
 	(void)sqlite3_bind_text(st, 1, from, -1, SQLITE_STATIC);
 	(void)sqlite3_bind_text(st, 2, to, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	state_finish(st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -1053,7 +1125,7 @@ state_snapshot_insert(const char *vm, const char *tag, uint64_t vm_size,
 	(void)sqlite3_bind_int64(st, 3, (int64_t)vm_size);
 	(void)sqlite3_bind_int64(st, 4, created);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	state_finish(st);
 	if (rc != SQLITE_DONE) {
 		log_warnx("state: snapshot %s of %s: %s", tag, vm,
 		    sqlite3_errmsg(db));
@@ -1080,7 +1152,7 @@ state_snapshot_find(const char *vm, const char *tag, uint64_t *vm_size,
 		*vm_size = (uint64_t)sqlite3_column_int64(st, 0);
 		*created = sqlite3_column_int64(st, 1);
 	}
-	sqlite3_finalize(st);
+	state_finish(st);
 	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -1096,7 +1168,7 @@ state_snapshot_delete(const char *vm, const char *tag)
 	(void)sqlite3_bind_text(st, 1, vm, -1, SQLITE_STATIC);
 	(void)sqlite3_bind_text(st, 2, tag, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	state_finish(st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -1117,7 +1189,7 @@ state_snapshot_each(const char *vm, int (*cb)(const char *, uint64_t,
 		    (uint64_t)sqlite3_column_int64(st, 1),
 		    sqlite3_column_int64(st, 2), arg) == -1)
 			break;
-	sqlite3_finalize(st);
+	state_finish(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 

@@ -293,3 +293,43 @@ Test(state, lazy_commits_leave_full, .init = statedb_setup,
 	cr_assert_eq(query("SELECT count(*) FROM receipts WHERE request_id = "
 	    "'s2' AND state = 'pending'"), 1, "s2's settling rolled back");
 }
+
+static int
+count_ws(const struct ws_entry *e, void *arg)
+{
+	(*(int *)arg)++;
+	return 0;
+}
+
+/* Each row of the outer listing lists the workspaces again. */
+static int
+nested_ws(const struct ws_entry *e, void *arg)
+{
+	int	*n = arg;
+
+	n[0]++;
+	cr_assert_eq(state_ws_list(count_ws, &n[1]), 0);
+	return 0;
+}
+
+/*
+ * mcvmd keeps its statements compiled: one in use (a listing whose
+ * callback lists again) is not handed out twice, and a kept one gives
+ * the same rows each time.
+ */
+Test(state, kept_statements_nest_and_repeat, .init = statedb_setup,
+    .fini = statedb_teardown)
+{
+	int	 n[2] = { 0, 0 }, i, k;
+
+	(void)statedb_workspace("gail", 7);
+	(void)statedb_workspace("hank", 8);
+	cr_assert_eq(state_ws_list(nested_ws, n), 0);
+	cr_assert_eq(n[0], 2);
+	cr_assert_eq(n[1], 4);
+	for (i = 0; i < 3; i++) {
+		k = 0;
+		cr_assert_eq(state_ws_list(count_ws, &k), 0);
+		cr_assert_eq(k, 2, "listing %d", i);
+	}
+}
