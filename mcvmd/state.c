@@ -151,28 +151,30 @@ state_finish(sqlite3_stmt *st)
 	(void)sqlite3_finalize(st);
 }
 
-/* One statement without parameters or rows. */
+/* One statement without parameters or rows (a PRAGMA compiled afresh). */
 static int
 state_exec(const char *sql)
 {
 	sqlite3_stmt	*st;
 	int		 rc;
 
-	if (strncmp(sql, "PRAGMA", 6) == 0) {
-		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-	} else if ((st = state_prepare(sql)) == NULL)
+	if ((st = state_prepare(sql)) == NULL)
 		return -1;
-	else {
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_DONE)
-			rc = SQLITE_OK;
-		state_finish(st);
-	}
-	if (rc != SQLITE_OK) {
+	rc = sqlite3_step(st);
+	state_finish(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
 		log_warnx("state: %s", sqlite3_errmsg(db));
 		return -1;
 	}
 	return 0;
+}
+
+/* Every write but the lazy transactions' waits for the disk. */
+static void
+state_full(void)
+{
+	if (state_exec("PRAGMA synchronous = FULL;") == -1)
+		fatalx("state: synchronous=FULL cannot be restored");
 }
 
 /*
@@ -191,8 +193,7 @@ state_lazy_begin(void)
 		return -1;
 	if (state_exec("BEGIN IMMEDIATE;") == 0)
 		return 0;
-	if (state_exec("PRAGMA synchronous = FULL;") == -1)
-		fatalx("state: synchronous=FULL cannot be restored");
+	state_full();
 	return -1;
 }
 
@@ -203,8 +204,7 @@ state_lazy_end(int commit)
 		commit = 0;
 	if (!commit)
 		(void)state_exec("ROLLBACK;");
-	if (state_exec("PRAGMA synchronous = FULL;") == -1)
-		fatalx("state: synchronous=FULL cannot be restored");
+	state_full();
 	return commit ? 0 : -1;
 }
 
