@@ -439,6 +439,7 @@ static struct spare	 spare = { 0, 0, -1, { -1, -1 }, { -1, -1 } };
 static int		 spare_deaths;
 static uint64_t		 last_start;	/* the latest job's, ms */
 static uint64_t		 last_end;	/* the latest reap of a job's */
+static int		 release_due;	/* a spare taken, its command unsent */
 
 static void
 spare_close(void)
@@ -604,6 +605,7 @@ spare_take(struct job *j, const char *command)
 	}
 	j->cmd_fd = spare.cmd;
 	spare.cmd = -1;
+	release_due = 1;
 	j->pid = spare.pid;
 	for (i = 0; i < OUT_NSTREAMS; i++) {
 		j->fd[i] = spare.fd[i];
@@ -634,6 +636,9 @@ jobs_release(void)
 	uint32_t		 i;
 	int			 killed;
 
+	if (!release_due)
+		return;
+	release_due = 0;
 	for (i = 0; i < AGENT_JOBS_TOTAL_MAX; i++) {
 		if ((j = jobs[i]) == NULL || j->cmd_fd == -1)
 			continue;
