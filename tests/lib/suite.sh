@@ -15,9 +15,14 @@
 SUITE_BUILD=${SUITE_BUILD:-build}
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-20}
 
+# A port below the kernel's ephemeral range (ip_local_port_range), so that
+# no outgoing connection takes it between this pick and frontd's bind, and
+# one no socket uses in any state (a connected one blocks the bind too).
 suite_free_port() {
-	_p=$(( 20000 + $$ % 20000 ))
-	while ss -Htln "sport = :$_p" | grep -q .; do
+	read -r _lo _hi </proc/sys/net/ipv4/ip_local_port_range
+	[ "$_lo" -gt 12000 ] || _lo=32768
+	_p=$(( 10000 + $$ % (_lo - 12000) ))
+	while ss -Htan "sport = :$_p" | grep -q .; do
 		_p=$((_p + 1))
 	done
 	echo "$_p"

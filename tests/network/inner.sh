@@ -67,10 +67,7 @@ suite_token netws "$SUITE_DIR/net.tok" --allow-network || fail_now "token"
 suite_token nonet "$SUITE_DIR/nonet.tok" || fail_now "token"
 
 # A free port in this namespace for the explicit port forward.
-fwd=$(( 30000 + $$ % 10000 ))
-while ss -Htln "sport = :$fwd" | grep -q .; do
-	fwd=$((fwd + 1))
-done
+fwd=$(suite_free_port)
 
 # --- the MCP SDK client suite --------------------------------------------------
 
