@@ -4,7 +4,9 @@
 #
 #	suite_start [mcvmd args...]	sets SUITE_DIR SUITE_PID SUITE_PORT
 #					SUITE_URL SUITE_SOCK MCVMCTL; the
-#					state directory is SUITE_STATE if set
+#					state directory is SUITE_STATE if set;
+#					if it does not come up, prints its log
+#					and stops it
 #	suite_token WS FILE [args]	issues a token into FILE
 #	suite_child_pid NAME		pid of frontd, netd or stored
 #	suite_wait_running		until every child reports running
@@ -67,7 +69,9 @@ suite_start() {
 	    -D rundir="$SUITE_DIR/run" -D listen="127.0.0.1:$SUITE_PORT" "$@" \
 	    >"$SUITE_DIR/mcvmd.log" 2>&1 &
 	SUITE_PID=$!
-	suite_wait_running
+	suite_wait_running && return 0
+	suite_stop
+	return 1
 }
 
 # The log of the last mcvmd started on SUITE_DIR (the log is appended to).
