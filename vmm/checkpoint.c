@@ -3,11 +3,13 @@
  * the file descriptor that came with mcvmd's request.  Its steps, each a
  * QMP command whose reply continues with the next function:
  *
- *	ckpt_start	x-ignore-shared on or off	-> ckpt_capable
+ *	ckpt_start	x-ignore-shared on or off, events on
+ *							-> ckpt_capable
  *	ckpt_capable	getfd, with the fd		-> ckpt_got_fd
  *	ckpt_got_fd	migrate-set-parameters		-> ckpt_unthrottled
  *	ckpt_unthrottled migrate to fd:checkpoint	-> ckpt_migrating
- *	ckpt_migrating	ckpt_poll in 20 ms
+ *	ckpt_migrating	ckpt_poll in 20 ms, or at QEMU's next
+ *			MIGRATION event, whichever is first
  *	ckpt_poll	query-migrate			-> ckpt_polled
  *	ckpt_polled	done: fsync if durable, answer its MiB; failed: the
  *			capability off, then the error; or ckpt_poll in
@@ -23,9 +25,11 @@
  * The incoming op (IMSG_VMM_INCOMING) loads one, into a QEMU started with
  * "-incoming defer" and the checkpoint on QEMU_INCOMING_FD:
  *
- *	inc_start	x-ignore-shared on or off	-> inc_capable
+ *	inc_start	x-ignore-shared on or off, events on
+ *							-> inc_capable
  *	inc_capable	migrate-incoming fd:N		-> inc_started
- *	inc_started	inc_poll in 5 ms
+ *	inc_started	inc_poll in 5 ms, or at the next MIGRATION
+ *			event
  *	inc_poll	query-migrate			-> inc_polled
  *	inc_polled	done: the capability off	-> inc_done; failed;
  *			or inc_poll in 5 ms
@@ -67,13 +71,17 @@ static void	 inc_poll(struct vmm_req *);
 static void	 inc_polled(struct vmm_req *, const struct qmp_msg *);
 static void	 inc_done(struct vmm_req *, const struct qmp_msg *);
 
-/* x-ignore-shared on or off, then cont. */
+/*
+ * x-ignore-shared on or off, then cont.  The migration's events are on
+ * too: each change of its state hurries the poll (vmm_req_hurry).
+ */
 static void
 ignore_shared(struct vmm_req *r, int on, vmm_qmp_cont cont)
 {
 	vmm_qmp_send(r, "migrate-set-capabilities", vmm_qmp_args(
-	    "{s:[{s:s,s:b}]}", "capabilities", "capability",
-	    "x-ignore-shared", "state", on), cont);
+	    "{s:[{s:s,s:b},{s:s,s:b}]}", "capabilities", "capability",
+	    "x-ignore-shared", "state", on, "capability", "events", "state",
+	    1), cont);
 }
 
 static void
@@ -109,7 +117,7 @@ ckpt_unthrottled(struct vmm_req *r, const struct qmp_msg *m)
 static void
 ckpt_migrating(struct vmm_req *r, const struct qmp_msg *m)
 {
-	vmm_req_after(r, CKPT_POLL_MS, ckpt_poll);
+	vmm_req_poll(r, CKPT_POLL_MS, ckpt_poll);
 }
 
 static void
@@ -151,7 +159,7 @@ ckpt_polled(struct vmm_req *r, const struct qmp_msg *m)
 		    "query-migrate returned no status");
 		return;
 	case MIG_RUNNING:
-		vmm_req_after(r, CKPT_POLL_MS, ckpt_poll);
+		vmm_req_poll(r, CKPT_POLL_MS, ckpt_poll);
 		return;
 	case MIG_FAILED:
 		ignore_shared(r, 0, ckpt_failed);
@@ -200,7 +208,7 @@ inc_capable(struct vmm_req *r, const struct qmp_msg *m)
 static void
 inc_started(struct vmm_req *r, const struct qmp_msg *m)
 {
-	vmm_req_after(r, INC_POLL_MS, inc_poll);
+	vmm_req_poll(r, INC_POLL_MS, inc_poll);
 }
 
 static void
@@ -218,7 +226,7 @@ inc_polled(struct vmm_req *r, const struct qmp_msg *m)
 		    "query-migrate returned no status");
 		return;
 	case MIG_RUNNING:
-		vmm_req_after(r, INC_POLL_MS, inc_poll);
+		vmm_req_poll(r, INC_POLL_MS, inc_poll);
 		return;
 	case MIG_FAILED:
 		vmm_fail(r, VMM_ERR_QMP, EIO,

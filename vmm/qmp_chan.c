@@ -224,7 +224,10 @@ qmp_event(const struct qmp_msg *m)
 			qc.held_sent = 1;
 			vmm_event(VMM_EV_HELD, "the guest holds");
 		}
-	} else
+	} else if (strcmp(m->event, "MIGRATION") == 0 ||
+	    strcmp(m->event, "JOB_STATUS_CHANGE") == 0)
+		vmm_req_hurry();
+	else
 		log_debug("QMP event %s ignored", m->event);
 }
 

@@ -22,7 +22,8 @@
  *			held (a raw disk's save or load): stop	-> snap_run
  *			else snap_run
  *	snap_run	snapshot-save/load/delete	-> snap_started
- *	snap_started	snap_poll in SNAP_POLL_MS
+ *	snap_started	snap_poll in SNAP_POLL_MS, or at QEMU's next
+ *			JOB_STATUS_CHANGE event
  *	snap_poll	query-jobs			-> snap_polled
  *	snap_polled	concluded: job-dismiss		-> snap_dismissed
  *			else snap_poll again
@@ -272,7 +273,7 @@ snap_run(struct vmm_req *r, const struct qmp_msg *m)
 static void
 snap_started(struct vmm_req *r, const struct qmp_msg *m)
 {
-	vmm_req_after(r, SNAP_POLL_MS, snap_poll);
+	vmm_req_poll(r, SNAP_POLL_MS, snap_poll);
 }
 
 static void
@@ -292,7 +293,7 @@ snap_polled(struct vmm_req *r, const struct qmp_msg *m)
 		return;
 	}
 	if (strcmp(m->job_status, "concluded") != 0) {
-		vmm_req_after(r, SNAP_POLL_MS, snap_poll);
+		vmm_req_poll(r, SNAP_POLL_MS, snap_poll);
 		return;
 	}
 	if (m->has_job_error) {

@@ -239,6 +239,7 @@ req_after_fire(int fd, short event, void *arg)
 {
 	struct vmm_req	*r = arg;
 
+	r->polling = 0;
 	r->after_cont(r);
 }
 
@@ -248,8 +249,42 @@ vmm_req_after(struct vmm_req *r, uint32_t ms, vmm_req_cont cont)
 {
 	struct timeval	 tv = { ms / 1000, (ms % 1000) * 1000 };
 
+	r->polling = 0;
 	r->after_cont = cont;
 	evtimer_add(&r->after, &tv);
+}
+
+/*
+ * As vmm_req_after, for a step that asks QEMU how far something is: an
+ * event saying it moved on (vmm_req_hurry) runs the step at once.
+ */
+void
+vmm_req_poll(struct vmm_req *r, uint32_t ms, vmm_req_cont cont)
+{
+	vmm_req_after(r, ms, cont);
+	r->polling = 1;
+}
+
+/*
+ * QEMU said that a migration or a job changed state: every request
+ * waiting to poll QMP polls now.  Its poll asks QEMU again, so the event
+ * decides nothing, and one poll is in flight per request at most however
+ * many events come.
+ */
+void
+vmm_req_hurry(void)
+{
+	struct vmm_req	*r;
+	size_t		 i;
+
+	for (i = 0; i < VMM_REQ_MAX; i++) {
+		r = &vmm.reqs[i];
+		if (!r->used || !r->polling || r->op->chan != VMM_CHAN_QMP ||
+		    !evtimer_pending(&r->after, NULL))
+			continue;
+		evtimer_del(&r->after);
+		req_after_fire(-1, 0, r);
+	}
 }
 
 static struct vmm_req *

@@ -175,9 +175,10 @@ struct vmm_req {
 	const char		*qmp_held_cmd;
 	json_t			*qmp_held_args;
 
-	/* a step after a delay */
+	/* a step after a delay; polling: one an event may hurry */
 	struct event		 after;
 	vmm_req_cont		 after_cont;
+	int			 polling;
 
 	/* the guest implementation's, while the guest answers */
 	uint32_t		 g_kind;	/* what it asked */
@@ -207,6 +208,8 @@ void	 vmm_guest_up(const char *, const char *, const char *);
 uint32_t vmm_wire_id(void);
 void	 vmm_req_arm(struct vmm_req *, uint32_t);
 void	 vmm_req_after(struct vmm_req *, uint32_t, vmm_req_cont);
+void	 vmm_req_poll(struct vmm_req *, uint32_t, vmm_req_cont);
+void	 vmm_req_hurry(void);
 void	 vmm_req_free(struct vmm_req *);
 struct vmm_req *vmm_req_find(enum vmm_chan, uint32_t);
 struct vmm_req *vmm_req_next(struct vmm_req *);
