@@ -210,6 +210,7 @@ msg_store_checkpoint_put(struct ibuf *b,
 {
 	m_add_str(b, m->vm_id);
 	m_add_u32(b, m->write);
+	m_add_str(b, m->base != NULL ? m->base : "");
 }
 
 int
@@ -220,8 +221,12 @@ msg_store_checkpoint_get(struct imsg *imsg, struct msg_store_checkpoint *m)
 	memset(m, 0, sizeof(*m));
 	if (m_open(&r, imsg, IMSG_STORE_CHECKPOINT) == -1 ||
 	    m_get_vm_id(&r, &m->vm_id) == -1 ||
-	    m_get_flag(&r, &m->write) == -1)
+	    m_get_flag(&r, &m->write) == -1 ||
+	    m_get_str(&r, &m->base, ID_MAX) == -1)
 		return -1;
+	if (m->base[0] != '\0' && (!m->write || !valid_id(m->base,
+	    VM_ID_PREFIX)))
+		return m_fail();
 	return m_end(&r);
 }
 

@@ -66,11 +66,16 @@ struct msg_store_result {
 
 /*
  * IMSG_STORE_CHECKPOINT -> STORE_FD, RESULT: the VM's checkpoint file,
- * made empty to write (1) or read-only (0).
+ * made empty to write (1) or read-only (0).  Writing with base, a VM id:
+ * that VM's RAM file (a shared template's) becomes this VM's base first,
+ * a link of the same file, which a relative checkpoint needs to load
+ * (msg_vmm.h).  Reading: the base, if the VM has one, comes too, as
+ * STORE_FD_RAM, before the checkpoint.
  */
 struct msg_store_checkpoint {
 	const char	*vm_id;		/* a VM id, ID_MAX */
 	uint32_t	 write;		/* 0 or 1 */
+	const char	*base;		/* a VM id, or "": none */
 };
 
 /*

@@ -753,6 +753,7 @@ msg_vmm_checkpoint_put(struct ibuf *b, const struct msg_vmm_checkpoint *m)
 {
 	m_add_u32(b, m->shared);
 	m_add_u32(b, m->durable);
+	m_add_u32(b, m->relative);
 }
 
 int
@@ -763,7 +764,8 @@ msg_vmm_checkpoint_get(struct imsg *imsg, struct msg_vmm_checkpoint *m)
 	memset(m, 0, sizeof(*m));
 	if (m_open(&r, imsg, IMSG_VMM_CHECKPOINT) == -1 ||
 	    m_get_flag(&r, &m->shared) == -1 ||
-	    m_get_flag(&r, &m->durable) == -1)
+	    m_get_flag(&r, &m->durable) == -1 ||
+	    m_get_flag(&r, &m->relative) == -1)
 		return -1;
 	return done(&r);
 }

@@ -318,10 +318,14 @@ int	 msg_vmm_net_config_get(struct imsg *, struct msg_vmm_net_config *);
  * a shared template's is (the RAM it maps shared from a file is not in
  * it); both ends of one checkpoint say the same.  durable: fsynced before
  * the answer (a hibernation's; a fork's lives only as long as its run).
+ * relative: without the pages that hold what the RAM file QEMU maps
+ * copy-on-write holds (vmm/ramdiff.h), for a QEMU that maps the same file
+ * to load; the monitor must have that file (VMM_RAM_FILENO).
  */
 struct msg_vmm_checkpoint {
 	uint32_t	 shared;	/* 0 or 1 */
 	uint32_t	 durable;	/* 0 or 1 */
+	uint32_t	 relative;	/* 0 or 1 */
 };
 struct msg_vmm_incoming {
 	uint32_t	 shared;	/* 0 or 1 */

@@ -199,6 +199,13 @@ enum tool_status {
  */
 #define QEMU_INCOMING_FD	8
 
+/*
+ * The id of a VM's RAM block when QEMU maps it from a file (mcvmd's
+ * memory-backend-file), the machine's own: the block a relative
+ * checkpoint (the monitor's) leaves pages of out.
+ */
+#define QEMU_RAM_ID		"pc.ram"
+
 /* IMSG_STORE_FD roles */
 enum store_fd_role {
 	STORE_FD_DISK = 1,	/* the VM's disk, read-write */

@@ -103,12 +103,18 @@ vm_profile(const struct vm *vm, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-/* The vCPUs are stopped: the checkpoint next. */
+/*
+ * The vCPUs are stopped: the checkpoint next.  A VM whose QEMU maps its
+ * template's RAM file copy-on-write keeps a link of that file (its base)
+ * for the checkpoint, which holds only the pages it changed: its
+ * template may be gone before it resumes.  One that maps its base
+ * already keeps it.
+ */
 static void
 hib_checkpoint(struct vm *vm)
 {
 	vm_progress(vm, 1, 3, "writing the checkpoint");
-	vm_store_checkpoint(vm, vm->row.id, 1);
+	vm_store_checkpoint(vm, vm->row.id, 1, vm_template_file(vm));
 }
 
 static void

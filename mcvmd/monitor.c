@@ -159,7 +159,8 @@ vm_incoming(struct vm *vm)
 void
 vm_checkpoint_write(struct vm *vm, int fd)
 {
-	struct msg_vmm_checkpoint	 m = { vm->tpl == TPL_SHARED, 1 };
+	struct msg_vmm_checkpoint	 m = { vm->tpl == TPL_SHARED, 1,
+					    !vm->tpl && vm->ram_cow };
 	struct req			*r;
 
 	r = req_new(RP_MONITOR, vm, IMSG_VMM_CHECKPOINT, checkpoint_done,

@@ -47,7 +47,6 @@
 #define QEMU_JAIL_KERNEL	"/kernel"
 #define QEMU_JAIL_INITRD	"/initrd"
 #define QEMU_JAIL_RAM		"/ram"		/* a template's RAM file */
-#define QEMU_RAM_ID		"pc.ram"	/* the machine's own RAM block's */
 
 /* Where guest RAM lives. */
 enum qemu_ram {

@@ -94,13 +94,14 @@ vm_jail_dir(const struct vm *vm, char *path, size_t len)
 
 static pid_t
 vm_fork_monitor(struct vm *vm, char procs[][PATH_MAX], size_t nprocs,
-    int sp, int qmp, int agent)
+    int sp, int qmp, int agent, int ram)
 {
 	char		 path[PATH_MAX], uid[16], gid[16], *argv[CHILD_ARGV_MAX];
 	char		 host[AGENT_HOSTNAME_MAX + 1];
 	char		 machine[AGENT_MACHINE_ID_LEN + 1];
 	uint8_t		 digest[SHA256_LEN];
-	int		 argc, i, fd, fds[3] = { sp, qmp, agent };
+	int		 argc, i, fd, fds[4] = { sp, qmp, agent, ram };
+	int		 nfds = ram != -1 ? 4 : 3;
 	size_t		 d;
 	pid_t		 pid;
 
@@ -136,6 +137,10 @@ vm_fork_monitor(struct vm *vm, char procs[][PATH_MAX], size_t nprocs,
 	argv[argc++] = uid;
 	argv[argc++] = "-g";
 	argv[argc++] = gid;
+	/* The RAM file QEMU maps copy-on-write: its checkpoints are
+	 * relative to it. */
+	if (ram != -1)
+		argv[argc++] = "-R";
 	argv[argc] = NULL;
 
 	if ((pid = fork()) != 0)
@@ -146,14 +151,15 @@ vm_fork_monitor(struct vm *vm, char procs[][PATH_MAX], size_t nprocs,
 			_exit(127);
 		close(fd);
 	}
-	/* 3: mcvmd, 4: QMP, 5: agent; via high numbers to avoid clashes. */
-	for (i = 0; i < 3; i++)
+	/* 3: mcvmd, 4: QMP, 5: agent, 6: the RAM file; via high numbers
+	 * to avoid clashes. */
+	for (i = 0; i < nfds; i++)
 		if ((fds[i] = fcntl(fds[i], F_DUPFD, 64)) == -1)
 			_exit(127);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < nfds; i++)
 		if (dup2(fds[i], PROC_PARENT_SOCK_FILENO + i) == -1)
 			_exit(127);
-	if (close_range(PROC_PARENT_SOCK_FILENO + 3, ~0U, 0) == -1)
+	if (close_range(PROC_PARENT_SOCK_FILENO + nfds, ~0U, 0) == -1)
 		_exit(127);
 	execve(path, argv, child_envp);
 	_exit(127);
@@ -257,7 +263,7 @@ vm_spawn_monitor(struct vm *vm, int qmp, int agent, char *msg, size_t len)
 		return -1;
 	}
 	if ((vm->vmm_pid = vm_fork_monitor(vm, NULL, 0, sp[1], qmp,
-	    agent)) == -1) {
+	    agent, -1)) == -1) {
 		vm->vmm_pid = 0;
 		close(sp[0]);
 		close(sp[1]);
@@ -285,6 +291,7 @@ vm_spawn(struct vm *vm)
 	struct qemu_argv	*qa;
 	struct qemu_spec	 spec;
 	struct jail		 jail;
+	struct stat		 st;
 	char			 root[PATH_MAX];
 	char			 procs[JAIL_CGROUPS_MAX][PATH_MAX];
 	size_t			 nprocs = 0, i;
@@ -306,9 +313,20 @@ vm_spawn(struct vm *vm)
 	spec.display = vm->row.display != 0;
 	spec.restore = vm->boot.restore || vm->boot.resume;
 	spec.paused = vm->tpl == TPL_SHARED;
-	/* A template's RAM file, and its group, or neither. */
-	if (spec.restore)
-		(void)vm_template_use(vm, &ram_fd, &gid, &spec.ram);
+	/*
+	 * A template's RAM file, and its group; or, resuming, the VM's base
+	 * (a link of the template's file it hibernated from, the same
+	 * group's) if it has one; or neither.
+	 */
+	if (spec.restore && vm_template_use(vm, &ram_fd, &gid,
+	    &spec.ram) == -1 && vm->boot.resume &&
+	    vm->store_fds[STORE_FD_RAM] != -1 &&
+	    fstat(vm->store_fds[STORE_FD_RAM], &st) == 0) {
+		ram_fd = vm->store_fds[STORE_FD_RAM];
+		gid = st.st_gid;
+		spec.ram = QEMU_RAM_PRIVATE;
+	}
+	vm->ram_cow = spec.ram == QEMU_RAM_PRIVATE;
 	if (vm_own_disks(vm)) {
 		spec.ndisks = vm->nvdisk;
 		for (i = 0; i < vm->nvdisk && i < VM_DISKS_MAX; i++) {
@@ -395,7 +413,7 @@ vm_spawn(struct vm *vm)
 	vm->qemu_status = 0;
 	vm->started = vm_now();
 	if ((vm->vmm_pid = vm_fork_monitor(vm, procs, nprocs, sp[1], qmp[1],
-	    agent[1])) == -1) {
+	    agent[1], vm->ram_cow ? ram_fd : -1)) == -1) {
 		why = "cannot start the VM monitor";
 		goto fail;
 	}

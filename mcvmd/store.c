@@ -144,11 +144,15 @@ vm_store_disk_copy(struct vm *vm, const char *from)
 	(void)req_send(r);
 }
 
-/* Asks for VM id's checkpoint file, to write or to read. */
+/*
+ * Asks for VM id's checkpoint file, to write or to read; writing, after
+ * the RAM file of VM base (not NULL) becomes its base.
+ */
 void
-vm_store_checkpoint(struct vm *vm, const char *id, int write)
+vm_store_checkpoint(struct vm *vm, const char *id, int write,
+    const char *base)
 {
-	struct msg_store_checkpoint	 m = { id, write ? 1 : 0 };
+	struct msg_store_checkpoint	 m = { id, write ? 1 : 0, base };
 	struct req			*r;
 
 	r = req_new(RP_STORED, vm, IMSG_STORE_CHECKPOINT,
@@ -364,7 +368,7 @@ store_disk_done(struct req *r, struct imsg *imsg)
 	vm_fsm(vm, VE_DISK_READY, NULL);
 	vm_progress(vm, 1, 3, "disk ready");
 	if (vm->boot.resume) {
-		vm_store_checkpoint(vm, vm_fork_dir(vm), 0);
+		vm_store_checkpoint(vm, vm_fork_dir(vm), 0, NULL);
 		return;
 	}
 	if (vm->tpl == TPL_SHARED) {
@@ -372,7 +376,7 @@ store_disk_done(struct req *r, struct imsg *imsg)
 		return;
 	}
 	if (vm->boot.restore && vm_template_ready(vm)) {
-		vm_store_checkpoint(vm, vm_template_source(vm), 0);
+		vm_store_checkpoint(vm, vm_template_source(vm), 0, NULL);
 		return;
 	}
 	vm->boot.restore = 0;	/* retired meanwhile: it boots */
@@ -473,7 +477,7 @@ store_ram_done(struct req *r, struct imsg *imsg)
 		vm_fail(vm, "a RAM file for no shared template being made");
 		return;
 	}
-	vm_store_checkpoint(vm, src, 0);
+	vm_store_checkpoint(vm, src, 0, NULL);
 }
 
 /* Asks stored for a shared template's RAM file, made anew. */

@@ -579,12 +579,26 @@ vm_template_use(const struct vm *vm, int *fd, uint32_t *gid,
 	return 0;
 }
 
+/*
+ * The VM whose directory holds the RAM file vm's QEMU maps copy-on-write,
+ * if it maps its template's; else NULL.
+ */
+const char *
+vm_template_file(const struct vm *vm)
+{
+	const struct wtpl	*w = wtpl_of(vm);
+
+	return w != NULL && vm->wtpl_using && vm->tpl != TPL_SHARED ? w->id :
+	    NULL;
+}
+
 /* vm's QEMU is gone: it maps the template's file no more. */
 void
 vm_template_unuse(struct vm *vm)
 {
 	struct wtpl	*w = wtpl_of(vm);
 
+	vm->ram_cow = 0;
 	if (w != NULL && vm->wtpl_using) {
 		w->users--;
 		vm->wtpl_using = 0;
@@ -614,7 +628,7 @@ tpl_checkpoint(struct vm *vm, int kind)
 	if (vm->tpl != kind || vm->state != VS_BOOTING)
 		return;
 	vm_progress(vm, 2, 3, "checkpointing");
-	vm_store_checkpoint(vm, vm->row.id, 1);
+	vm_store_checkpoint(vm, vm->row.id, 1, NULL);
 }
 
 void

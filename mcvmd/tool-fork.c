@@ -377,7 +377,7 @@ static void
 fork_copied(struct req *r, struct imsg *imsg)
 {
 	struct fork			*f = r->ctx;
-	struct msg_store_checkpoint	 c = { f->dir, 1 };
+	struct msg_store_checkpoint	 c = { f->dir, 1, NULL };
 	struct msg_store_result		 m;
 
 	vm_store_result(imsg, &m);

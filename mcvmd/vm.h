@@ -146,6 +146,9 @@ struct vm {
 					   from, or is; 1-based */
 	int		 wtpl;		/* its shared template's, 1-based */
 	int		 wtpl_using;	/* its QEMU maps that one's RAM file */
+	int		 ram_cow;	/* its QEMU maps a RAM file copy-on-
+					   write, that one's or its base:
+					   it hibernates relative to it */
 	int		 hib_paused;	/* hibernating: it was paused */
 	int		 fork;		/* a fork makes it: its entry's,
 					   1-based (tool-fork.c) */
@@ -292,7 +295,8 @@ void		 vm_store_up(void);
 void		 vm_store_imsg(struct imsg *);
 void		 vm_store_disk(struct vm *, uint32_t);
 void		 vm_store_disk_copy(struct vm *, const char *);
-void		 vm_store_checkpoint(struct vm *, const char *, int);
+void		 vm_store_checkpoint(struct vm *, const char *, int,
+		    const char *);
 void		 vm_store_ram(struct vm *);
 struct msg_store_result;
 void		 vm_store_result(struct imsg *, struct msg_store_result *);
@@ -351,6 +355,7 @@ int		 vm_template_ram(struct vm *, int);
 int		 vm_template_use(const struct vm *, int *, uint32_t *,
 		    enum qemu_ram *);
 void		 vm_template_unuse(struct vm *);
+const char	*vm_template_file(const struct vm *);
 void		 vm_template_retire_shared(struct vm *, const char *);
 void		 vm_template_loaded(struct vm *);
 int		 vm_template_holds_slot(uint32_t);

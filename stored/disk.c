@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "catalog.h"
 #include "disk.h"
 #include "log.h"
@@ -125,19 +126,6 @@ disk_reflink_probe(int dirfd, int srcfd, char *why, size_t len)
 	return -1;
 }
 
-static uint32_t
-be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint64_t
-be64(const uint8_t *p)
-{
-	return (uint64_t)be32(p) << 32 | be32(p + 4);
-}
-
 /*
  * A qcow2 header's virtual size and backing file name ("" for none),
  * which must be printable and fit len.  0, EINVAL for anything but a
@@ -155,10 +143,10 @@ qcow2_header(int fd, uint64_t *size, char *backing, size_t len)
 		return errno;
 	if ((size_t)n != sizeof(h) || memcmp(h, QCOW2_MAGIC, 4) != 0)
 		return EINVAL;
-	version = be32(h + 4);
-	boff = be64(h + 8);
-	blen = be32(h + 16);
-	*size = be64(h + 24);
+	version = be32_get(h + 4);
+	boff = be64_get(h + 8);
+	blen = be32_get(h + 16);
+	*size = be64_get(h + 24);
 	if (version < 2 || version > 3)
 		return EINVAL;
 	backing[0] = '\0';
@@ -622,24 +610,66 @@ disk_ram(int vmsfd, const char *vm, uint32_t mib, int *fdp, char *text,
 }
 
 /*
+ * VM vm's base: a link of VM from's RAM file (a shared template's, whose
+ * file its QEMU maps), put in place of any base it had, durably.  0 or an
+ * errno value.  The link is the file, its mode and group (the
+ * template's) with it: the QEMU restoring the VM maps the same pages.
+ */
+static int
+disk_base(int vmsfd, int dfd, const char *vm, const char *from, char *text,
+    size_t len)
+{
+	static const char	 tmp[] = VM_BASE ".new";
+	int			 sdfd, rc = 0;
+
+	if ((sdfd = disk_vm_dir(vmsfd, from, &rc, text, len)) == -1)
+		return rc;
+	(void)unlinkat(dfd, tmp, 0);
+	if (linkat(sdfd, VM_RAM, dfd, tmp, 0) == -1 ||
+	    renameat(dfd, tmp, dfd, VM_BASE) == -1 || fsync(dfd) == -1) {
+		rc = errno;
+		(void)unlinkat(dfd, tmp, 0);
+		(void)snprintf(text, len, "vm %s: its base from %s: %s", vm,
+		    from, strerror(rc));
+	}
+	close(sdfd);
+	return rc;
+}
+
+/*
  * Opens VM vm's checkpoint file (a QEMU migration stream): made empty for
- * writing, or read-only.  0 with *fdp set, or an errno value.
+ * writing, after its base is made from VM base's RAM file if base is not
+ * empty (disk_base), or read-only, with its base read-only in *basep if
+ * it has one (else -1).  0 with *fdp set, or an errno value.
  */
 int
-disk_checkpoint(int vmsfd, const char *vm, int write, int *fdp, char *text,
-    size_t len)
+disk_checkpoint(int vmsfd, const char *vm, int write, const char *base,
+    int *fdp, int *basep, char *text, size_t len)
 {
 	int	 dfd, fd, rc = 0;
 
-	*fdp = -1;
+	*fdp = *basep = -1;
 	if ((dfd = disk_vm_dir(vmsfd, vm, &rc, text, len)) == -1)
 		return rc;
+	if (write && base[0] != '\0' &&
+	    (rc = disk_base(vmsfd, dfd, vm, base, text, len)) != 0) {
+		close(dfd);
+		return rc;
+	}
 	if (write)
 		fd = openat(dfd, VM_CHECKPOINT, O_RDWR | O_CREAT | O_TRUNC |
 		    O_NOFOLLOW | O_CLOEXEC, VM_DISK_MODE);
-	else
+	else {
 		fd = openat(dfd, VM_CHECKPOINT, O_RDONLY | O_NOFOLLOW |
 		    O_CLOEXEC);
+		if (fd != -1 && (*basep = openat(dfd, VM_BASE, O_RDONLY |
+		    O_NOFOLLOW | O_CLOEXEC)) == -1 && errno != ENOENT) {
+			rc = errno;
+			close(fd);
+			fd = -1;
+			errno = rc;
+		}
+	}
 	if (fd == -1) {
 		rc = errno;
 		(void)snprintf(text, len, "vm %s: %s: %s", vm, VM_CHECKPOINT,

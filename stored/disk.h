@@ -24,6 +24,8 @@
 #define VM_CHECKPOINT		"checkpoint"
 #define VM_RAM			"ram"		/* a template's RAM file */
 #define VM_RAM_MODE		0660		/* its group: the template's */
+#define VM_BASE			"base"		/* a link of a template's RAM
+						   file: a relative checkpoint's */
 #define VM_DIR_MODE		0700
 #define VM_DISK_MODE		0600
 #define VM_ID_PREFIX		"vm-"
@@ -64,7 +66,8 @@ void	 disk_close(struct vm_disk *);
 int	 disk_snapshot(int, const char *, uint32_t, const char *, char *,
 	    size_t);
 int	 disk_state_write(int);
-int	 disk_checkpoint(int, const char *, int, int *, char *, size_t);
+int	 disk_checkpoint(int, const char *, int, const char *, int *, int *,
+	    char *, size_t);
 int	 disk_ram(int, const char *, uint32_t, int *, char *, size_t);
 int	 disk_delete(int, const char *, char *, size_t);
 int	 disk_copy_start(int, const char *, const char *, struct disk_copy *,

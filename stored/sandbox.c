@@ -4,8 +4,8 @@
  * stored itself: kill by default.  No sockets beyond the one it inherited
  * from mcvmd and the one to its qemu-img helper, no fork, no exec, no
  * signals to other processes.  It may open, create, rename and remove
- * files (its uid and the 0700 store confine where), clone files with
- * FICLONE and no other ioctl, and read directories.
+ * files and link them (its uid and the 0700 store confine where), clone
+ * files with FICLONE and no other ioctl, and read directories.
  *
  * The qemu-img helper, its jobs and every qemu-img they run share one
  * filter, an allow-list: what the helper needs to fork jobs, what a job
@@ -38,7 +38,7 @@ static const char *const stored_allow[] = {
 	"fstatfs", "pread64", "fsync", "poll", "ppoll", "renameat",
 	"renameat2", "socketpair", "newfstatat", "fstat", "lseek",
 	"statfs", "pipe2", "splice", "pwrite64", "ftruncate", "fchmod",
-	"copy_file_range",
+	"copy_file_range", "linkat",
 };
 
 void

@@ -404,18 +404,23 @@ stored_disk_open(uint32_t id, const char *vm, const char *name)
 }
 
 static void
-stored_checkpoint(uint32_t id, const char *vm, uint32_t write)
+stored_checkpoint(uint32_t id, const struct msg_store_checkpoint *m)
 {
 	char	 text[STORED_TEXT_MAX];
-	int	 fd, rc;
+	int	 fd, base, rc;
 
-	if ((rc = disk_checkpoint(vmsfd, vm, write != 0, &fd, text,
-	    sizeof(text))) != 0) {
+	if ((rc = disk_checkpoint(vmsfd, m->vm_id, m->write != 0, m->base,
+	    &fd, &base, text, sizeof(text))) != 0) {
 		stored_result(id, rc, DISK_RAW, 0, text);
 		return;
 	}
-	textf(text, sizeof(text), "vm %s: checkpoint opened for %s", vm,
-	    write ? "writing" : "reading");
+	textf(text, sizeof(text), "vm %s: checkpoint opened for %s%s",
+	    m->vm_id, m->write ? "writing" : "reading",
+	    m->base[0] != '\0' ? ", its base made" : base != -1 ?
+	    ", with its base" : "");
+	if (base != -1)
+		imsgev_send_fd(&iev_parent, IMSG_STORE_FD, id, STORE_FD_RAM,
+		    base);
 	imsgev_send_fd(&iev_parent, IMSG_STORE_FD, id, STORE_FD_CHECKPOINT,
 	    fd);
 	stored_result(id, 0, DISK_RAW, 0, text);
@@ -714,7 +719,7 @@ stored_imsg(struct imsg *imsg)
 	case IMSG_STORE_CHECKPOINT:
 		if (msg_store_checkpoint_get(imsg, &m.checkpoint) == -1)
 			stored_bad(imsg);
-		stored_checkpoint(id, m.checkpoint.vm_id, m.checkpoint.write);
+		stored_checkpoint(id, &m.checkpoint);
 		break;
 	case IMSG_STORE_IMAGE:
 		if (msg_store_image_get(imsg, &m.image) == -1)

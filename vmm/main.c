@@ -1,7 +1,9 @@
 /*
  * mcvm-vmm: the monitor of one VM.  mcvmd starts it as root with its imsg
  * socket on fd 3, a socket connected to QEMU's QMP monitor on fd 4 and one
- * connected to the guest agent's virtio-serial chardev on fd 5.  It drops
+ * connected to the guest agent's virtio-serial chardev on fd 5, and with
+ * -R the RAM file QEMU maps copy-on-write on fd 6 (read-only: relative
+ * checkpoints leave out what it holds).  It drops
  * to the VM's uid in the empty directory, loads its seccomp filter, then
  * speaks QMP and the agent protocol (mcvm's, or with -a qga
  * qemu-guest-agent's) and relays typed results to mcvmd.
@@ -37,7 +39,7 @@
 
 #define VMM_USAGE	"mcvm-vmm [-dhSv] [-a mcvm | qga] [-D macro=value] " \
 			"[-f file] [-H hostname -M machine-id] " \
-			"[-m hold | restore] -i vm-id -u uid -g gid"
+			"[-m hold | restore] [-R] -i vm-id -u uid -g gid"
 
 static struct {
 	struct mcvm_config	 conf;
@@ -47,6 +49,7 @@ static struct {
 	const char		*machine_id;
 	enum vmm_mode		 mode;
 	long long		 uid, gid;
+	int			 ram;
 } start;
 
 static int
@@ -96,6 +99,9 @@ vmm_option(int ch, const char *arg, void *unused)
 		return vmm_parse_id(arg, &start.uid);
 	case 'g':
 		return vmm_parse_id(arg, &start.gid);
+	case 'R':
+		start.ram = 1;
+		return 0;
 	case 'm':
 		if (strcmp(arg, "hold") == 0)
 			start.mode = VMM_MODE_HOLD;
@@ -140,7 +146,7 @@ main(int argc, char *argv[])
 	size_t			 seed;
 
 	proc_child_setup_ext(argc, argv, "vmm", VMM_USAGE, &start.opts,
-	    &start.conf, "a:H:M:i:m:u:g:", vmm_option, NULL);
+	    &start.conf, "a:H:M:i:m:Ru:g:", vmm_option, NULL);
 	if (start.vmid == NULL || start.uid == 0 || start.gid == 0)
 		fatalx("-i, -u and -g are required; usage: %s", VMM_USAGE);
 	if (start.uid < start.conf.vm_uid_first ||
@@ -159,6 +165,8 @@ main(int argc, char *argv[])
 	}
 	vmm_check_fd(VMM_QMP_FILENO, "QMP");
 	vmm_check_fd(VMM_AGENT_FILENO, "agent");
+	if (start.ram)
+		vmm_ram_init(VMM_RAM_FILENO);
 	if (snprintf(empty, sizeof(empty), "%s/%s", start.conf.rundir,
 	    MCVM_EMPTY_DIR) >= (int)sizeof(empty))
 		fatalx("run directory path too long");

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "log.h"
 #include "qmp.h"
 #include "vmm.h"
@@ -135,13 +136,6 @@ shot_dump(struct vmm_req *r)
 	    file, "format", "png"), shot_dumped);
 }
 
-static uint32_t
-be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
 /*
  * A PNG's size, from its signature and its first chunk, which must be
  * IHDR of 13 bytes.  Returns 0, or -1 if it is not one.
@@ -154,10 +148,10 @@ vmm_png_size(const uint8_t *p, size_t len, uint32_t *w, uint32_t *h)
 	};
 
 	if (len < SHOT_PNG_MIN || memcmp(p, sig, sizeof(sig)) != 0 ||
-	    be32(p + 8) != 13 || memcmp(p + 12, "IHDR", 4) != 0)
+	    be32_get(p + 8) != 13 || memcmp(p + 12, "IHDR", 4) != 0)
 		return -1;
-	*w = be32(p + 16);
-	*h = be32(p + 20);
+	*w = be32_get(p + 16);
+	*h = be32_get(p + 20);
 	if (*w == 0 || *w > VMM_DISPLAY_MAX || *h == 0 ||
 	    *h > VMM_DISPLAY_MAX)
 		return -1;

@@ -51,6 +51,8 @@
 /* The fds mcvmd gives the monitor, beside its imsg socket on fd 3. */
 #define VMM_QMP_FILENO		4	/* to QEMU's QMP monitor */
 #define VMM_AGENT_FILENO	5	/* connected to the agent chardev */
+#define VMM_RAM_FILENO		6	/* -R: the RAM file QEMU maps
+					   copy-on-write, read-only */
 
 #define VMM_REQ_MAX		32	/* in flight, then VMM_ERR_BUSY */
 #define VMM_REQ_TIMEOUT_MS	30000	/* -> VMM_ERR_TIMEOUT */
@@ -273,6 +275,9 @@ int	 vmm_png_size(const uint8_t *, size_t, uint32_t *, uint32_t *);
 json_t	*vmm_input_batch(const struct vmm_input *, size_t);
 size_t	 vmm_serial_tail(const uint8_t *, size_t, int, char *, size_t,
 	    uint32_t *, uint32_t *);
+
+/* The RAM file relative checkpoints compare with (checkpoint.c). */
+void	 vmm_ram_init(int);
 
 /* The seccomp policy (vmm_sandbox.c). */
 void	 vmm_sandbox(int);

@@ -24,6 +24,12 @@ fuzz-qmp_SRCS := tests/fuzz/fuzz_qmp.c vmm/qmp.c common/b64.c
 fuzz-qmp_PKGS := jansson
 fuzz-qmp_CFLAGS := -Ivmm
 
+# Its relative checkpoint's filter of QEMU's migration stream, seeded
+# with a stream in QEMU 7.2's format.
+FUZZ_TARGETS += fuzz-ramdiff
+fuzz-ramdiff_SRCS := tests/fuzz/fuzz_ramdiff.c vmm/ramdiff.c
+fuzz-ramdiff_CFLAGS := -Ivmm
+
 # Its qemu-guest-agent decoder, seeded with the lines qemu-ga 7.2 writes.
 FUZZ_TARGETS += fuzz-qga
 fuzz-qga_SRCS := tests/fuzz/fuzz_qga.c vmm/qga.c vmm/qmp.c common/b64.c

@@ -12,6 +12,8 @@
  *	list			IMSG_STORE_DISK_LIST
  *	checkpoint VM W		IMSG_STORE_CHECKPOINT, to write (W 1) or
  *				read (W 0)
+ *	rebase VM FROM		IMSG_STORE_CHECKPOINT to write, FROM's RAM
+ *				file made VM's base first
  *	many N IMAGE		N times create, open and delete (quietly);
  *				prints stored's open fds before and after
  *	malformed		DISK_CREATE whose fields have the wrong type
@@ -105,6 +107,8 @@ role_name(uint32_t role)
 		return "baseN";
 	case STORE_FD_STATE:
 		return "state";
+	case STORE_FD_RAM:
+		return "ram";
 	}
 	return "unknown";
 }
@@ -232,9 +236,10 @@ request(uint32_t type, const char *vm, const char *image, int *fds)
 }
 
 static void
-checkpoint(const char *vm, uint32_t write)
+checkpoint(const char *vm, uint32_t write, const char *base)
 {
-	struct msg_store_checkpoint	 m = { .vm_id = vm, .write = write };
+	struct msg_store_checkpoint	 m = { .vm_id = vm, .write = write,
+					    .base = base };
 	struct peer_call		 c;
 	struct ibuf			*b;
 	int				 fds;
@@ -394,7 +399,10 @@ main(int argc, char *argv[])
 			vmdisks(ARG(1), ARG(2), ARG(3), ARG(4), ARG(5));
 			i += 5;
 		} else if (strcmp(cmd, "checkpoint") == 0) {
-			checkpoint(ARG(1), (uint32_t)atoi(ARG(2)));
+			checkpoint(ARG(1), (uint32_t)atoi(ARG(2)), NULL);
+			i += 2;
+		} else if (strcmp(cmd, "rebase") == 0) {
+			checkpoint(ARG(1), 1, ARG(2));
 			i += 2;
 		} else if (strcmp(cmd, "list") == 0)
 			(void)request(IMSG_STORE_DISK_LIST, NULL, NULL, &fds);

@@ -714,6 +714,7 @@ fill_store_checkpoint(void *p)
 
 	m->vm_id = VM_ID;
 	m->write = 1;
+	m->base = VM_ID;
 }
 
 static int
@@ -724,6 +725,8 @@ over_store_checkpoint(void *p, int i)
 	switch (i) {
 	case 0: m->vm_id = "vm-"; break;
 	case 1: m->write = 2; break;
+	case 2: m->base = "vm-"; break;
+	case 3: m->write = 0; break;
 	default: return -1;
 	}
 	return 0;

@@ -597,6 +597,7 @@ fill_checkpoint(void *p)
 {
 	((struct msg_vmm_checkpoint *)p)->shared = 1;
 	((struct msg_vmm_checkpoint *)p)->durable = 1;
+	((struct msg_vmm_checkpoint *)p)->relative = 1;
 }
 
 static int
@@ -605,6 +606,7 @@ over_checkpoint(void *p, int i)
 	switch (i) {
 	case 0: ((struct msg_vmm_checkpoint *)p)->shared = 2; break;
 	case 1: ((struct msg_vmm_checkpoint *)p)->durable = 2; break;
+	case 2: ((struct msg_vmm_checkpoint *)p)->relative = 2; break;
 	default: return -1;
 	}
 	return 0;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "agent_proto.h"
+#include "bytes.h"
 #include "imsg.h"
 #include "keys.h"
 #include "msg.h"
@@ -922,13 +923,6 @@ t_busy_timeout(void)
 
 /* --- the display, input and the serial console */
 
-static uint32_t
-be32_at(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
 /*
  * A screenshot into a memfd of ours, as mcvmd makes it: the answer's
  * size is the memfd's, its bytes a PNG of the size announced.
@@ -973,7 +967,7 @@ screenshot(struct msg_vmm_screenshot_done *d)
 	if (pread(fd, head, sizeof(head), 0) != (ssize_t)sizeof(head) ||
 	    memcmp(head, sig, sizeof(sig)) != 0 ||
 	    memcmp(head + 12, "IHDR", 4) != 0 ||
-	    be32_at(head + 16) != d->width || be32_at(head + 20) != d->height) {
+	    be32_get(head + 16) != d->width || be32_get(head + 20) != d->height) {
 		test_fail("the memfd holds no PNG of %ux%u", d->width,
 		    d->height);
 		goto out;
