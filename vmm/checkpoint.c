@@ -12,9 +12,16 @@
  *	ckpt_migrating	ckpt_poll in 20 ms, or at QEMU's next
  *			MIGRATION event, whichever is first
  *	ckpt_poll	query-migrate			-> ckpt_polled
- *	ckpt_polled	done: ckpt_written; failed: the capability
+ *	ckpt_polled	done: ckpt_settle; failed: the capability
  *			off, then the error; or ckpt_poll in 20 ms
+ *	ckpt_settle	query-status			-> ckpt_settled
+ *	ckpt_settled	still finish-migrate: ckpt_settle in 1 ms;
+ *			else ckpt_written
  *	ckpt_written	fsync if durable, answer its MiB
+ *
+ * QEMU says the migration completed before it leaves the finish-migrate
+ * run state, in which it refuses cont: the answer waits for that, so
+ * that mcvmd may go on with the VM (a fork's source runs on).
  *
  * With x-ignore-shared (a request's shared), RAM QEMU maps shared from a
  * file (a shared template's: memory-backend-file share=on) stays out of
@@ -71,6 +78,7 @@
 #define CKPT_PIPE_BYTES	(1024 * 1024)	/* fs.pipe-max-size's default */
 #define CKPT_BANDWIDTH	1099511627776LL		/* bytes/s: unthrottled */
 #define CKPT_POLL_MS	20
+#define CKPT_SETTLE_MS	1
 #define INC_POLL_MS	5
 
 /* The RAM file QEMU maps copy-on-write, if mcvmd gave one (-R). */
@@ -94,6 +102,8 @@ struct ckpt_rel {
 static uint8_t		 ckpt_buf[CKPT_PIPE_BYTES];
 
 static void	 ckpt_got_fd(struct vmm_req *, const struct qmp_msg *);
+static void	 ckpt_settle(struct vmm_req *);
+static void	 ckpt_settled(struct vmm_req *, const struct qmp_msg *);
 static void	 ckpt_written(struct vmm_req *);
 static void	 ckpt_unthrottled(struct vmm_req *, const struct qmp_msg *);
 static void	 ckpt_capable(struct vmm_req *, const struct qmp_msg *);
@@ -356,8 +366,6 @@ migrate_state(const struct qmp_msg *m)
 static void
 ckpt_polled(struct vmm_req *r, const struct qmp_msg *m)
 {
-	struct ckpt_rel	*rel = r->state;
-
 	switch (migrate_state(m)) {
 	case MIG_UNSAID:
 		vmm_fail(r, VMM_ERR_QMP, EBADMSG,
@@ -371,6 +379,29 @@ ckpt_polled(struct vmm_req *r, const struct qmp_msg *m)
 		return;
 	case MIG_DONE:
 		break;
+	}
+	ckpt_settle(r);
+}
+
+static void
+ckpt_settle(struct vmm_req *r)
+{
+	vmm_qmp_send(r, "query-status", NULL, ckpt_settled);
+}
+
+static void
+ckpt_settled(struct vmm_req *r, const struct qmp_msg *m)
+{
+	struct ckpt_rel	*rel = r->state;
+
+	if (!m->has_status) {
+		vmm_fail(r, VMM_ERR_QMP, EBADMSG,
+		    "query-status returned no status");
+		return;
+	}
+	if (strcmp(m->status, "finish-migrate") == 0) {
+		vmm_req_after(r, CKPT_SETTLE_MS, ckpt_settle);
+		return;
 	}
 	/* The stream's end is QEMU's close of its pipe: then written. */
 	if (rel != NULL && !rel->eof) {
