@@ -117,6 +117,15 @@ test('a fork\'s VMs each have their own identity, disk and memory',
 	for (const vm of [SRC, ...NAMES])
 		assert.equal(await run(vm, 'cat /workspace/mine /tmp/mine'),
 		    `${vm}\n${vm}\n`);
+	// One maps the fork's RAM file copy-on-write: it hibernates relative
+	// to it (a few MiB, not its whole RAM), and wakes with its memory.
+	const h = await call(alice, 'vm_suspend', { vm_id: NAMES[1],
+	    force: true });
+	assert.equal(h.state, 'hibernated', JSON.stringify(h));
+	assert.ok(h.suspension.checkpoint_bytes < 32 * 2 ** 20,
+	    JSON.stringify(h.suspension));
+	assert.equal(await run(NAMES[1], 'cat /workspace/mine /tmp/mine'),
+	    `${NAMES[1]}\n${NAMES[1]}\n`);
 	await call(alice, 'vm_job_cancel', { vm_id: NAMES[0], job_id: job });
 	await sleep(500);
 	assert.equal((await call(alice, 'vm_job_status', { vm_id: SRC,
