@@ -426,12 +426,10 @@ ckpt_written(struct vmm_req *r)
 	mib = ((uint64_t)st.st_size + (1 << 20) - 1) >> 20;
 	if (rel != NULL)
 		log_info("checkpoint written, %llu MiB of the %llu QEMU "
-		    "wrote: %llu pages the RAM file holds left out%s",
+		    "wrote: %llu pages the RAM file holds left out",
 		    (unsigned long long)mib,
 		    (unsigned long long)((rel->in + (1 << 20) - 1) >> 20),
-		    (unsigned long long)ramdiff_dropped(rel->rd),
-		    ramdiff_passing(rel->rd) ? "" : " (the stream ended "
-		    "early)");
+		    (unsigned long long)ramdiff_dropped(rel->rd));
 	else
 		log_info("checkpoint written, %llu MiB",
 		    (unsigned long long)mib);

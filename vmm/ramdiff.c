@@ -148,10 +148,12 @@ ramdiff_dropped(const struct ramdiff *rd)
 	return rd->dropped;
 }
 
-int
-ramdiff_passing(const struct ramdiff *rd)
+/* Not understood: the rest of the stream passes whole. */
+static int
+give_up(struct ramdiff *rd)
 {
-	return rd->state == RD_PASS;
+	rd->state = RD_PASS;
+	return RD_KEEP;
 }
 
 /* The block named so, or -1. */
@@ -232,10 +234,8 @@ record(struct ramdiff *rd, const uint8_t *p, size_t n, size_t *len)
 	}
 	if ((flags & ~(F_ZERO | F_PAGE | F_CONTINUE)) != 0 ||
 	    ((flags & (F_ZERO | F_PAGE)) != F_ZERO &&
-	    (flags & (F_ZERO | F_PAGE)) != F_PAGE)) {
-		rd->state = RD_PASS;
-		return RD_KEEP;
-	}
+	    (flags & (F_ZERO | F_PAGE)) != F_PAGE))
+		return give_up(rd);
 	if (flags & F_CONTINUE)
 		blk = rd->sender;
 	else {
@@ -244,11 +244,8 @@ record(struct ramdiff *rd, const uint8_t *p, size_t n, size_t *len)
 		hdr = 9 + (size_t)p[8];
 		blk = block_find(rd, p + 9, p[8]);
 	}
-	if (blk < 0) {
-		/* The loader refuses it: no more to filter. */
-		rd->state = RD_PASS;
-		return RD_KEEP;
-	}
+	if (blk < 0)		/* the loader refuses it */
+		return give_up(rd);
 	body = flags & F_ZERO ? 1 : RAMDIFF_PAGE;
 	if (n < hdr + body)
 		return RD_NEED;
@@ -301,10 +298,8 @@ item(struct ramdiff *rd, const uint8_t *p, size_t n, size_t *len)
 		}
 		if (n < 5)
 			return RD_NEED;
-		if (be32_get(p + 1) > 255) {
-			rd->state = RD_PASS;
-			return RD_KEEP;
-		}
+		if (be32_get(p + 1) > 255)
+			return give_up(rd);
 		if (n < 5 + be32_get(p + 1))
 			return RD_NEED;
 		rd->state = RD_SUBSECTION;
@@ -317,16 +312,13 @@ item(struct ramdiff *rd, const uint8_t *p, size_t n, size_t *len)
 		}
 		if ((r = subsection(p, n, len)) != RD_UNKNOWN)
 			return r;
-		rd->state = RD_PASS;
-		return RD_KEEP;
+		return give_up(rd);
 	case RD_SECTION:
 		if (p[0] == SEC_START && !rd->have_ram) {
 			if (n < 6 || n < 6 + (nl = p[5]) + 8)
 				return RD_NEED;
-			if (nl != 3 || memcmp(p + 6, "ram", 3) != 0) {
-				rd->state = RD_PASS;
-				return RD_KEEP;
-			}
+			if (nl != 3 || memcmp(p + 6, "ram", 3) != 0)
+				return give_up(rd);
 			rd->have_ram = 1;
 			rd->ram_id = be32_get(p + 1);
 			rd->state = RD_SIZE;
@@ -342,8 +334,7 @@ item(struct ramdiff *rd, const uint8_t *p, size_t n, size_t *len)
 				return RD_KEEP;
 			}
 		}
-		rd->state = RD_PASS;
-		return RD_KEEP;
+		return give_up(rd);
 	case RD_SIZE:
 		if (n < 8)
 			return RD_NEED;
@@ -358,10 +349,8 @@ item(struct ramdiff *rd, const uint8_t *p, size_t n, size_t *len)
 			return RD_NEED;
 		blen = be64_get(p + 1 + nl);
 		if (rd->nblocks == RD_BLOCKS_MAX || block_find(rd, p + 1,
-		    nl) != -1 || blen > rd->total - rd->sum) {
-			rd->state = RD_PASS;
-			return RD_KEEP;
-		}
+		    nl) != -1 || blen > rd->total - rd->sum)
+			return give_up(rd);
 		rd->blocks[rd->nblocks].namelen = (uint8_t)nl;
 		memcpy(rd->blocks[rd->nblocks].name, p + 1, nl);
 		if (nl == strlen(rd->block) && memcmp(p + 1, rd->block,
@@ -376,10 +365,8 @@ item(struct ramdiff *rd, const uint8_t *p, size_t n, size_t *len)
 	case RD_SETUP_EOS:
 		if (n < 8)
 			return RD_NEED;
-		if (be64_get(p) != F_EOS) {
-			rd->state = RD_PASS;
-			return RD_KEEP;
-		}
+		if (be64_get(p) != F_EOS)
+			return give_up(rd);
 		rd->state = RD_FOOTER;
 		*len = 8;
 		return RD_KEEP;
@@ -392,8 +379,10 @@ item(struct ramdiff *rd, const uint8_t *p, size_t n, size_t *len)
 		}
 		if (n < 5)
 			return RD_NEED;
-		rd->state = be32_get(p + 1) == rd->ram_id ? RD_SECTION : RD_PASS;
-		*len = rd->state == RD_PASS ? 0 : 5;
+		if (be32_get(p + 1) != rd->ram_id)
+			return give_up(rd);
+		rd->state = RD_SECTION;
+		*len = 5;
 		return RD_KEEP;
 	case RD_PASS:
 		break;

@@ -55,9 +55,8 @@ int	 ramdiff_feed(struct ramdiff *, const uint8_t *, size_t,
 	    ramdiff_sink, void *);
 /* The stream ended: what is held goes out as it is. 0 or -1. */
 int	 ramdiff_end(struct ramdiff *, ramdiff_sink, void *);
-/* Records dropped; whether the filter gave up and passed all on. */
+/* Records dropped. */
 uint64_t ramdiff_dropped(const struct ramdiff *);
-int	 ramdiff_passing(const struct ramdiff *);
 void	 ramdiff_free(struct ramdiff *);
 
 #endif

@@ -194,7 +194,6 @@ run(const struct sb *in, size_t step, uint64_t *dropped)
 		cr_assert_eq(ramdiff_feed(rd, in->b + at, n, sink, &out), 0);
 	}
 	cr_assert_eq(ramdiff_end(rd, sink, &out), 0);
-	cr_assert(ramdiff_passing(rd));
 	*dropped = ramdiff_dropped(rd);
 	ramdiff_free(rd);
 	return &out;
