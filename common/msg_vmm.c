@@ -705,6 +705,26 @@ msg_vmm_set_time_get(struct imsg *imsg, struct msg_vmm_set_time *m)
 	return done(&r);
 }
 
+void
+msg_vmm_identity_put(struct ibuf *b, const struct msg_vmm_identity *m)
+{
+	m_add_str(b, m->hostname);
+}
+
+int
+msg_vmm_identity_get(struct imsg *imsg, struct msg_vmm_identity *m)
+{
+	struct mreader	 r;
+
+	memset(m, 0, sizeof(*m));
+	if (m_open(&r, imsg, IMSG_VMM_IDENTITY) == -1 ||
+	    m_get_str(&r, &m->hostname, AGENT_HOSTNAME_MAX) == -1)
+		return -1;
+	if (!agent_valid_hostname(m->hostname))
+		return m_fail();
+	return done(&r);
+}
+
 int
 msg_vmm_guest_poweroff_get(struct imsg *imsg)
 {

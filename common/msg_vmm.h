@@ -236,6 +236,15 @@ struct msg_vmm_set_time {
 	uint32_t	 nsec;		/* VMM_NSEC_MAX */
 };
 
+/*
+ * IMSG_VMM_IDENTITY -> OK: the VM's host name from now on, for this
+ * session and the next (a warm clone's, once a vm_create took it); the
+ * machine id stays.
+ */
+struct msg_vmm_identity {
+	const char	*hostname;	/* agent_valid_hostname */
+};
+
 /* IMSG_VMM_NET_CONFIG -> OK; strings < AGENT_NET_STR_MAX */
 struct msg_vmm_net_config {
 	const char	*address;	/* a.b.c.d/n */
@@ -307,6 +316,8 @@ int	 msg_vmm_guest_info_result_get(struct imsg *,
 int	 msg_vmm_freeze_get(struct imsg *);
 int	 msg_vmm_thaw_get(struct imsg *);
 void	 msg_vmm_set_time_put(struct ibuf *, const struct msg_vmm_set_time *);
+void	 msg_vmm_identity_put(struct ibuf *, const struct msg_vmm_identity *);
+int	 msg_vmm_identity_get(struct imsg *, struct msg_vmm_identity *);
 int	 msg_vmm_set_time_get(struct imsg *, struct msg_vmm_set_time *);
 int	 msg_vmm_guest_poweroff_get(struct imsg *);
 void	 msg_vmm_net_config_put(struct ibuf *,

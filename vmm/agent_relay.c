@@ -397,6 +397,7 @@ agent_reply_put(struct ibuf *b, uint32_t type, const struct agent_msg *m,
 			break;
 		case AGENT_REPLY | AGENT_THAW:
 		case AGENT_REPLY | AGENT_SET_TIME:
+		case AGENT_REPLY | AGENT_IDENTITY:
 		case AGENT_REPLY | AGENT_POWEROFF:
 		case AGENT_REPLY | AGENT_NET_CONFIG:
 			ok.value = 0;

@@ -58,6 +58,8 @@ struct vmm_guest {
 	void	(*thaw)(struct vmm_req *);
 	void	(*set_time)(struct vmm_req *,
 		    const struct msg_vmm_set_time *);
+	void	(*identity)(struct vmm_req *,
+		    const struct msg_vmm_identity *);
 	void	(*poweroff)(struct vmm_req *);
 	void	(*net_config)(struct vmm_req *,
 		    const struct msg_vmm_net_config *);

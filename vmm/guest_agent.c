@@ -525,6 +525,21 @@ ag_set_time(struct vmm_req *r, const struct msg_vmm_set_time *x)
 	ag_send(r, &m);
 }
 
+/* The VM's new name: this session's, and each next one's. */
+static void
+ag_identity(struct vmm_req *r, const struct msg_vmm_identity *x)
+{
+	struct agent_msg	 m;
+
+	(void)snprintf(ag.identity.hostname, sizeof(ag.identity.hostname),
+	    "%s", x->hostname);
+	memset(&m, 0, sizeof(m));
+	m.type = AGENT_IDENTITY;
+	m.u.identity.hostname = ag.identity.hostname;
+	m.u.identity.machine_id = ag.identity.machine_id;
+	ag_send(r, &m);
+}
+
 static void
 ag_net_config(struct vmm_req *r, const struct msg_vmm_net_config *x)
 {
@@ -568,6 +583,7 @@ const struct vmm_guest vmm_guest_agent = {
 	.freeze = ag_freeze,
 	.thaw = ag_thaw,
 	.set_time = ag_set_time,
+	.identity = ag_identity,
 	.poweroff = ag_poweroff,
 	.net_config = ag_net_config,
 	.forget = ag_forget,

@@ -1609,6 +1609,13 @@ qga_net_config(struct vmm_req *r, const struct msg_vmm_net_config *x)
 	    "configure the guest's network");
 }
 
+static void
+qga_identity(struct vmm_req *r, const struct msg_vmm_identity *x)
+{
+	vmm_fail(r, AGENT_ERR_STATE, ENOTSUP, "qemu-guest-agent does not "
+	    "name the guest");
+}
+
 /* r ends: what it waits for goes on without it (a file is closed). */
 static void
 qga_forget(struct vmm_req *r)
@@ -1681,5 +1688,6 @@ const struct vmm_guest vmm_guest_qga = {
 	.set_time = qga_set_time,
 	.poweroff = qga_poweroff,
 	.net_config = qga_net_config,
+	.identity = qga_identity,
 	.forget = qga_forget,
 };

@@ -147,6 +147,12 @@ op_set_time(struct vmm_req *r, const union vmm_args *a)
 }
 
 static void
+op_identity(struct vmm_req *r, const union vmm_args *a)
+{
+	vmm_guest->identity(r, &a->identity);
+}
+
+static void
 op_guest_poweroff(struct vmm_req *r, const union vmm_args *a)
 {
 	vmm_guest->poweroff(r);
@@ -176,6 +182,7 @@ VMM_GET_NONE(guest_info)
 VMM_GET_NONE(freeze)
 VMM_GET_NONE(thaw)
 VMM_GET_ARGS(set_time)
+VMM_GET_ARGS(identity)
 VMM_GET_NONE(guest_poweroff)
 VMM_GET_ARGS(net_config)
 
@@ -215,5 +222,6 @@ GUEST_OP(GUEST_INFO, "guest info", guest_info);
 GUEST_OP(FREEZE, "freeze", freeze);
 GUEST_OP(THAW, "thaw", thaw);
 GUEST_OP(SET_TIME, "set time", set_time);
+GUEST_OP(IDENTITY, "identity", identity);
 GUEST_OP(GUEST_POWEROFF, "guest poweroff", guest_poweroff);
 GUEST_OP(NET_CONFIG, "net config", net_config);

@@ -92,6 +92,7 @@ union vmm_args {
 	struct msg_vmm_file_write	 file_write;
 	struct msg_vmm_file_list	 file_list;
 	struct msg_vmm_set_time		 set_time;
+	struct msg_vmm_identity		 identity;
 	struct msg_vmm_net_config	 net_config;
 	struct msg_vmm_input		 input;
 	struct msg_vmm_snapshot		 snapshot;

@@ -29,6 +29,7 @@ CODEC_WRAP(vmm_file_list)
 CODEC_WRAP(vmm_file_entries)
 CODEC_WRAP(vmm_guest_info_result)
 CODEC_WRAP(vmm_set_time)
+CODEC_WRAP(vmm_identity)
 CODEC_WRAP(vmm_net_config)
 CODEC_WRAP(vmm_screenshot_done)
 CODEC_WRAP(vmm_input)
@@ -569,6 +570,30 @@ over_net_config(void *p, int i)
 }
 
 static void
+fill_identity(void *p)
+{
+	struct msg_vmm_identity	*m = p;
+
+	m->hostname = codec_str(AGENT_HOSTNAME_MAX);
+}
+
+/* Too long, or not a host name. */
+static int
+over_identity(void *p, int i)
+{
+	struct msg_vmm_identity	*m = p;
+
+	switch (i) {
+	case 0: m->hostname = codec_str(AGENT_HOSTNAME_MAX + 1); break;
+	case 1: m->hostname = "-a"; break;
+	case 2: m->hostname = "A"; break;
+	case 3: m->hostname = ""; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static void
 fill_screenshot_done(void *p)
 {
 	struct msg_vmm_screenshot_done	*m = p;
@@ -820,6 +845,7 @@ const struct codec codec_vmm[] = {
 	CODEC(IMSG_VMM_CHECKPOINT, vmm_checkpoint, fill_checkpoint,
 	    over_checkpoint),
 	CODEC(IMSG_VMM_INCOMING, vmm_incoming, fill_incoming, over_incoming),
+	CODEC(IMSG_VMM_IDENTITY, vmm_identity, fill_identity, over_identity),
 	CODEC0(IMSG_VMM_SCREENSHOT, vmm_screenshot),
 	CODEC(IMSG_VMM_SCREENSHOT_DONE, vmm_screenshot_done,
 	    fill_screenshot_done, over_screenshot_done),

@@ -552,7 +552,8 @@ Test(agent_relay, info_made_text)
 Test(agent_relay, ok_replies)
 {
 	static const uint16_t	 zero[] = { AGENT_THAW, AGENT_SET_TIME,
-				    AGENT_POWEROFF, AGENT_NET_CONFIG };
+				    AGENT_POWEROFF, AGENT_NET_CONFIG,
+				    AGENT_IDENTITY };
 	struct msg_vmm_ok	 ok;
 	struct agent_msg	 m;
 	size_t			 i;
