@@ -24,6 +24,7 @@ config_defaults(struct mcvm_config *c)
 	(void)snprintf(c->rundir, sizeof(c->rundir), "%s", MCVM_RUNDIR_DEFAULT);
 	c->accel = ACCEL_AUTO;
 	c->shared_templates = 1;
+	c->warm_clones = WARM_CLONES_DEFAULT;
 	c->vm_uid_first = VM_UID_FIRST_DEFAULT;
 	c->vm_uid_last = VM_UID_LAST_DEFAULT;
 	(void)snprintf(c->frontd_user, sizeof(c->frontd_user), "%s",

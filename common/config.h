@@ -42,6 +42,8 @@
 #define RATE_BURST_DEFAULT		100
 #define UNAUTH_RATE_DEFAULT		5	/* per peer, per second */
 #define UNAUTH_BURST_DEFAULT		50
+#define WARM_CLONES_DEFAULT		1	/* warm clones per shared template */
+#define WARM_CLONES_MAX			4
 #define VM_UID_FIRST_DEFAULT		2000000
 #define VM_UID_LAST_DEFAULT		2000999
 #define HOST_MAX_VMS_DEFAULT		32
@@ -121,6 +123,7 @@ struct mcvm_config {
 	char		 control_group[CONF_NAME_MAX];	/* "" = root only */
 	enum accel_mode	 accel;
 	int		 shared_templates;	/* templates shared|stream */
+	uint32_t	 warm_clones;		/* per shared template */
 	uint32_t	 vm_uid_first;
 	uint32_t	 vm_uid_last;
 

@@ -80,7 +80,7 @@ typedef struct {
 %token	HOST IDLE IMAGE IMAGES INITRD KERNEL KEY KVM LIMIT LIMITS LISTEN MEMORY NETD
 %token	ON ORIGIN PAUSE PEER POOL RATE REQUEST RESOLVER RUN SHA256 SOCKET STATE
 %token	STORAGE STORED TCG TEMPLATES TIMEOUT TLS TO UIDS UNAUTHENTICATED UPLINK
-%token	USER SHARED STREAM
+%token	USER SHARED STREAM WARM
 %token	VCPUS VM VMS WORKSPACE INCLUDE ERROR
 %token	<v.string>	STRING
 %token	<v.number>	NUMBER
@@ -204,6 +204,14 @@ main		: STATE DIRECTORY string {
 		| ACCEL TCG		{ conf->accel = ACCEL_TCG; }
 		| TEMPLATES SHARED	{ conf->shared_templates = 1; }
 		| TEMPLATES STREAM	{ conf->shared_templates = 0; }
+		| WARM number {
+			if ($2 > WARM_CLONES_MAX) {
+				yyerror("warm: at most %d clones per template",
+				    WARM_CLONES_MAX);
+				YYERROR;
+			}
+			conf->warm_clones = (uint32_t)$2;
+		}
 		| VM UIDS number TO number {
 			if ($3 < 1000 || $5 < $3 || $5 > UINT32_MAX - 1 ||
 			    $5 - $3 >= 65536) {
@@ -714,6 +722,7 @@ lookup(const char *s)
 		{ "vcpus",		VCPUS },
 		{ "vm",			VM },
 		{ "vms",		VMS },
+		{ "warm",		WARM },
 		{ "workspace",		WORKSPACE },
 	};
 	const struct keyword *k;

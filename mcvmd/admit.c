@@ -19,32 +19,49 @@
 #define VM_HOST_MEM_RESERVE	(256ULL << 20)	/* kept free for the host */
 #define VM_HOST_DISK_RESERVE	(1ULL << 30)
 
+/* A slot is a uid and, in netd, a network: the fewer bounds. */
+static uint32_t
+slots(void)
+{
+	uint32_t	 n = env->conf.vm_uid_last - env->conf.vm_uid_first + 1;
+
+	return n > slot_count(&env->conf) ? slot_count(&env->conf) : n;
+}
+
+static int
+slot_used(uint32_t s)
+{
+	const struct vm	*vm;
+
+	TAILQ_FOREACH(vm, &vms, entry)
+		if (vm->row.slot == s)
+			return 1;
+	/* A shared template's file's group is its slot's uid. */
+	return vm_template_holds_slot(s);
+}
+
 int
 vm_slot_alloc(uint32_t *slot)
 {
-	uint32_t	 n = env->conf.vm_uid_last - env->conf.vm_uid_first + 1;
 	uint32_t	 s;
 
-	/* A slot is a uid and, in netd, a network: the fewer bounds. */
-	if (n > slot_count(&env->conf))
-		n = slot_count(&env->conf);
-	struct vm	*vm;
-	int		 used;
-
-	for (s = 0; s < n; s++) {
-		used = 0;
-		TAILQ_FOREACH(vm, &vms, entry)
-			if (vm->row.slot == s)
-				used = 1;
-		/* A shared template's file's group is its slot's uid. */
-		if (vm_template_holds_slot(s))
-			used = 1;
-		if (!used) {
+	for (s = 0; s < slots(); s++)
+		if (!slot_used(s)) {
 			*slot = s;
 			return 0;
 		}
-	}
 	return -1;
+}
+
+uint32_t
+vm_slots_free(void)
+{
+	uint32_t	 s, n = 0;
+
+	for (s = 0; s < slots(); s++)
+		if (!slot_used(s))
+			n++;
+	return n;
 }
 
 static uint64_t
@@ -130,15 +147,52 @@ vm_usage(int64_t ws, uint32_t *vms, uint64_t *mem_mib, uint64_t *vcpus,
 	return 0;
 }
 
+/* Whether n VMs of mem MiB, cpus vCPUs and dsk bytes fit the host's limits. */
+static int
+host_fits(uint32_t n, uint64_t mem, uint64_t cpus, uint64_t dsk)
+{
+	const struct limits	*h = &env->conf.host_limits;
+
+	return n <= h->max_vms && mem << 20 <= h->max_memory &&
+	    dsk <= h->max_storage && cpus <= h->max_vcpus;
+}
+
+/*
+ * Whether a warm clone of mem_mib, vcpus and disk bytes may be made: the
+ * host's limits hold it beside its VMs and warm clones, and it leaves
+ * room for another VM its size in memory and on disk.
+ */
+int
+vm_warm_admit(uint32_t mem_mib, uint32_t vcpus, uint64_t disk)
+{
+	struct statvfs	 sv;
+	uint64_t	 mem, dsk, cpus, wmem, wcpus, wcharged;
+	uint64_t	 need = ((uint64_t)mem_mib << 20) + CG_MEM_OVERHEAD;
+	uint32_t	 n, wn;
+
+	if (vm_usage(0, &n, &mem, &cpus, &dsk) == -1)
+		return -1;
+	vm_warm_usage(&wn, &wmem, &wcpus, &wcharged);
+	if (!host_fits(n + wn + 2, mem + wmem + 2 * mem_mib,
+	    cpus + wcpus + vcpus, dsk + 2 * disk) ||
+	    statvfs(env->conf.statedir, &sv) == -1 ||
+	    (uint64_t)sv.f_bavail * sv.f_frsize < 2 * disk +
+	    VM_HOST_DISK_RESERVE ||
+	    host_mem_available() < 2 * need + VM_HOST_MEM_RESERVE)
+		return -1;
+	return 0;
+}
+
 int
 vm_admit(int64_t ws, uint32_t mem_mib, uint32_t vcpus, uint64_t disk,
     char *err, size_t errlen)
 {
-	const struct limits	*h = &env->conf.host_limits;
 	struct limits		 w;
 	struct statvfs		 sv;
-	uint64_t		 mem, dsk, avail, cpus;
-	uint32_t		 n;
+	uint64_t		 mem, dsk, avail, cpus, wmem, wcpus, wcharged;
+	uint64_t		 need = ((uint64_t)mem_mib << 20) +
+				    CG_MEM_OVERHEAD + VM_HOST_MEM_RESERVE;
+	uint32_t		 n, wn;
 
 	if (vm_ws_limits(ws, &w, NULL) == -1 ||
 	    vm_usage(ws, &n, &mem, &cpus, &dsk) == -1)
@@ -170,12 +224,16 @@ vm_admit(int64_t ws, uint32_t mem_mib, uint32_t vcpus, uint64_t disk,
 	}
 	if (vm_usage(0, &n, &mem, &cpus, &dsk) == -1)
 		goto dberr;
-	if (n + 1 > h->max_vms || (mem + mem_mib) << 20 > h->max_memory ||
-	    dsk + disk > h->max_storage || cpus + vcpus > h->max_vcpus) {
+	if (!host_fits(n + 1, mem + mem_mib, cpus + vcpus, dsk + disk)) {
 		(void)snprintf(err, errlen, "the host is at its VM, memory, "
 		    "vCPU or storage limit; try again later");
 		return -1;
 	}
+	/* Warm clones give way to VMs. */
+	vm_warm_usage(&wn, &wmem, &wcpus, &wcharged);
+	if (!host_fits(n + wn + 1, mem + wmem + mem_mib, cpus + wcpus + vcpus,
+	    dsk + disk))
+		vm_warm_drain(0, "room for a VM within the host's limits");
 	if (statvfs(env->conf.statedir, &sv) == 0 &&
 	    (uint64_t)sv.f_bavail * sv.f_frsize < disk + VM_HOST_DISK_RESERVE) {
 		(void)snprintf(err, errlen, "the host has %llu MiB of disk "
@@ -185,8 +243,9 @@ vm_admit(int64_t ws, uint32_t mem_mib, uint32_t vcpus, uint64_t disk,
 		return -1;
 	}
 	avail = host_mem_available();
-	if (avail < ((uint64_t)mem_mib << 20) + CG_MEM_OVERHEAD +
-	    VM_HOST_MEM_RESERVE) {
+	if (avail < need && wn > 0 && avail + wcharged >= need)
+		vm_warm_drain(0, "memory for a VM");
+	else if (avail < need) {
 		(void)snprintf(err, errlen, "the host has %llu MiB of memory "
 		    "available, not enough for %u MiB; try a smaller VM or "
 		    "later", (unsigned long long)(avail >> 20), mem_mib);

@@ -444,7 +444,10 @@ control_ws_entry(const struct ws_entry *e, void *arg)
 	return imsgev_close(&c->iev, b);
 }
 
-/* Every VM of every workspace; the template, mcvmd's own, is not one. */
+/*
+ * Every VM of every workspace; a template or a warm clone, mcvmd's own, is
+ * not one (status counts the warm clones).
+ */
 static void
 control_vm_list(struct ctl_conn *c, uint32_t peerid)
 {
@@ -454,7 +457,7 @@ control_vm_list(struct ctl_conn *c, uint32_t peerid)
 	time_t			 now = vm_now();
 
 	TAILQ_FOREACH(vm, &vms, entry) {
-		if (vm->tpl)
+		if (vm_unowned(vm))
 			continue;
 		m.id = vm->row.id;
 		m.name = vm->row.name;
@@ -490,7 +493,7 @@ control_vm_find(const char *id, int owned, char *msg, size_t len)
 {
 	struct vm	*vm;
 
-	if ((vm = vm_find(id, 0)) == NULL || vm->tpl) {
+	if ((vm = vm_find(id, 0)) == NULL || vm_unowned(vm)) {
 		(void)snprintf(msg, len, "no VM %s: see list-vms", id);
 		return NULL;
 	}
@@ -654,7 +657,8 @@ control_ws_revoke(struct ctl_conn *c, uint32_t peerid,
 	char		 msg[CONTROL_MSG_MAX], why[VM_MSG_MAX];
 	size_t		 len;
 	unsigned int	 stopping = 0, hibernating = 0, busy = 0, attached = 0;
-	int		 rc;
+	int64_t		 ws_id;
+	int		 rc, revoked;
 
 	if (!front_flush_room()) {
 		control_reply(c, IMSG_CTL_FAIL, peerid, FLUSH_BUSY);
@@ -667,6 +671,9 @@ control_ws_revoke(struct ctl_conn *c, uint32_t peerid,
 		return;
 	}
 	log_info("control: uid %u: %s", (unsigned int)c->uid, msg);
+	/* Its warm clones are no one's VMs: they go in any case. */
+	if (state_ws_id(m->workspace, &ws_id, &revoked) == 1)
+		vm_warm_drain(ws_id, "its workspace was revoked");
 	if (m->vms == CTL_REVOKE_KEEP) {
 		control_reply_flushed(c, peerid, msg);
 		return;

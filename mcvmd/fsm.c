@@ -190,14 +190,14 @@ vm_fsm_next(enum vm_state s, enum vm_event e, enum vm_state *next)
 static void
 vm_record(struct vm *vm, const char *reason)
 {
-	if (!vm->tpl && state_vm_set(vm->row.id, vm->row.state,
+	if (!vm_unowned(vm) && state_vm_set(vm->row.id, vm->row.state,
 	    vm->row.intent, vm->state == VS_RUNNING ? "" : reason) == -1)
 		log_warnx("%s: state not recorded", vm->row.id);
 }
 
 /*
  * Event e happened to vm: its new state, and the intent, go to memory and
- * state.db (a template has no rows).  reason, if not NULL, says why.
+ * state.db (a template or a warm clone has no rows).  reason, if not NULL, says why.
  */
 void
 vm_fsm(struct vm *vm, enum vm_event e, const char *reason)

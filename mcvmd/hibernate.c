@@ -334,8 +334,8 @@ vm_hibernate_freeze(struct vm *vm, const char *why, char *msg, size_t len)
 {
 	struct req	*r;
 
-	if (vm->tpl || vm_own_disks(vm) || vm_attached(vm) || !vm->vmm_live ||
-	    !vm->boot.agent || vm->op.pending ||
+	if (vm_unowned(vm) || vm_own_disks(vm) || vm_attached(vm) ||
+	    !vm->vmm_live || !vm->boot.agent || vm->op.pending ||
 	    (vm->state != VS_RUNNING && vm->state != VS_PAUSED)) {
 		(void)snprintf(msg, len, "it is %s%s", vm_state_name(vm->state),
 		    vm_own_disks(vm) ? ", from its own disks" :
@@ -372,7 +372,7 @@ vm_hibernate_all(void)
 	int		 n = 0;
 
 	TAILQ_FOREACH(vm, &vms, entry) {
-		if (vm->tpl || vm_attached(vm) || !vm->vmm_live ||
+		if (vm_unowned(vm) || vm_attached(vm) || !vm->vmm_live ||
 		    (vm->state != VS_RUNNING && vm->state != VS_PAUSED))
 			continue;
 		if (vm_hibernate_freeze(vm, "hibernated as mcvmd stopped",

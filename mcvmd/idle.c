@@ -85,7 +85,7 @@ vm_idle_sweep(void)
 	time_t		 now = vm_now();
 
 	TAILQ_FOREACH(vm, &vms, entry) {
-		if (vm->state != VS_RUNNING || vm->tpl ||
+		if (vm->state != VS_RUNNING || vm_unowned(vm) ||
 		    vm->row.idle_seconds == 0 || !vm->boot.agent ||
 		    vm_own_disks(vm) || vm->op.pending || vm->waking ||
 		    vm->idle_asking)

@@ -114,6 +114,10 @@ vm_guest_ready(struct vm *vm)
 	}
 	vm_timer_clear(vm);
 	vm_fsm(vm, VE_AGENT_READY, NULL);
+	if (vm->warm) {
+		vm_warm_ready(vm);
+		return;
+	}
 	vm_op_done(vm, 1, NULL);
 	vm_wake_settle(vm, 1);
 }
@@ -229,8 +233,9 @@ vm_fail(struct vm *vm, const char *why)
 		else
 			vm_template_retire(vm, msg);
 	}
-	if (vm->tpl) {
+	if (vm->tpl)
 		vm_template_failed(vm, why);
+	if (vm_unowned(vm)) {
 		vm_destroy(0, vm);
 		return;
 	}
@@ -424,7 +429,7 @@ vm_destroy_finish(struct vm *vm)
 
 	if (!vm->op.disk_gone || req_pending(vm, RP_NETD) != NULL)
 		return;
-	if (!vm->tpl) {		/* a template has no rows */
+	if (!vm_unowned(vm)) {	/* a template has no rows */
 		if (state_vm_delete(vm->row.id) == -1)
 			log_warnx("%s: rows not deleted", vm->row.id);
 		state_vm_destroyed_detail(vm->row.id, vm->row.ws_id, detail,

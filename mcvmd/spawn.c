@@ -575,6 +575,13 @@ vm_processes_gone(struct vm *vm)
 	}
 }
 
+/* The memory vm's cgroup is charged, in bytes (0 if unknown). */
+uint64_t
+vm_memory_charged(const struct vm *vm)
+{
+	return cgroups.ok ? cgroup_vm_memory(&cgroups, vm->row.id) : 0;
+}
+
 /* "signal N" or "status N", for a wait status. */
 static const char *
 exit_text(int status, char *buf, size_t len)

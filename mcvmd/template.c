@@ -66,6 +66,8 @@ static struct wtpl {
 	int		 fork;			/* a fork's (tool-fork.c) */
 	unsigned int	 users;			/* clones whose QEMU runs */
 	time_t		 used;			/* last chosen, or made */
+	time_t		 wanted;		/* vm_now() of the last
+						   vm_create of it (warm.c) */
 } wtpls[WTPL_MAX];
 
 /* A host template: its configuration, and its checkpoint once made. */
@@ -405,6 +407,7 @@ wtpl_start(struct wtpl *w, int64_t ws, struct vm_row *row, const char *host,
 	w->gid = row->uid;
 	w->ram_fd = -1;
 	w->used = time(NULL);
+	w->wanted = vm_now();
 	(void)snprintf(w->id, sizeof(w->id), "%s", row->id);
 	(void)snprintf(w->host, sizeof(w->host), "%s", host);
 	vm = vm_new(row);
@@ -488,6 +491,60 @@ vm_template_fork_end(int idx)
 	}
 	if (w->state == WT_READY)
 		wtpl_retire(w, "its fork is over");
+}
+
+/*
+ * Shared template i (1-based) as warm.c sees it: -1 past the last; 1
+ * with its workspace, its host template's entry (1-based) and when a
+ * vm_create last wanted it if it is ready, its host template too, and
+ * no fork's; else 0.
+ */
+int
+vm_template_warm(int i, int64_t *ws, int *htpl, time_t *wanted)
+{
+	const struct wtpl	*w;
+	const struct htpl	*t;
+
+	if (i < 1 || i > WTPL_MAX)
+		return -1;
+	w = &wtpls[i - 1];
+	if (w->state != WT_READY || w->fork || w->ram_fd == -1 ||
+	    (t = htpl_ready(w->host)) == NULL)
+		return 0;
+	*ws = w->ws;
+	*htpl = (int)(t - htpls) + 1;
+	*wanted = w->wanted;
+	return 1;
+}
+
+/* A vm_create wanted vm's shared template: vm is of it, or its warm clone. */
+void
+vm_template_wanted(const struct vm *vm)
+{
+	struct wtpl	*w = wtpl_of(vm);
+
+	if (w != NULL)
+		w->wanted = vm_now();
+}
+
+/*
+ * The devices of host template htpl (1-based), in row: its image, memory,
+ * vCPUs, display and NIC (network on).  -1 if it is not ready.
+ */
+int
+vm_template_devices(int htpl, struct vm_row *row)
+{
+	const struct htpl	*t;
+
+	if (htpl < 1 || htpl > HTPL_MAX || !htpls[htpl - 1].ready)
+		return -1;
+	t = &htpls[htpl - 1];
+	(void)snprintf(row->image, sizeof(row->image), "%s", t->image);
+	row->memory_mib = t->memory_mib;
+	row->vcpus = t->vcpus;
+	row->display = t->display;
+	row->network = t->nic;
+	return 0;
 }
 
 /*

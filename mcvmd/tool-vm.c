@@ -223,6 +223,38 @@ create_own_check(const struct tool_call *c, const struct vm_row *row,
 	return 0;
 }
 
+#define CREATE_DB_ERROR	"state database error: nothing was created; " \
+			"retry, or ask the operator if it persists"
+
+/*
+ * vm, a warm clone (warm.c), becomes the VM row asks for in its
+ * workspace, named name or by its id: its row is recorded as it runs.
+ * -1 if it is not, and the call failed.
+ */
+static int
+create_taken(struct tool_call *c, struct vm *vm, const struct vm_row *row,
+    const char *name)
+{
+	struct vm_row	 r = vm->row;
+
+	r.ws_id = row->ws_id;
+	(void)snprintf(r.ws, sizeof(r.ws), "%s", row->ws);
+	(void)snprintf(r.name, sizeof(r.name), "%s", name != NULL ? name :
+	    r.id);
+	r.idle_seconds = row->idle_seconds;
+	r.idle_mode = row->idle_mode;
+	r.created = r.updated = (int64_t)time(NULL);
+	r.reason[0] = '\0';
+	if (state_vm_insert(&r) == -1) {
+		create_fail(c, TOOL_ERROR, CREATE_DB_ERROR);
+		return -1;	/* it stays warm */
+	}
+	vm->row = r;
+	vm_warm_taken(vm);
+	vm_idle_touch(vm);
+	return 0;
+}
+
 static void
 tool_vm_create(struct tool_call *c)
 {
@@ -320,37 +352,47 @@ tool_vm_create(struct tool_call *c)
 		create_fail(c, TOOL_ERROR, err);
 		return;
 	}
-	if (vm_slot_alloc(&row.slot) == -1) {
-		create_fail(c, TOOL_ERROR, "every VM slot on this host is "
-		    "taken; try again later");
-		return;
-	}
-	vm_random_id("vm-", row.id, sizeof(row.id));
-	row.uid = env->conf.vm_uid_first + row.slot;
-	(void)snprintf(row.name, sizeof(row.name), "%s",
-	    name != NULL ? name : row.id);
 	(void)snprintf(row.image, sizeof(row.image), "%s",
 	    image != NULL ? image : "");
-	(void)snprintf(row.state, sizeof(row.state), "%s",
-	    vm_state_name(VS_CREATING));
-	(void)snprintf(row.intent, sizeof(row.intent), "%s",
-	    vm_op_name(VO_CREATE));
-	row.disk_bytes = disk;
-	row.created = (int64_t)time(NULL);
-	if (state_vm_insert(&row) == -1) {
-		create_fail(c, TOOL_ERROR, "state database error: nothing was "
-		    "created; retry, or ask the operator if it persists");
-		return;
+	/* A warm clone of the workspace's template, if one fits. */
+	if ((v == NULL || v->nlist == 0) &&
+	    (vm = vm_warm_take(&row)) != NULL) {
+		if (create_taken(c, vm, &row, name) == -1)
+			return;
+	} else {
+		if (vm_slot_alloc(&row.slot) == -1) {
+			create_fail(c, TOOL_ERROR, "every VM slot on this host "
+			    "is taken; try again later");
+			return;
+		}
+		vm_random_id("vm-", row.id, sizeof(row.id));
+		row.uid = env->conf.vm_uid_first + row.slot;
+		(void)snprintf(row.name, sizeof(row.name), "%s",
+		    name != NULL ? name : row.id);
+		(void)snprintf(row.state, sizeof(row.state), "%s",
+		    vm_state_name(VS_CREATING));
+		(void)snprintf(row.intent, sizeof(row.intent), "%s",
+		    vm_op_name(VO_CREATE));
+		row.disk_bytes = disk;
+		row.created = (int64_t)time(NULL);
+		if (state_vm_insert(&row) == -1) {
+			create_fail(c, TOOL_ERROR, CREATE_DB_ERROR);
+			return;
+		}
+		vm = vm_new(&row);
+		for (i = 0; v != NULL && (size_t)i < v->nlist; i++) {
+			vm->fwd[i].host = fwd[i].host;
+			vm->fwd[i].guest = fwd[i].guest;
+		}
+		vm->nfwd = v != NULL ? v->nlist : 0;
+		vm->boot.restore = vm_template_fits(vm);
+		if (vm->boot.restore)
+			vm_template_share(vm);
+		/* One a warm clone could have served: its template's are
+		 * wanted. */
+		if (vm->boot.restore && vm->nfwd == 0)
+			vm_template_wanted(vm);
 	}
-	vm = vm_new(&row);
-	for (i = 0; v != NULL && (size_t)i < v->nlist; i++) {
-		vm->fwd[i].host = fwd[i].host;
-		vm->fwd[i].guest = fwd[i].guest;
-	}
-	vm->nfwd = v != NULL ? v->nlist : 0;
-	vm->boot.restore = vm_template_fits(vm);
-	if (vm->boot.restore)
-		vm_template_share(vm);
 	vm_op_begin(vm, c->id, VO_CREATE, c->rid);
 	(void)snprintf(audit, sizeof(audit), "workspace %s: vm %s (%s%s%s, "
 	    "%u MiB)", c->auth->name, vm->row.id, image != NULL ? image :
@@ -358,7 +400,9 @@ tool_vm_create(struct tool_call *c)
 	    row.memory_mib);
 	(void)state_audit("mcvmd", "vm-create", audit);
 	/* Restored: its disk is the template's as it was checkpointed. */
-	if (vm->boot.restore)
+	if (vm->state == VS_RUNNING)
+		vm_warm_give(vm);
+	else if (vm->boot.restore)
 		vm_store_disk_copy(vm, vm_template_disk(vm));
 	else
 		vm_store_disk(vm, IMSG_STORE_DISK_CREATE);

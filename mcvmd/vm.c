@@ -78,6 +78,16 @@ vm_live(const struct vm *vm)
 	    vm->state == VS_PAUSED);
 }
 
+/*
+ * A VM that no workspace owns and state.db holds no row of: a template,
+ * or a warm clone no vm_create has taken yet.
+ */
+int
+vm_unowned(const struct vm *vm)
+{
+	return vm->tpl || vm->warm;
+}
+
 json_t *
 vm_json(const struct vm *vm)
 {
@@ -338,6 +348,7 @@ vm_status_notes(void (*note)(const char *, const char *, void *), void *arg)
 	vm_store_notes(note, arg);
 	note("network", vm_net_preflight(), arg);
 	vm_template_notes(note, arg);
+	vm_warm_notes(note, arg);
 }
 
 /* ---- deadlines ---------------------------------------------------------- */
@@ -355,6 +366,7 @@ vm_sweep(int fd, short event, void *arg)
 
 	req_sweep();
 	vm_idle_sweep();
+	vm_warm_sweep();
 	task_sweep();
 	evtimer_add(&sweep_ev, &tv);
 }

@@ -38,6 +38,10 @@
 #define VM_ATTACHED_GONE	"its QEMU exited or closed its QMP socket: " \
 				"the operator forgets it (forget-vm)"
 
+/* struct vm's warm (warm.c) */
+#define WARM_MAKING		1	/* a warm clone being made */
+#define WARM_READY		2	/* one a vm_create may take */
+
 /* struct vm's tpl (template.c) */
 #define TPL_HOST		1	/* the host's, full-stream */
 #define TPL_SHARED		2	/* a workspace's, shared RAM */
@@ -150,6 +154,9 @@ struct vm {
 					   write, that one's or its base:
 					   it hibernates relative to it */
 	int		 hib_paused;	/* hibernating: it was paused */
+	int		 warm;		/* a warm clone: WARM_*, 0 none */
+	int64_t		 warm_ws;	/* the workspace it waits for */
+	unsigned int	 warm_runs;	/* its warm-up's commands run */
 	int		 fork;		/* a fork makes it: its entry's,
 					   1-based (tool-fork.c) */
 	int		 fork_reading;	/* and it is yet to open the
@@ -196,6 +203,7 @@ struct vm	*vm_find(const char *, int64_t);
 struct vm	*vm_find_name(const char *, int64_t);
 struct vm	*vm_find_ref(const char *, int64_t);
 int		 vm_live(const struct vm *);
+int		 vm_unowned(const struct vm *);
 int		 vm_own_disks(const struct vm *);
 unsigned int	 vm_disk_names(const struct vm_row *,
 		    char [VM_DISKS_MAX][OBJ_NAME_MAX + 1]);
@@ -276,7 +284,20 @@ void		 vm_kill(struct vm *);
 int		 vm_reap(pid_t, int);
 void		 vm_processes_gone(struct vm *);
 void		 vm_qemu_log_note(const struct vm *);
+uint64_t	 vm_memory_charged(const struct vm *);
 int		 vm_spawn_monitor(struct vm *, int, int, char *, size_t);
+
+/* warm.c: warm clones */
+void		 vm_warm_sweep(void);
+void		 vm_warm_ready(struct vm *);
+struct vm	*vm_warm_take(const struct vm_row *);
+void		 vm_warm_taken(struct vm *);
+void		 vm_warm_give(struct vm *);
+void		 vm_warm_usage(uint32_t *, uint64_t *, uint64_t *,
+		    uint64_t *);
+void		 vm_warm_drain(int64_t, const char *);
+void		 vm_warm_notes(void (*)(const char *, const char *, void *),
+		    void *);
 
 /* attach.c: VMs of QEMUs the operator started */
 int		 vm_attached(const struct vm *);
@@ -361,9 +382,14 @@ void		 vm_template_loaded(struct vm *);
 int		 vm_template_holds_slot(uint32_t);
 int		 vm_template_fork(const struct vm_row *, const char *);
 void		 vm_template_fork_end(int);
+int		 vm_template_warm(int, int64_t *, int *, time_t *);
+void		 vm_template_wanted(const struct vm *);
+int		 vm_template_devices(int, struct vm_row *);
 
 /* admit.c: admission and quotas */
 int		 vm_slot_alloc(uint32_t *);
+uint32_t	 vm_slots_free(void);
+int		 vm_warm_admit(uint32_t, uint32_t, uint64_t);
 uint32_t	 vm_vcpus_limit(int *);
 int		 vm_ws_limits(int64_t, struct limits *, uint32_t *);
 int		 vm_usage(int64_t, uint32_t *, uint64_t *, uint64_t *,
