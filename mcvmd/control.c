@@ -679,7 +679,7 @@ control_ws_revoke(struct ctl_conn *c, uint32_t peerid,
 		return;
 	}
 	TAILQ_FOREACH(vm, &vms, entry) {
-		if (vm->tpl || strcmp(vm->row.ws, m->workspace) != 0 ||
+		if (vm_unowned(vm) || strcmp(vm->row.ws, m->workspace) != 0 ||
 		    vm->state == VS_STOPPED || vm->state == VS_FAILED ||
 		    vm->state == VS_STOPPING || vm->state == VS_HIBERNATED ||
 		    vm->state == VS_DESTROYING)

@@ -57,6 +57,7 @@ enum wtpl_state {
 static struct wtpl {
 	enum wtpl_state	 state;
 	int64_t		 ws;
+	char		 ws_name[WS_NAME_MAX + 1];	/* "" for a fork's */
 	char		 id[ID_MAX + 1];	/* its directory, stored's */
 	uint32_t	 slot;			/* held while the file lives */
 	uint32_t	 gid;			/* its QEMU's and clones' */
@@ -424,7 +425,7 @@ wtpl_start(struct wtpl *w, int64_t ws, struct vm_row *row, const char *host,
 }
 
 static void
-wtpl_build(int64_t ws, const struct htpl *t)
+wtpl_build(const struct vm_row *owner, const struct htpl *t)
 {
 	struct wtpl	*w;
 	struct vm_row	 row;
@@ -440,7 +441,8 @@ wtpl_build(int64_t ws, const struct htpl *t)
 	row.display = t->display;
 	row.network = t->nic;	/* the host template's devices */
 	(void)snprintf(row.image, sizeof(row.image), "%s", t->image);
-	wtpl_start(w, ws, &row, t->id, 0);
+	wtpl_start(w, owner->ws_id, &row, t->id, 0);
+	(void)snprintf(w->ws_name, sizeof(w->ws_name), "%s", owner->ws);
 }
 
 /*
@@ -495,12 +497,11 @@ vm_template_fork_end(int idx)
 
 /*
  * Shared template i (1-based) as warm.c sees it: -1 past the last; 1
- * with its workspace, its host template's entry (1-based) and when a
- * vm_create last wanted it if it is ready, its host template too, and
- * no fork's; else 0.
+ * with what tw says, if it is ready, its host template too, and no
+ * fork's; else 0.
  */
 int
-vm_template_warm(int i, int64_t *ws, int *htpl, time_t *wanted)
+vm_template_warm(int i, struct tpl_warm *tw)
 {
 	const struct wtpl	*w;
 	const struct htpl	*t;
@@ -511,9 +512,10 @@ vm_template_warm(int i, int64_t *ws, int *htpl, time_t *wanted)
 	if (w->state != WT_READY || w->fork || w->ram_fd == -1 ||
 	    (t = htpl_ready(w->host)) == NULL)
 		return 0;
-	*ws = w->ws;
-	*htpl = (int)(t - htpls) + 1;
-	*wanted = w->wanted;
+	tw->ws = w->ws;
+	tw->ws_name = w->ws_name;
+	tw->htpl = (int)(t - htpls) + 1;
+	tw->wanted = w->wanted;
 	return 1;
 }
 
@@ -570,7 +572,7 @@ vm_template_share(struct vm *vm)
 		if (wtpls[i].state != WT_RETIRED)
 			return;
 	}
-	wtpl_build(vm->row.ws_id, t);
+	wtpl_build(&vm->row, t);
 }
 
 /*

@@ -382,7 +382,14 @@ void		 vm_template_loaded(struct vm *);
 int		 vm_template_holds_slot(uint32_t);
 int		 vm_template_fork(const struct vm_row *, const char *);
 void		 vm_template_fork_end(int);
-int		 vm_template_warm(int, int64_t *, int *, time_t *);
+/* A shared template, as warm.c sees it (vm_template_warm). */
+struct tpl_warm {
+	int64_t		 ws;		/* its workspace */
+	const char	*ws_name;
+	int		 htpl;		/* its host template's, 1-based */
+	time_t		 wanted;	/* vm_now() of its last vm_create */
+};
+int		 vm_template_warm(int, struct tpl_warm *);
 void		 vm_template_wanted(const struct vm *);
 int		 vm_template_devices(int, struct vm_row *);
 

@@ -50,21 +50,20 @@ static void	 warm_run(struct vm *);
 static void
 warm_destroy(struct vm *vm, const char *why)
 {
-	log_info("%s: warm clone of workspace %llu destroyed: %s", vm->row.id,
-	    (unsigned long long)vm->warm_ws, why);
+	log_info("%s: warm clone of workspace %s destroyed: %s", vm->row.id,
+	    vm->row.ws, why);
 	vm_destroy(0, vm);
 }
 
-/* Whether vm, a warm clone, is still of a ready template of its workspace. */
+/*
+ * Whether vm, a warm clone, is of a ready template of its workspace
+ * still: 1 with what tw says of it.
+ */
 static int
-warm_current(const struct vm *vm)
+warm_current(const struct vm *vm, struct tpl_warm *tw)
 {
-	int64_t	 ws;
-	int	 htpl;
-	time_t	 wanted;
-
-	return vm_template_warm(vm->wtpl, &ws, &htpl, &wanted) == 1 &&
-	    ws == vm->warm_ws && htpl == vm->htpl;
+	return vm_template_warm(vm->wtpl, tw) == 1 && tw->ws == vm->warm_ws &&
+	    tw->htpl == vm->htpl;
 }
 
 static unsigned int
@@ -81,12 +80,13 @@ warm_count(int wtpl)
 }
 
 /*
- * A new warm clone of shared template wtpl (1-based), of workspace ws and
- * host template htpl, if the host has room for it beside what it holds
- * and the VM slots to spare: 0 if it is being made.
+ * A new warm clone of shared template wtpl (1-based), as tw says, if the
+ * host has room for it beside what it holds and the VM slots to spare: 0
+ * if it is being made.  It has no workspace's id (so that no call finds
+ * it), but its workspace's name, which status shows.
  */
 static int
-warm_make(int wtpl, int64_t ws, int htpl)
+warm_make(int wtpl, const struct tpl_warm *tw)
 {
 	struct vm_row	 row;
 	struct vm	*vm;
@@ -94,7 +94,7 @@ warm_make(int wtpl, int64_t ws, int htpl)
 	char		 err[320];
 
 	memset(&row, 0, sizeof(row));
-	if (vm_template_devices(htpl, &row) == -1 ||
+	if (vm_template_devices(tw->htpl, &row) == -1 ||
 	    vm_image_find(row.image, &disk, err, sizeof(err)) == -1 ||
 	    vm_slots_free() <= WARM_SLOTS_SPARE ||
 	    vm_warm_admit(row.memory_mib, row.vcpus, disk) == -1 ||
@@ -103,18 +103,18 @@ warm_make(int wtpl, int64_t ws, int htpl)
 	vm_random_id("vm-", row.id, sizeof(row.id));
 	row.uid = env->conf.vm_uid_first + row.slot;
 	(void)snprintf(row.name, sizeof(row.name), "%s", row.id);
+	(void)snprintf(row.ws, sizeof(row.ws), "%s", tw->ws_name);
 	(void)snprintf(row.state, sizeof(row.state), "%s",
 	    vm_state_name(VS_CREATING));
 	row.disk_bytes = disk;
 	row.created = (int64_t)time(NULL);
 	vm = vm_new(&row);
 	vm->warm = WARM_MAKING;
-	vm->warm_ws = ws;
-	vm->htpl = htpl;
+	vm->warm_ws = tw->ws;
+	vm->htpl = tw->htpl;
 	vm->wtpl = wtpl;
 	vm->boot.restore = 1;
-	log_info("%s: warm clone of workspace %llu", row.id,
-	    (unsigned long long)ws);
+	log_info("%s: warm clone of workspace %s", row.id, row.ws);
 	vm_store_disk_copy(vm, vm_template_disk(vm));
 	return 0;
 }
@@ -129,33 +129,31 @@ void
 vm_warm_sweep(void)
 {
 	struct vm	*vm, *next;
-	int64_t		 ws;
-	time_t		 now = vm_now(), wanted;
-	int		 i, rc, htpl;
+	struct tpl_warm	 tw;
+	time_t		 now = vm_now();
+	int		 i, rc;
 
 	for (vm = TAILQ_FIRST(&vms); vm != NULL; vm = next) {
 		next = TAILQ_NEXT(vm, entry);
 		if (!vm->warm || vm->state == VS_DESTROYING)
 			continue;
-		if (!warm_current(vm))
+		if (!warm_current(vm, &tw))
 			warm_destroy(vm, "its template is retired");
 		else if (env->conf.warm_clones == 0)
 			warm_destroy(vm, "warm clones are off");
 		else if (vm->state != VS_CREATING &&
 		    vm->state != VS_BOOTING && vm->state != VS_RUNNING)
 			warm_destroy(vm, vm_state_name(vm->state));
-		else if (vm_template_warm(vm->wtpl, &ws, &htpl, &wanted) ==
-		    1 && now - wanted > WARM_IDLE)
+		else if (now - tw.wanted > WARM_IDLE)
 			warm_destroy(vm, "no vm_create wanted its template "
 			    "for a while");
 	}
 	if (env->conf.warm_clones == 0 || now < warm_hold)
 		return;
-	for (i = 1; (rc = vm_template_warm(i, &ws, &htpl, &wanted)) != -1;
-	    i++)
-		if (rc == 1 && now - wanted <= WARM_IDLE &&
+	for (i = 1; (rc = vm_template_warm(i, &tw)) != -1; i++)
+		if (rc == 1 && now - tw.wanted <= WARM_IDLE &&
 		    warm_count(i) < env->conf.warm_clones &&
-		    warm_make(i, ws, htpl) == 0)
+		    warm_make(i, &tw) == 0)
 			return;
 }
 
@@ -179,8 +177,8 @@ warm_read(struct req *r, struct imsg *imsg)
 		return;
 	}
 	vm->warm = WARM_READY;
-	log_info("%s: warm clone of workspace %llu ready", vm->row.id,
-	    (unsigned long long)vm->warm_ws);
+	log_info("%s: warm clone of workspace %s ready", vm->row.id,
+	    vm->row.ws);
 }
 
 static void
@@ -240,13 +238,15 @@ struct vm *
 vm_warm_take(const struct vm_row *want)
 {
 	struct vm	*vm;
+	struct tpl_warm	 tw;
 
 	if (want->disks[0] != '\0')
 		return NULL;
 	TAILQ_FOREACH(vm, &vms, entry) {
 		if (vm->warm != WARM_READY || vm->warm_ws != want->ws_id ||
 		    vm->state != VS_RUNNING || !vm->vmm_live ||
-		    !vm->boot.agent || vm->op.pending || !warm_current(vm) ||
+		    !vm->boot.agent || vm->op.pending ||
+		    !warm_current(vm, &tw) ||
 		    strcmp(vm->row.image, want->image) != 0 ||
 		    vm->row.memory_mib != want->memory_mib ||
 		    vm->row.vcpus != want->vcpus ||
@@ -262,8 +262,8 @@ vm_warm_take(const struct vm_row *want)
 void
 vm_warm_taken(struct vm *vm)
 {
-	log_info("%s: warm clone of workspace %llu taken: %s", vm->row.id,
-	    (unsigned long long)vm->warm_ws, vm->row.name);
+	log_info("%s: warm clone of workspace %s taken: %s", vm->row.id,
+	    vm->row.ws, vm->row.name);
 	vm->warm = 0;
 	warm_hold = vm_now() + WARM_HOLD;
 	vm_template_wanted(vm);
@@ -353,6 +353,7 @@ vm_warm_drain(int64_t ws, const char *why)
 	}
 }
 
+/* For mcvmctl status: how many, then each with its workspace's id. */
 void
 vm_warm_notes(void (*note)(const char *, const char *, void *), void *arg)
 {
@@ -366,11 +367,20 @@ vm_warm_notes(void (*note)(const char *, const char *, void *), void *arg)
 		else if (vm->warm && vm->state != VS_DESTROYING)
 			making++;
 	}
-	if (env->conf.warm_clones == 0)
-		(void)snprintf(text, sizeof(text), "off");
+	if (env->conf.warm_clones == 0 || !env->conf.shared_templates)
+		(void)snprintf(text, sizeof(text), "off (%s)",
+		    env->conf.warm_clones == 0 ? "warm 0" : "templates stream");
 	else
 		(void)snprintf(text, sizeof(text), "%u ready, %u being made "
 		    "(%u per workspace's shared template)", ready, making,
 		    env->conf.warm_clones);
 	note("warm clones", text, arg);
+	TAILQ_FOREACH(vm, &vms, entry) {
+		if (!vm->warm || vm->state == VS_DESTROYING)
+			continue;
+		(void)snprintf(text, sizeof(text), "%s of workspace %s, %s",
+		    vm->row.id, vm->row.ws, vm->warm == WARM_READY ? "ready" :
+		    "being made");
+		note("warm clone", text, arg);
+	}
 }

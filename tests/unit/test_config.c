@@ -184,6 +184,18 @@ Test(config, empty_file_gets_defaults)
 	cr_assert_eq(conf.vm_memory, VM_MEMORY_DEFAULT);
 	cr_assert_eq(conf.accel, ACCEL_AUTO);
 	cr_assert_eq(conf.shared_templates, 1);
+	cr_assert_eq(conf.warm_clones, WARM_CLONES_DEFAULT);
+}
+
+Test(config, warm)
+{
+	cr_assert_eq(parse_text("warm 0\n"), 0);
+	cr_assert_eq(conf.warm_clones, 0);
+	cr_assert_eq(parse_text("warm 4\n"), 0);
+	cr_assert_eq(conf.warm_clones, 4);
+	cr_assert_eq(parse_text("warm 5\n"), -1);
+	cr_assert_eq(parse_text("warm -1\n"), -1);
+	cr_assert_eq(parse_text("warm\n"), -1);
 }
 
 Test(config, templates)
