@@ -255,6 +255,51 @@ create_taken(struct tool_call *c, struct vm *vm, const struct vm_row *row,
 	return 0;
 }
 
+/*
+ * The new VM row asks for, named name or by its id, restored from a
+ * template of its configuration if one is ready: NULL if the call failed.
+ */
+static struct vm *
+create_new(struct tool_call *c, struct vm_row *row, const char *name,
+    uint64_t disk, const struct fwd_spec *fwd, size_t nfwd)
+{
+	struct vm	*vm;
+	size_t		 i;
+
+	if (vm_slot_alloc(&row->slot) == -1) {
+		create_fail(c, TOOL_ERROR, "every VM slot on this host is "
+		    "taken; try again later");
+		return NULL;
+	}
+	vm_random_id("vm-", row->id, sizeof(row->id));
+	row->uid = env->conf.vm_uid_first + row->slot;
+	(void)snprintf(row->name, sizeof(row->name), "%s",
+	    name != NULL ? name : row->id);
+	(void)snprintf(row->state, sizeof(row->state), "%s",
+	    vm_state_name(VS_CREATING));
+	(void)snprintf(row->intent, sizeof(row->intent), "%s",
+	    vm_op_name(VO_CREATE));
+	row->disk_bytes = disk;
+	row->created = (int64_t)time(NULL);
+	if (state_vm_insert(row) == -1) {
+		create_fail(c, TOOL_ERROR, CREATE_DB_ERROR);
+		return NULL;
+	}
+	vm = vm_new(row);
+	for (i = 0; i < nfwd; i++) {
+		vm->fwd[i].host = fwd[i].host;
+		vm->fwd[i].guest = fwd[i].guest;
+	}
+	vm->nfwd = nfwd;
+	vm->boot.restore = vm_template_fits(vm);
+	if (vm->boot.restore)
+		vm_template_share(vm);
+	/* One a warm clone could have served: its template's is wanted. */
+	if (vm->boot.restore && nfwd == 0)
+		vm_template_wanted(vm);
+	return vm;
+}
+
 static void
 tool_vm_create(struct tool_call *c)
 {
@@ -266,6 +311,7 @@ tool_vm_create(struct tool_call *c)
 	char			 err[320], audit[640];
 	uint64_t		 disk = 0;
 	uint32_t		 vlimit;
+	size_t			 nfwd;
 	int64_t			 i, j;
 	int			 configured;
 
@@ -355,53 +401,21 @@ tool_vm_create(struct tool_call *c)
 	(void)snprintf(row.image, sizeof(row.image), "%s",
 	    image != NULL ? image : "");
 	/* A warm clone of the workspace's template, if one fits. */
-	if ((v == NULL || v->nlist == 0) &&
-	    (vm = vm_warm_take(&row)) != NULL) {
+	nfwd = v != NULL ? v->nlist : 0;
+	if (nfwd == 0 && (vm = vm_warm_take(&row)) != NULL) {
 		if (create_taken(c, vm, &row, name) == -1)
 			return;
-	} else {
-		if (vm_slot_alloc(&row.slot) == -1) {
-			create_fail(c, TOOL_ERROR, "every VM slot on this host "
-			    "is taken; try again later");
-			return;
-		}
-		vm_random_id("vm-", row.id, sizeof(row.id));
-		row.uid = env->conf.vm_uid_first + row.slot;
-		(void)snprintf(row.name, sizeof(row.name), "%s",
-		    name != NULL ? name : row.id);
-		(void)snprintf(row.state, sizeof(row.state), "%s",
-		    vm_state_name(VS_CREATING));
-		(void)snprintf(row.intent, sizeof(row.intent), "%s",
-		    vm_op_name(VO_CREATE));
-		row.disk_bytes = disk;
-		row.created = (int64_t)time(NULL);
-		if (state_vm_insert(&row) == -1) {
-			create_fail(c, TOOL_ERROR, CREATE_DB_ERROR);
-			return;
-		}
-		vm = vm_new(&row);
-		for (i = 0; v != NULL && (size_t)i < v->nlist; i++) {
-			vm->fwd[i].host = fwd[i].host;
-			vm->fwd[i].guest = fwd[i].guest;
-		}
-		vm->nfwd = v != NULL ? v->nlist : 0;
-		vm->boot.restore = vm_template_fits(vm);
-		if (vm->boot.restore)
-			vm_template_share(vm);
-		/* One a warm clone could have served: its template's are
-		 * wanted. */
-		if (vm->boot.restore && vm->nfwd == 0)
-			vm_template_wanted(vm);
-	}
+	} else if ((vm = create_new(c, &row, name, disk, fwd, nfwd)) == NULL)
+		return;
 	vm_op_begin(vm, c->id, VO_CREATE, c->rid);
 	(void)snprintf(audit, sizeof(audit), "workspace %s: vm %s (%s%s%s, "
 	    "%u MiB)", c->auth->name, vm->row.id, image != NULL ? image :
 	    "disks ", row.disks, row.iso[0] != '\0' ? ", iso" : "",
 	    row.memory_mib);
 	(void)state_audit("mcvmd", "vm-create", audit);
-	/* Restored: its disk is the template's as it was checkpointed. */
 	if (vm->state == VS_RUNNING)
 		vm_warm_give(vm);
+	/* Restored: its disk is the template's as it was checkpointed. */
 	else if (vm->boot.restore)
 		vm_store_disk_copy(vm, vm_template_disk(vm));
 	else

@@ -353,7 +353,7 @@ vm_warm_drain(int64_t ws, const char *why)
 	}
 }
 
-/* For mcvmctl status: how many, then each with its workspace's id. */
+/* For mcvmctl status: how many, then each with its workspace and slot. */
 void
 vm_warm_notes(void (*note)(const char *, const char *, void *), void *arg)
 {
@@ -378,9 +378,9 @@ vm_warm_notes(void (*note)(const char *, const char *, void *), void *arg)
 	TAILQ_FOREACH(vm, &vms, entry) {
 		if (!vm->warm || vm->state == VS_DESTROYING)
 			continue;
-		(void)snprintf(text, sizeof(text), "%s of workspace %s, %s",
-		    vm->row.id, vm->row.ws, vm->warm == WARM_READY ? "ready" :
-		    "being made");
+		(void)snprintf(text, sizeof(text), "%s of workspace %s, slot "
+		    "%u, %s", vm->row.id, vm->row.ws, vm->row.slot,
+		    vm->warm == WARM_READY ? "ready" : "being made");
 		note("warm clone", text, arg);
 	}
 }

@@ -89,7 +89,7 @@ async function warmReady() {
 	for (const end = Date.now() + 60000; Date.now() < end;) {
 		const st = execFileSync(CTL[0], [...CTL.slice(1), 'status'],
 		    { encoding: 'utf8' });
-		if (/^warm clone: vm-[0-9a-f]+ of workspace bench, ready$/m
+		if (/^warm clone: vm-[0-9a-f]+ of workspace bench, .*ready$/m
 		    .test(st))
 			return;
 		await new Promise((r) => setTimeout(r, 200));

@@ -60,7 +60,8 @@ const status = () => execFileSync(CTL[0], [...CTL.slice(1), 'status'],
 // Until the workspace's warm clones are ready, as many as status says.
 async function warmReady(n) {
 	for (const end = Date.now() + 120000; Date.now() < end;) {
-		const m = status().match(/^warm clone: .* of workspace bench, ready$/mg);
+		const m = status()
+		    .match(/^warm clone: .* of workspace bench, .*ready$/mg);
 		if ((m?.length ?? 0) >= n)
 			return;
 		await mcp.sleep(200);

@@ -160,25 +160,36 @@ function sh(cmd, args) {
 
 // A host template for guests with a NIC is made on the first vm_create
 // that asks for one, and a workspace's shared template of it on the next,
-// each with a network of its own until it is checkpointed: the host's
-// links and tables are counted once none is being made.
+// each with a network of its own until it is checkpointed; and that
+// shared template keeps a warm clone with its network (mcvm.conf(5)'s
+// warm), mcvmd's own until a vm_create takes it.  The host's links and
+// tables are counted once no template or warm clone is being made, and
+// without the ready warm clones' slots': the slots of the tests' VMs.
 const CTL = need('MCVM_CTL').split(' ');
-function templatesSettled() {
+function settled() {
 	for (const end = Date.now() + 120000; Date.now() < end;) {
 		const st = execFileSync(CTL[0], [...CTL.slice(1), 'status'],
 		    { encoding: 'utf8' });
-		if (!/^template[ 0-9]*: .*being made/m.test(st))
-			return;
+		if (!/^template[ 0-9]*: .*being made/m.test(st) &&
+		    !/^warm clone: .*being made/m.test(st))
+			return new Set([...st.matchAll(
+			    /^warm clone: vm-\S+ of .*, slot (\d+), ready$/mg)]
+			    .map((m) => m[1]));
 		execFileSync('sleep', ['0.2']);
 	}
-	throw new Error('a template is still being made');
+	throw new Error('a template or a warm clone is still being made');
 }
-const mcvmLinks = () => (templatesSettled(), sh('ip', ['-o', 'link',
-    'show'])).split('\n').map((l) => l.split(': ')[1])
-    .filter((n) => n?.startsWith('mcvm')).map((n) => n.replace(/@.*/, ''));
-const mcvmTables = () => (templatesSettled(), sh('nft', ['list',
-    'tables'])).split('\n').map((l) => l.split(' ')[2])
-    .filter((n) => n?.startsWith('mcvm_'));
+// The names list() gives once settled, but the ready warm clones'.
+function butWarm(list) {
+	const warm = settled();
+	return list().filter((n) => !warm.has(n.match(/^mcvm_?(\d+)/)?.[1]));
+}
+const mcvmLinks = () => butWarm(() => sh('ip', ['-o', 'link', 'show'])
+    .split('\n').map((l) => l.split(': ')[1])
+    .filter((n) => n?.startsWith('mcvm')).map((n) => n.replace(/@.*/, '')));
+const mcvmTables = () => butWarm(() => sh('nft', ['list', 'tables'])
+    .split('\n').map((l) => l.split(' ')[2])
+    .filter((n) => n?.startsWith('mcvm_')));
 const listeners = (port) => sh('ss', ['-ltnH']).split('\n')
     .map((l) => l.trim().split(/\s+/)[3]).filter((a) => a &&
     a.endsWith(`:${port}`)).sort();
@@ -590,6 +601,38 @@ test('a fork of a VM with networking: each new VM its own address, MAC ' +
 	for (const r of f.vms)
 		assert.equal((await call(net, 'vm_destroy', { vm_id: r.vm_id }))
 		    .destroyed, true);
+});
+
+test('a warm clone with networking, taken: its own address, MAC and ' +
+    'route, and the internet', async () => {
+	// b, the workspace's second VM with a NIC, had its shared template
+	// made, which keeps a warm clone.
+	let warm;
+	for (const end = Date.now() + 120000; !warm && Date.now() < end;) {
+		settled();
+		warm = execFileSync(CTL[0], [...CTL.slice(1), 'status'],
+		    { encoding: 'utf8' }).match(new RegExp('^warm clone: ' +
+		    '(vm-[0-9a-f]+) of workspace netws, slot \\d+, ready$',
+		    'm'))?.[1];
+		if (!warm)
+			execFileSync('sleep', ['0.2']);
+	}
+	assert.ok(warm, 'the workspace\'s template keeps a warm clone');
+	const r = await call(net, 'vm_create', { request_id: 'on-warm',
+	    network: 'on' });
+	assert.equal(r.vm_id, warm, 'vm_create takes it');
+	checkNet(r, 'a warm clone');
+	for (const v of [vms.a, vms.b])
+		assert.notEqual(r.address, v.address);
+	const g = await guestPy(r.vm_id, NICS);
+	const nic = g.nics.find((n) => n !== 'lo');
+	assert.equal(g.mac[nic], r.mac);
+	assert.equal(g.gw, r.gateway);
+	assert.equal(g.src, r.address.split('/')[0]);
+	assert.deepEqual(await guestPy(r.vm_id, FETCH, `http://${INET}/`),
+	    { body: `hello from ${INET}:80` });
+	assert.equal((await call(net, 'vm_destroy', { vm_id: r.vm_id }))
+	    .destroyed, true);
 });
 
 test('vm_destroy leaves no link, table, listener or QEMU', async () => {
