@@ -7,8 +7,8 @@
  * row, its name (the guest's host name) and the host's time, and the call
  * is answered at once.  Its slot, uid, disk, network, MAC and machine id
  * are its own since it was made.  The template makes another once
- * WARM_HOLD seconds have passed without a take, so that the restore does
- * not compete with the first commands of the VM just taken.
+ * WARM_HOLD seconds have passed since its last vm_create, so that the
+ * restore does not compete with the first commands of the VM just made.
  *
  * Why running clones rather than QEMUs that wait for their state: under
  * TCG a new QEMU translates every instruction it runs afresh, and the
@@ -36,14 +36,12 @@
 #include "vm.h"
 
 #define WARM_IDLE		600	/* s a template stays warm unwanted */
-#define WARM_HOLD		2	/* s after a take before a refill */
+#define WARM_HOLD		2	/* s after a vm_create before a refill */
 #define WARM_SLOTS_SPARE	4	/* VM slots left for other creations */
 #define WARM_RUNS		2	/* the warm-up's commands */
 #define WARM_JOB_MS		10000	/* a warm-up command's time limit */
 #define WARM_READ_WAIT_MS	5000	/* for its output */
 #define WARM_COMMAND		"echo warm"
-
-static time_t	 warm_hold;	/* vm_now(): no refill before */
 
 static void	 warm_run(struct vm *);
 
@@ -122,8 +120,9 @@ warm_make(int wtpl, const struct tpl_warm *tw)
 /*
  * Once a second: the warm clones that serve no one go (their template
  * retired or unwanted, or they are not running any more), and a template
- * with fewer than it keeps gets one more, one for the whole host each
- * second at most.
+ * with fewer than it keeps, none of whose vm_creates came in the last
+ * WARM_HOLD seconds, gets one more, one for the whole host each second
+ * at most.
  */
 void
 vm_warm_sweep(void)
@@ -148,10 +147,11 @@ vm_warm_sweep(void)
 			warm_destroy(vm, "no vm_create wanted its template "
 			    "for a while");
 	}
-	if (env->conf.warm_clones == 0 || now < warm_hold)
+	if (env->conf.warm_clones == 0)
 		return;
 	for (i = 1; (rc = vm_template_warm(i, &tw)) != -1; i++)
-		if (rc == 1 && now - tw.wanted <= WARM_IDLE &&
+		if (rc == 1 && now - tw.wanted >= WARM_HOLD &&
+		    now - tw.wanted <= WARM_IDLE &&
 		    warm_count(i) < env->conf.warm_clones &&
 		    warm_make(i, &tw) == 0)
 			return;
@@ -265,7 +265,6 @@ vm_warm_taken(struct vm *vm)
 	log_info("%s: warm clone of workspace %s taken: %s", vm->row.id,
 	    vm->row.ws, vm->row.name);
 	vm->warm = 0;
-	warm_hold = vm_now() + WARM_HOLD;
 	vm_template_wanted(vm);
 }
 

@@ -54,7 +54,7 @@ but_warm() {	# stdin without the links and tables of warm clones' slots
 	    's/^warm clone: vm-[0-9a-f]* of .*, slot \([0-9]*\), .*/\1/p' |
 	    tr '\n' '|' | sed 's/|$//')
 	if [ -z "$_s" ]; then cat; return; fi
-	grep -v -E "^mcvm_?($_s)[a-z]?\$"
+	grep -v -E "^mcvm_?($_s)[a-z]?(@.*)?\$"
 }
 nothing_left() {	# LABEL: but warm clones', which are mcvmd's own
 	templates_settled

@@ -82,8 +82,8 @@ if (firsts.length > 0)
 // The shared template is made in about a second.
 await new Promise((r) => setTimeout(r, 3000));
 // Each vm_create once the workspace's template keeps a warm clone ready
-// again (mcvm.conf(5)'s warm; it makes one 2 s after a take), as an
-// agent's creations come: each takes the warm clone.
+// again (mcvm.conf(5)'s warm; it makes one 2 s after its last
+// vm_create), as an agent's creations come: each takes the warm clone.
 const CTL = (process.env.MCVM_CTL ?? '').split(' ');
 async function warmReady() {
 	for (const end = Date.now() + 60000; Date.now() < end;) {
