@@ -429,7 +429,7 @@ vm_destroy_finish(struct vm *vm)
 
 	if (!vm->op.disk_gone || req_pending(vm, RP_NETD) != NULL)
 		return;
-	if (!vm_unowned(vm)) {	/* a template has no rows */
+	if (!vm_unowned(vm)) {	/* no row: a template, a warm clone */
 		if (state_vm_delete(vm->row.id) == -1)
 			log_warnx("%s: rows not deleted", vm->row.id);
 		state_vm_destroyed_detail(vm->row.id, vm->row.ws_id, detail,
