@@ -235,6 +235,8 @@ vm_fail(struct vm *vm, const char *why)
 	}
 	if (vm->tpl)
 		vm_template_failed(vm, why);
+	else if (vm->warm)
+		vm_warm_failed(vm, why);
 	if (vm_unowned(vm)) {
 		vm_destroy(0, vm);
 		return;

@@ -290,6 +290,7 @@ int		 vm_spawn_monitor(struct vm *, int, int, char *, size_t);
 /* warm.c: warm clones */
 void		 vm_warm_sweep(void);
 void		 vm_warm_ready(struct vm *);
+void		 vm_warm_failed(struct vm *, const char *);
 struct vm	*vm_warm_take(const struct vm_row *);
 void		 vm_warm_taken(struct vm *);
 void		 vm_warm_give(struct vm *);

@@ -24,7 +24,8 @@
  * host could admit only without them has them destroyed.  A template that
  * no vm_create of its workspace wanted for WARM_IDLE seconds keeps none;
  * a revoked workspace keeps none; and none outlives mcvmd (without a row,
- * what a crash leaves is deleted at start-up as no VM's).
+ * what a crash leaves is deleted at start-up as no VM's).  After a warm
+ * clone fails, none is made for WARM_BACKOFF seconds.
  */
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +43,9 @@
 #define WARM_JOB_MS		10000	/* a warm-up command's time limit */
 #define WARM_READ_WAIT_MS	5000	/* for its output */
 #define WARM_COMMAND		"echo warm"
+#define WARM_BACKOFF		60	/* s without new ones after a failure */
+
+static time_t	 warm_failed;	/* vm_now() of the last failure */
 
 static void	 warm_run(struct vm *);
 
@@ -147,7 +151,8 @@ vm_warm_sweep(void)
 			warm_destroy(vm, "no vm_create wanted its template "
 			    "for a while");
 	}
-	if (env->conf.warm_clones == 0)
+	if (env->conf.warm_clones == 0 ||
+	    (warm_failed != 0 && now - warm_failed < WARM_BACKOFF))
 		return;
 	for (i = 1; (rc = vm_template_warm(i, &tw)) != -1; i++)
 		if (rc == 1 && now - tw.wanted >= WARM_HOLD &&
@@ -219,6 +224,19 @@ warm_run(struct vm *vm)
 	m.input = "";
 	msg_vmm_exec_put(r->msg, &m);
 	(void)req_send(r);
+}
+
+/*
+ * A warm clone failed (vm_fail destroys it): none is made for a while,
+ * so that a guest that cannot be warmed up is not restored again and
+ * again.
+ */
+void
+vm_warm_failed(struct vm *vm, const char *why)
+{
+	log_warnx("%s: warm clone of workspace %s failed: %s; none made for "
+	    "%d s", vm->row.id, vm->row.ws, why, WARM_BACKOFF);
+	warm_failed = vm_now();
 }
 
 /* A warm clone's guest is up: its warm-up begins. */
