@@ -422,6 +422,18 @@ test('an inbound-only guest takes no connection from the uplink side',
 	assert.deepEqual(listeners(r.port_forwards[0].host_port), []);
 });
 
+// The guest took r's MAC, address and route, and fetches from the
+// internet host.
+async function guestOnNet(r) {
+	const g = await guestPy(r.vm_id, NICS);
+	const nic = g.nics.find((n) => n !== 'lo');
+	assert.equal(g.mac[nic], r.mac);
+	assert.equal(g.gw, r.gateway);
+	assert.equal(g.src, r.address.split('/')[0]);
+	assert.deepEqual(await guestPy(r.vm_id, FETCH, `http://${INET}/`),
+	    { body: `hello from ${INET}:80` });
+}
+
 function checkNet(r, label) {
 	assert.equal(r.network, 'on', `${label}: network`);
 	assert.match(r.address ?? '', /^10\.231\.0\.\d+\/30$/,
@@ -586,14 +598,7 @@ test('a fork of a VM with networking: each new VM its own address, MAC ' +
 			assert.ok(!seen.has(k), `${k} seen before`);
 			seen.add(k);
 		}
-		// The guest took the NIC's new MAC, address and route.
-		const g = await guestPy(r.vm_id, NICS);
-		const nic = g.nics.find((n) => n !== 'lo');
-		assert.equal(g.mac[nic], r.mac);
-		assert.equal(g.gw, r.gateway);
-		assert.equal(g.src, r.address.split('/')[0]);
-		assert.deepEqual(await guestPy(r.vm_id, FETCH, `http://${INET}/`),
-		    { body: `hello from ${INET}:80` });
+		await guestOnNet(r);
 	}
 	// The source's network is its own still.
 	assert.deepEqual(await guestPy(vms.b.vm_id, FETCH, `http://${INET}/`),
@@ -624,13 +629,7 @@ test('a warm clone with networking, taken: its own address, MAC and ' +
 	checkNet(r, 'a warm clone');
 	for (const v of [vms.a, vms.b])
 		assert.notEqual(r.address, v.address);
-	const g = await guestPy(r.vm_id, NICS);
-	const nic = g.nics.find((n) => n !== 'lo');
-	assert.equal(g.mac[nic], r.mac);
-	assert.equal(g.gw, r.gateway);
-	assert.equal(g.src, r.address.split('/')[0]);
-	assert.deepEqual(await guestPy(r.vm_id, FETCH, `http://${INET}/`),
-	    { body: `hello from ${INET}:80` });
+	await guestOnNet(r);
 	assert.equal((await call(net, 'vm_destroy', { vm_id: r.vm_id }))
 	    .destroyed, true);
 });
