@@ -316,9 +316,9 @@ int	 msg_vmm_guest_info_result_get(struct imsg *,
 int	 msg_vmm_freeze_get(struct imsg *);
 int	 msg_vmm_thaw_get(struct imsg *);
 void	 msg_vmm_set_time_put(struct ibuf *, const struct msg_vmm_set_time *);
+int	 msg_vmm_set_time_get(struct imsg *, struct msg_vmm_set_time *);
 void	 msg_vmm_identity_put(struct ibuf *, const struct msg_vmm_identity *);
 int	 msg_vmm_identity_get(struct imsg *, struct msg_vmm_identity *);
-int	 msg_vmm_set_time_get(struct imsg *, struct msg_vmm_set_time *);
 int	 msg_vmm_guest_poweroff_get(struct imsg *);
 void	 msg_vmm_net_config_put(struct ibuf *,
 	    const struct msg_vmm_net_config *);

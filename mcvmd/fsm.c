@@ -197,7 +197,8 @@ vm_record(struct vm *vm, const char *reason)
 
 /*
  * Event e happened to vm: its new state, and the intent, go to memory and
- * state.db (a template or a warm clone has no rows).  reason, if not NULL, says why.
+ * state.db (a template or a warm clone has no rows).  reason, if not
+ * NULL, says why.
  */
 void
 vm_fsm(struct vm *vm, enum vm_event e, const char *reason)

@@ -525,12 +525,20 @@ ag_set_time(struct vmm_req *r, const struct msg_vmm_set_time *x)
 	ag_send(r, &m);
 }
 
-/* The VM's new name: this session's, and each next one's. */
+/*
+ * The VM's new name: this session's, and each next one's.  A monitor
+ * started without an identity (-H, -M) has no machine id to send with it.
+ */
 static void
 ag_identity(struct vmm_req *r, const struct msg_vmm_identity *x)
 {
 	struct agent_msg	 m;
 
+	if (ag.identity.machine_id[0] == '\0') {
+		vmm_fail(r, AGENT_ERR_STATE, EINVAL, "the monitor has no "
+		    "identity to change");
+		return;
+	}
 	(void)snprintf(ag.identity.hostname, sizeof(ag.identity.hostname),
 	    "%s", x->hostname);
 	memset(&m, 0, sizeof(m));
