@@ -2,8 +2,9 @@
  * The VM controller inside mcvmd: VM objects and their state machine
  * (vm.c, fsm.c, lifecycle.c), the processes behind them (spawn.c), its
  * clients of stored, netd and the VM monitors (store.c, net.c,
- * monitor.c, all through the request table of req.h), the template
- * (template.c), admission (admit.c) and receipts (receipt.c).  The tools
+ * monitor.c, all through the request table of req.h), the templates
+ * (template.c) and their warm clones (warm.c), admission (admit.c) and
+ * receipts (receipt.c).  The tools
  * are reached through the dispatcher (dispatch.h).
  */
 #ifndef MCVMD_VM_H
