@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -460,6 +461,23 @@ req_quiet_cancel(struct req *r, enum req_end end, const char *why)
 	if (end != REQ_VM_GONE)
 		log_warnx("%s: %s: %s", r->vm->row.id, imsg_type_name(r->type),
 		    why != NULL ? why : "no answer");
+}
+
+/*
+ * r's next step, to r's VM's monitor: the guest's clock set to the host's
+ * time now (IMSG_VMM_SET_TIME), then done.  The caller sends it.
+ */
+void
+req_next_set_time(struct req *r, req_done_fn done)
+{
+	struct msg_vmm_set_time	 m;
+	struct timespec		 ts;
+
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	req_next_to(r, RP_MONITOR, IMSG_VMM_SET_TIME, done);
+	m.sec = (uint64_t)ts.tv_sec;
+	m.nsec = (uint32_t)ts.tv_nsec;
+	msg_vmm_set_time_put(r->msg, &m);
 }
 
 /* A request to vm's monitor without arguments, whose answer only logs. */

@@ -105,6 +105,7 @@ void		 req_next_to(struct req *, enum req_peer, uint32_t,
 		    req_done_fn);
 int		 req_send(struct req *);
 void		 req_send_quiet(struct vm *, uint32_t);
+void		 req_next_set_time(struct req *, req_done_fn);
 struct req	*req_await(enum req_peer, uint32_t, const char *, req_done_fn,
 		    req_cancel_fn);
 struct req	*req_match(enum req_peer, uint64_t, const char *);

@@ -390,8 +390,6 @@ static void
 restore_done(struct req *r, struct imsg *imsg)
 {
 	struct vm		*vm = r->vm;
-	struct msg_vmm_set_time	 m;
-	struct timespec		 ts;
 
 	log_info("%s: restored to snapshot %s", vm->row.id, r->tag);
 	if (state_jobs_forget_since(vm->row.id, r->since) == -1)
@@ -401,13 +399,9 @@ restore_done(struct req *r, struct imsg *imsg)
 		restore_reply(r);
 		return;
 	}
-	(void)clock_gettime(CLOCK_REALTIME, &ts);
 	r->cancel = call_req_cancel;
 	r->wait_ms = 0;
-	req_next_to(r, RP_MONITOR, IMSG_VMM_SET_TIME, restore_time_set);
-	m.sec = (uint64_t)ts.tv_sec;
-	m.nsec = (uint32_t)ts.tv_nsec;
-	msg_vmm_set_time_put(r->msg, &m);
+	req_next_set_time(r, restore_time_set);
 	(void)req_send(r);
 }
 

@@ -831,8 +831,6 @@ static void
 resume_cont(struct req *r, struct imsg *imsg)
 {
 	struct vm		*vm = r->vm;
-	struct msg_vmm_set_time	 m;
-	struct timespec		 ts;
 
 	if (!chain_holds(r, VS_PAUSED))
 		return;
@@ -842,11 +840,7 @@ resume_cont(struct req *r, struct imsg *imsg)
 		vm_wake_settle(vm, 1);
 		return;
 	}
-	(void)clock_gettime(CLOCK_REALTIME, &ts);
-	req_next(r, IMSG_VMM_SET_TIME, resume_time_set);
-	m.sec = (uint64_t)ts.tv_sec;
-	m.nsec = (uint32_t)ts.tv_nsec;
-	msg_vmm_set_time_put(r->msg, &m);
+	req_next_set_time(r, resume_time_set);
 	(void)req_send(r);
 }
 

@@ -303,14 +303,7 @@ give_time_set(struct req *r, struct imsg *imsg)
 static void
 give_named(struct req *r, struct imsg *imsg)
 {
-	struct msg_vmm_set_time	 m;
-	struct timespec		 ts;
-
-	(void)clock_gettime(CLOCK_REALTIME, &ts);
-	m.sec = (uint64_t)ts.tv_sec;
-	m.nsec = (uint32_t)ts.tv_nsec;
-	req_next(r, IMSG_VMM_SET_TIME, give_time_set);
-	msg_vmm_set_time_put(r->msg, &m);
+	req_next_set_time(r, give_time_set);
 	(void)req_send(r);
 }
 
