@@ -115,6 +115,17 @@ vm_template_ready(const struct vm *vm)
 	return t != NULL && t->ready;
 }
 
+/* A VM of t's configuration: its image, memory, vCPUs, display and NIC. */
+static void
+htpl_devices(const struct htpl *t, struct vm_row *row)
+{
+	(void)snprintf(row->image, sizeof(row->image), "%s", t->image);
+	row->memory_mib = t->memory_mib;
+	row->vcpus = t->vcpus;
+	row->display = t->display;
+	row->network = t->nic;	/* a NIC: network on */
+}
+
 static void
 htpl_off(struct htpl *t, const char *why)
 {
@@ -241,12 +252,8 @@ htpl_build(struct htpl *t)
 	}
 	vm_random_id("vm-", row.id, sizeof(row.id));
 	row.uid = env->conf.vm_uid_first + row.slot;
-	row.memory_mib = t->memory_mib;
-	row.vcpus = t->vcpus;
-	row.display = t->display;
-	row.network = t->nic;
+	htpl_devices(t, &row);
 	(void)snprintf(row.name, sizeof(row.name), "template");
-	(void)snprintf(row.image, sizeof(row.image), "%s", t->image);
 	(void)snprintf(row.state, sizeof(row.state), "%s",
 	    vm_state_name(VS_CREATING));
 	row.disk_bytes = disk;
@@ -436,11 +443,7 @@ wtpl_build(const struct vm_row *owner, const struct htpl *t)
 	if (vm_slot_alloc(&row.slot) == -1)
 		return;
 	vm_random_id("vm-", row.id, sizeof(row.id));
-	row.memory_mib = t->memory_mib;
-	row.vcpus = t->vcpus;
-	row.display = t->display;
-	row.network = t->nic;	/* the host template's devices */
-	(void)snprintf(row.image, sizeof(row.image), "%s", t->image);
+	htpl_devices(t, &row);
 	wtpl_start(w, owner->ws_id, &row, t->id, 0);
 	(void)snprintf(w->ws_name, sizeof(w->ws_name), "%s", owner->ws);
 }
@@ -536,16 +539,9 @@ vm_template_wanted(const struct vm *vm)
 int
 vm_template_devices(int htpl, struct vm_row *row)
 {
-	const struct htpl	*t;
-
 	if (htpl < 1 || htpl > HTPL_MAX || !htpls[htpl - 1].ready)
 		return -1;
-	t = &htpls[htpl - 1];
-	(void)snprintf(row->image, sizeof(row->image), "%s", t->image);
-	row->memory_mib = t->memory_mib;
-	row->vcpus = t->vcpus;
-	row->display = t->display;
-	row->network = t->nic;
+	htpl_devices(&htpls[htpl - 1], row);
 	return 0;
 }
 
