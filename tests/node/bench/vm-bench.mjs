@@ -21,6 +21,7 @@ import http from 'node:http';
 import { execFileSync } from 'node:child_process';
 import * as env from '../lib/env.mjs';
 import * as mcp from '../lib/client.mjs';
+import { warmReady } from '../lib/ctl.mjs';
 
 const CREATES = Number(process.env.MCVM_BENCH_CREATES ?? 10);
 const EXECS = Number(process.env.MCVM_BENCH_EXECS ?? 100);
@@ -84,21 +85,9 @@ await new Promise((r) => setTimeout(r, 3000));
 // Each vm_create once the workspace's template keeps a warm clone ready
 // again (mcvm.conf(5)'s warm; it makes one 2 s after its last
 // vm_create), as an agent's creations come: each takes the warm clone.
-const CTL = (process.env.MCVM_CTL ?? '').split(' ');
-async function warmReady() {
-	for (const end = Date.now() + 60000; Date.now() < end;) {
-		const st = execFileSync(CTL[0], [...CTL.slice(1), 'status'],
-		    { encoding: 'utf8' });
-		if (/^warm clone: vm-[0-9a-f]+ of workspace bench, .*ready$/m
-		    .test(st))
-			return;
-		await new Promise((r) => setTimeout(r, 200));
-	}
-	throw new Error('no warm clone is ready');
-}
 const warms = [];
 for (let i = 0; i < CREATES; i++) {
-	await warmReady();
+	await warmReady('bench');
 	const r = await created(client, `warm-${i}`);
 	warms.push(r.ms);
 	await call('vm_destroy', { vm_id: r.vm });
@@ -108,7 +97,7 @@ console.log(`vm_create -> first exec output, a warm clone of the ` +
     `${ms(pct(warms, 50))}, p95 ${ms(pct(warms, 95))}`);
 // Back to back: the first takes the warm clone, the others restore from
 // the template on demand.
-await warmReady();
+await warmReady('bench');
 const creates = [], kept = [];
 let vm;
 for (let i = 0; i < CREATES; i++) {

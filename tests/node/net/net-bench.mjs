@@ -11,12 +11,11 @@
 // configuration (a memory size other than the default's) is ready each
 // time.  Run through tests/bench/network, inside its test network;
 // MCVM_CTL is mcvmctl with its -s.
-import { execFileSync } from 'node:child_process';
 import * as env from '../lib/env.mjs';
 import * as mcp from '../lib/client.mjs';
+import { status, warmReady } from '../lib/ctl.mjs';
 
 const RUNS = Number(process.env.MCVM_NET_BENCH_RUNS ?? 3);
-const CTL = (process.env.MCVM_CTL ?? '').split(' ');
 
 const client = await mcp.connect(env.token, 'mcvm-net-bench');
 const call = (name, args) => mcp.call(client, name, args);
@@ -54,20 +53,6 @@ const median = (a) => {
 	    (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 const ms = (t) => `${t.toFixed(1)} ms`;
-const status = () => execFileSync(CTL[0], [...CTL.slice(1), 'status'],
-    { encoding: 'utf8' });
-
-// Until the workspace's warm clones are ready, as many as status says.
-async function warmReady(n) {
-	for (const end = Date.now() + 120000; Date.now() < end;) {
-		const m = status()
-		    .match(/^warm clone: .* of workspace bench, .*ready$/mg);
-		if ((m?.length ?? 0) >= n)
-			return;
-		await mcp.sleep(200);
-	}
-	throw new Error(`fewer than ${n} warm clones are ready`);
-}
 
 async function firstOutput(args) {
 	const t0 = performance.now();
@@ -101,7 +86,7 @@ if (process.env.MCVM_NET_BENCH_PART === 'warm') {
 	const t = { off: [], on: [] };
 	for (let i = 0; i < RUNS; i++)
 		for (const [k, args] of Object.entries(warm)) {
-			await warmReady(2);
+			await warmReady('bench', 2, 120);
 			t[k].push(await firstOutput(args));
 		}
 	for (const [k, a] of Object.entries(t))
